@@ -1,0 +1,65 @@
+//===- ShardcDialect.td - the shardc dialect ---------------*- tablegen -*-===//
+
+#ifndef SHARDC_DIALECT_SHARDCDIALECT_TD
+#define SHARDC_DIALECT_SHARDCDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Shardc_Dialect : Dialect {
+  let name = "shardc";
+  let cppNamespace = "::shardc";
+  let summary = "A small tensor IR with device meshes and PartitionSpec shardings.";
+  let description = [{
+    The `shardc` dialect carries a device **mesh** (`shardc.mesh`), tensor
+    operations over statically shaped tensors, **sharding** annotations in
+    PartitionSpec form (`#shardc.sharding`), and the collective operations the
+    partitioner inserts when it rewrites a global program into a per-device
+    (SPMD) program.
+
+    Shardings are attached to values in three places:
+
+    * function arguments and results, as the argument/result attribute
+      `shardc.sharding`;
+    * operation results, as the discardable attribute `shardc.sharding`;
+    * explicitly, by `shardc.sharding_constraint`.
+
+    ```mlir
+    shardc.mesh @mesh ["y"=4, "x"=2]
+    func.func @main(%x: tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"} ]>})
+        -> (tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"} ]>}) {
+      %0 = shardc.relu %x : tensor<16x64xf32>
+      return %0 : tensor<16x64xf32>
+    }
+    ```
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let extraClassDeclaration = [{
+    /// Registers the attributes (defined next to their storage classes).
+    void registerAttributes();
+    /// Name of the attribute that carries a value's sharding.
+    static constexpr ::llvm::StringLiteral getShardingAttrName() {
+      return ::llvm::StringLiteral("shardc.sharding");
+    }
+  }];
+}
+
+class Shardc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Shardc_Dialect, mnemonic, traits>;
+
+class Shardc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Shardc_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+// Tensors shardc computes on: statically shaped, floating point. Only f32 is
+// executed today; the others are accepted by the IR so that mixed precision
+// needs no change here.
+def Shardc_Float : AnyTypeOf<[F32, F16, BF16, F64]>;
+def Shardc_Tensor : StaticShapeTensorOf<[F32, F16, BF16, F64]>;
+
+#endif // SHARDC_DIALECT_SHARDCDIALECT_TD

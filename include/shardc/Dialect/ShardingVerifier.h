@@ -1,0 +1,34 @@
+//===- ShardingVerifier.h - checking a sharding against its mesh -*- C++ -*-===//
+//
+// A `#shardc.sharding` is only meaningful next to a mesh and a tensor type;
+// these helpers check that pairing wherever a sharding is attached.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_DIALECT_SHARDINGVERIFIER_H
+#define SHARDC_DIALECT_SHARDINGVERIFIER_H
+
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include <string>
+
+namespace shardc {
+
+/// How a value is named in diagnostics: its source name when the location
+/// carries one (JSON import names every value), else its position.
+std::string describeValue(mlir::Value value);
+
+/// Checks `sharding` against `mesh` and the global tensor type `type`: rank,
+/// axes known, and (unless `localShapes`) every dim divisible by its axes.
+/// `valueName` names the value in the message.
+mlir::LogicalResult
+verifyShardingForType(ShardingAttr sharding, MeshOp mesh, mlir::Type type,
+                      llvm::StringRef valueName, bool localShapes,
+                      llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
+
+/// Finds the mesh a sharding or collective names, starting from `from`.
+MeshOp lookupMesh(mlir::Operation *from, mlir::FlatSymbolRefAttr mesh);
+
+} // namespace shardc
+
+#endif // SHARDC_DIALECT_SHARDINGVERIFIER_H

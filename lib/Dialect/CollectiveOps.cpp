@@ -1,0 +1,165 @@
+//===- CollectiveOps.cpp - verifiers of the collective ops ----------------===//
+//
+// Collectives name a mesh by symbol, so their checks run in verifySymbolUses,
+// where the symbol table is cached.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace shardc;
+
+static int64_t groupSizeOf(MeshOp mesh, ArrayAttr axes) {
+  int64_t n = 1;
+  for (Attribute a : axes)
+    n *= std::max<int64_t>(1, mesh.getAxisSize(cast<StringAttr>(a).getValue()));
+  return n;
+}
+
+/// Resolves the mesh and checks the axis list; returns the group size.
+static FailureOr<int64_t> verifyGroup(Operation *op,
+                                      SymbolTableCollection &symbols,
+                                      FlatSymbolRefAttr meshRef,
+                                      ArrayAttr axes) {
+  auto mesh = symbols.lookupNearestSymbolFrom<MeshOp>(op, meshRef.getAttr());
+  if (!mesh)
+    return op->emitOpError() << "names unknown mesh " << meshRef;
+  if (axes.empty())
+    return op->emitOpError("needs at least one mesh axis");
+  llvm::StringSet<> seen;
+  for (Attribute a : axes) {
+    StringRef axis = cast<StringAttr>(a).getValue();
+    if (mesh.getAxisIndex(axis) < 0)
+      return op->emitOpError() << "uses unknown mesh axis \"" << axis
+                               << "\" (mesh " << meshRef << " has axes "
+                               << mesh.getAxisNames() << ")";
+    if (!seen.insert(axis).second)
+      return op->emitOpError() << "lists mesh axis \"" << axis << "\" twice";
+  }
+  return groupSizeOf(mesh, axes);
+}
+
+static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
+                              StringRef name) {
+  if (dim < 0 || dim >= rank)
+    return op->emitOpError() << name << " " << dim
+                             << " is out of range for rank " << rank;
+  return success();
+}
+
+/// Expects `result` to be `input` with dim `dim` scaled by `mul / div`.
+static LogicalResult checkScaledType(Operation *op, RankedTensorType input,
+                                     RankedTensorType result,
+                                     ArrayRef<std::pair<int64_t, int64_t>> muls,
+                                     ArrayRef<std::pair<int64_t, int64_t>> divs) {
+  SmallVector<int64_t> shape(input.getShape());
+  for (auto [d, n] : divs) {
+    if (shape[d] % n != 0)
+      return op->emitOpError() << "dim " << d << " of size " << shape[d]
+                               << " is not divisible by the group size " << n;
+    shape[d] /= n;
+  }
+  for (auto [d, n] : muls)
+    shape[d] *= n;
+  auto expected = RankedTensorType::get(shape, input.getElementType());
+  if (expected != result)
+    return op->emitOpError() << "result type " << result
+                             << " does not match the expected " << expected;
+  return success();
+}
+
+#define SHARDC_GROUP_SIZE(OP)                                                  \
+  int64_t OP::getGroupSize(MeshOp mesh) { return groupSizeOf(mesh, getAxes()); }
+SHARDC_GROUP_SIZE(AllGatherOp)
+SHARDC_GROUP_SIZE(ReduceScatterOp)
+SHARDC_GROUP_SIZE(AllReduceOp)
+SHARDC_GROUP_SIZE(AllToAllOp)
+SHARDC_GROUP_SIZE(AllSliceOp)
+SHARDC_GROUP_SIZE(CollectivePermuteOp)
+#undef SHARDC_GROUP_SIZE
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+  if (failed(n) ||
+      failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
+    return failure();
+  return checkScaledType(*this, getInput().getType(), getResult().getType(),
+                         {{getDim(), *n}}, {});
+}
+
+LogicalResult
+ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+  if (failed(n) ||
+      failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
+    return failure();
+  return checkScaledType(*this, getInput().getType(), getResult().getType(), {},
+                         {{getDim(), *n}});
+}
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+  int64_t rank = getInput().getType().getRank();
+  if (failed(n) || failed(checkDim(*this, getSplitDim(), rank, "split_dim")) ||
+      failed(checkDim(*this, getConcatDim(), rank, "concat_dim")))
+    return failure();
+  if (getSplitDim() == getConcatDim())
+    return emitOpError("split_dim and concat_dim must differ");
+  return checkScaledType(*this, getInput().getType(), getResult().getType(),
+                         {{getConcatDim(), *n}}, {{getSplitDim(), *n}});
+}
+
+LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+  if (failed(n) ||
+      failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
+    return failure();
+  return checkScaledType(*this, getInput().getType(), getResult().getType(), {},
+                         {{getDim(), *n}});
+}
+
+SmallVector<std::pair<int64_t, int64_t>>
+CollectivePermuteOp::getSourceTargetPairs() {
+  SmallVector<std::pair<int64_t, int64_t>> out;
+  for (Attribute a : getPairs()) {
+    auto pair = dyn_cast<DenseI64ArrayAttr>(a);
+    auto arr = dyn_cast<ArrayAttr>(a);
+    if (pair && pair.size() == 2)
+      out.push_back({pair[0], pair[1]});
+    else if (arr && arr.size() == 2 && isa<IntegerAttr>(arr[0]) &&
+             isa<IntegerAttr>(arr[1]))
+      out.push_back({cast<IntegerAttr>(arr[0]).getInt(),
+                     cast<IntegerAttr>(arr[1]).getInt()});
+  }
+  return out;
+}
+
+LogicalResult
+CollectivePermuteOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+  if (failed(n))
+    return failure();
+  auto pairs = getSourceTargetPairs();
+  if (pairs.size() != getPairs().size())
+    return emitOpError("pairs must be a list of [source, target] integer "
+                       "pairs");
+  llvm::DenseSet<int64_t> sources, targets;
+  for (auto [s, t] : pairs) {
+    if (s < 0 || s >= *n || t < 0 || t >= *n)
+      return emitOpError() << "pair [" << s << ", " << t
+                           << "] is outside the group of size " << *n;
+    if (!sources.insert(s).second)
+      return emitOpError() << "source " << s << " appears twice";
+    if (!targets.insert(t).second)
+      return emitOpError() << "target " << t << " appears twice";
+  }
+  return success();
+}

@@ -1,0 +1,93 @@
+//===- ShardcDialect.cpp - dialect registration and attribute hooks -------===//
+
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardingVerifier.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace shardc;
+
+#include "shardc/Dialect/ShardcDialect.cpp.inc"
+
+void ShardcDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "shardc/Dialect/ShardcOps.cpp.inc"
+      >();
+}
+
+/// True inside a function the partitioner produced: there, value types are
+/// local (per-device) shapes and shardings describe the global layout.
+static bool isInSpmdFunction(Operation *op) {
+  auto func = isa<func::FuncOp>(op) ? cast<func::FuncOp>(op)
+                                     : op->getParentOfType<func::FuncOp>();
+  return func && func->hasAttr("shardc.spmd");
+}
+
+static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
+                                      Type type, StringRef valueName) {
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return anchor->emitOpError()
+           << "'shardc.sharding' must be a #shardc.sharding, got "
+           << attr.getValue();
+  MeshOp mesh = lookupMesh(anchor, sharding.getMesh());
+  if (!mesh)
+    return anchor->emitOpError()
+           << "sharding of " << valueName << " names unknown mesh "
+           << sharding.getMesh();
+  return verifyShardingForType(sharding, mesh, type, valueName,
+                               isInSpmdFunction(anchor),
+                               [&] { return anchor->emitOpError(); });
+}
+
+LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == "shardc.spmd") {
+    if (!isa<UnitAttr>(attr.getValue()) || !isa<func::FuncOp>(op))
+      return op->emitOpError("'shardc.spmd' is a unit attribute of func.func");
+    return success();
+  }
+  if (name != getShardingAttrName())
+    return op->emitOpError() << "unknown shardc attribute '" << name << "'";
+  if (op->getNumResults() != 1)
+    return op->emitOpError()
+           << "'shardc.sharding' needs an operation with exactly one result";
+  return verifyShardingOn(op, attr, op->getResult(0).getType(),
+                          describeValue(op->getResult(0)));
+}
+
+LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned argIndex,
+                                                      NamedAttribute attr) {
+  if (attr.getName().getValue() != getShardingAttrName())
+    return op->emitOpError()
+           << "unknown shardc argument attribute '" << attr.getName() << "'";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func || func.isExternal() || regionIndex != 0)
+    return op->emitOpError("'shardc.sharding' on an argument needs a function "
+                           "with a body");
+  BlockArgument arg = func.getArgument(argIndex);
+  return verifyShardingOn(op, attr, arg.getType(), describeValue(arg));
+}
+
+LogicalResult ShardcDialect::verifyRegionResultAttribute(Operation *op,
+                                                         unsigned regionIndex,
+                                                         unsigned resultIndex,
+                                                         NamedAttribute attr) {
+  if (attr.getName().getValue() != getShardingAttrName())
+    return op->emitOpError()
+           << "unknown shardc result attribute '" << attr.getName() << "'";
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func || resultIndex >= func.getResultTypes().size())
+    return op->emitOpError("'shardc.sharding' on a result needs a function");
+  return verifyShardingOn(op, attr, func.getResultTypes()[resultIndex],
+                          "result #" + std::to_string(resultIndex));
+}

@@ -1,0 +1,226 @@
+//===- ShardingAttr.cpp - #shardc.sharding ---------------------------------===//
+
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardingVerifier.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace shardc;
+
+#include "shardc/Dialect/ShardcEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "shardc/Dialect/ShardcAttrs.cpp.inc"
+
+void ShardcDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "shardc/Dialect/ShardcAttrs.cpp.inc"
+      >();
+}
+
+static SmallVector<StringRef> toStrings(ArrayAttr axes) {
+  SmallVector<StringRef> out;
+  for (Attribute a : axes)
+    if (auto s = dyn_cast<StringAttr>(a))
+      out.push_back(s.getValue());
+  return out;
+}
+
+static ArrayAttr toArrayAttr(MLIRContext *ctx, ArrayRef<StringRef> axes) {
+  SmallVector<Attribute> attrs;
+  for (StringRef a : axes)
+    attrs.push_back(StringAttr::get(ctx, a));
+  return ArrayAttr::get(ctx, attrs);
+}
+
+ShardingAttr ShardingAttr::get(MLIRContext *context, FlatSymbolRefAttr mesh,
+                               ArrayRef<SmallVector<StringRef>> dimAxes,
+                               ArrayRef<StringRef> partialAxes) {
+  SmallVector<ArrayAttr> dims;
+  for (const auto &axes : dimAxes)
+    dims.push_back(toArrayAttr(context, axes));
+  return Base::get(context, mesh, dims, toArrayAttr(context, partialAxes));
+}
+
+ShardingAttr ShardingAttr::getReplicated(MLIRContext *ctx,
+                                         FlatSymbolRefAttr mesh, size_t rank) {
+  SmallVector<ArrayAttr> dims(rank, ArrayAttr::get(ctx, {}));
+  return Base::get(ctx, mesh, dims, ArrayAttr::get(ctx, {}));
+}
+
+SmallVector<StringRef> ShardingAttr::getDimAxes(size_t dim) const {
+  if (dim >= getDims().size())
+    return {};
+  return toStrings(getDims()[dim]);
+}
+
+SmallVector<StringRef> ShardingAttr::getPartialAxes() const {
+  return toStrings(getPartial());
+}
+
+bool ShardingAttr::isFullyReplicated() const {
+  return !isPartial() &&
+         llvm::all_of(getDims(), [](ArrayAttr a) { return a.empty(); });
+}
+
+LogicalResult
+ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     FlatSymbolRefAttr mesh, ArrayRef<ArrayAttr> dims,
+                     ArrayAttr partial) {
+  if (!mesh)
+    return emitError() << "sharding needs a mesh";
+  llvm::StringSet<> seen;
+  auto check = [&](ArrayAttr axes, StringRef where) -> LogicalResult {
+    if (!axes)
+      return emitError() << "sharding has a missing axis list in " << where;
+    for (Attribute a : axes) {
+      auto s = dyn_cast<StringAttr>(a);
+      if (!s || s.getValue().empty())
+        return emitError() << "sharding axes must be non-empty strings, got "
+                           << a << " in " << where;
+      if (!seen.insert(s.getValue()).second)
+        return emitError() << "mesh axis \"" << s.getValue()
+                           << "\" is used twice in one sharding";
+    }
+    return success();
+  };
+  for (auto [i, axes] : llvm::enumerate(dims))
+    if (failed(check(axes, "dim " + std::to_string(i))))
+      return failure();
+  return check(partial, "partial");
+}
+
+static ParseResult parseAxisSet(AsmParser &p, SmallVectorImpl<Attribute> &out) {
+  return p.parseCommaSeparatedList(
+      AsmParser::Delimiter::Braces, [&]() -> ParseResult {
+        std::string axis;
+        if (p.parseString(&axis))
+          return failure();
+        out.push_back(StringAttr::get(p.getContext(), axis));
+        return success();
+      });
+}
+
+Attribute ShardingAttr::parse(AsmParser &p, Type) {
+  MLIRContext *ctx = p.getContext();
+  SMLoc loc = p.getCurrentLocation();
+  FlatSymbolRefAttr mesh;
+  if (p.parseLess() || p.parseAttribute(mesh) || p.parseComma())
+    return {};
+  SmallVector<ArrayAttr> dims;
+  if (p.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                [&]() -> ParseResult {
+                                  SmallVector<Attribute> axes;
+                                  if (parseAxisSet(p, axes))
+                                    return failure();
+                                  dims.push_back(ArrayAttr::get(ctx, axes));
+                                  return success();
+                                }))
+    return {};
+  SmallVector<Attribute> partial;
+  if (succeeded(p.parseOptionalComma())) {
+    if (p.parseKeyword("partial") || p.parseEqual() ||
+        parseAxisSet(p, partial))
+      return {};
+  }
+  if (p.parseGreater())
+    return {};
+  return getChecked([&] { return p.emitError(loc); }, ctx, mesh, dims,
+                    ArrayAttr::get(ctx, partial));
+}
+
+static void printAxisSet(AsmPrinter &p, ArrayAttr axes) {
+  p << "{";
+  llvm::interleaveComma(axes, p, [&](Attribute a) {
+    p << "\"" << cast<StringAttr>(a).getValue() << "\"";
+  });
+  p << "}";
+}
+
+void ShardingAttr::print(AsmPrinter &p) const {
+  p << "<" << getMesh() << ", [";
+  llvm::interleaveComma(getDims(), p,
+                        [&](ArrayAttr axes) { printAxisSet(p, axes); });
+  p << "]";
+  if (isPartial()) {
+    p << ", partial = ";
+    printAxisSet(p, getPartial());
+  }
+  p << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Checks that need the mesh and the value's type.
+//===----------------------------------------------------------------------===//
+
+std::string shardc::describeValue(Value value) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  Location loc = value.getLoc();
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    os << "value \"" << name.getName().getValue() << "\"";
+    return out;
+  }
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    os << "argument #" << arg.getArgNumber();
+    return out;
+  }
+  auto result = cast<OpResult>(value);
+  os << "result #" << result.getResultNumber() << " of '"
+     << result.getOwner()->getName() << "'";
+  return out;
+}
+
+MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
+  if (!mesh)
+    return {};
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, mesh.getAttr());
+}
+
+LogicalResult shardc::verifyShardingForType(
+    ShardingAttr sharding, MeshOp mesh, Type type, StringRef valueName,
+    bool localShapes, function_ref<InFlightDiagnostic()> emitError) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return emitError() << "sharding of " << valueName
+                       << " needs a ranked tensor, got " << type;
+  if (sharding.getRank() != static_cast<size_t>(tensor.getRank()))
+    return emitError() << "sharding of " << valueName << " has "
+                       << sharding.getRank() << " dim entries but " << type
+                       << " has rank " << tensor.getRank();
+  auto checkAxis = [&](StringRef axis) -> LogicalResult {
+    if (mesh.getAxisIndex(axis) < 0)
+      return emitError() << "sharding of " << valueName
+                         << " uses unknown mesh axis \"" << axis
+                         << "\" (mesh @" << mesh.getSymName() << " has axes "
+                         << mesh.getAxisNames() << ")";
+    return success();
+  };
+  for (StringRef axis : sharding.getPartialAxes())
+    if (failed(checkAxis(axis)))
+      return failure();
+  for (size_t d = 0; d < sharding.getRank(); ++d) {
+    int64_t split = 1;
+    for (StringRef axis : sharding.getDimAxes(d)) {
+      if (failed(checkAxis(axis)))
+        return failure();
+      split *= mesh.getAxisSize(axis);
+    }
+    int64_t size = tensor.getDimSize(d);
+    if (!localShapes && size % split != 0) {
+      std::string axes;
+      llvm::raw_string_ostream os(axes);
+      llvm::interleaveComma(sharding.getDimAxes(d), os,
+                            [&](StringRef a) { os << "\"" << a << "\""; });
+      return emitError() << "sharding of " << valueName << ": dim " << d
+                         << " of size " << size << " is not divisible by "
+                         << split << " (axes [" << axes
+                         << "]); uneven dims are not supported";
+    }
+  }
+  return success();
+}
