@@ -26,7 +26,7 @@ void ShardcDialect::initialize() {
 static bool isInSpmdFunction(Operation *op) {
   auto func = isa<func::FuncOp>(op) ? cast<func::FuncOp>(op)
                                      : op->getParentOfType<func::FuncOp>();
-  return func && func->hasAttr("shardc.spmd");
+  return func && func->hasAttr(ShardcDialect::getSpmdAttrName());
 }
 
 static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
@@ -49,7 +49,7 @@ static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
 LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == "shardc.spmd") {
+  if (name == getSpmdAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<func::FuncOp>(op))
       return op->emitOpError("'shardc.spmd' is a unit attribute of func.func");
     return success();
@@ -67,6 +67,12 @@ LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
                                                       unsigned regionIndex,
                                                       unsigned argIndex,
                                                       NamedAttribute attr) {
+  if (attr.getName().getValue() == getNameAttrName()) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitOpError("'shardc.name' must be a non-empty string");
+    return success();
+  }
   if (attr.getName().getValue() != getShardingAttrName())
     return op->emitOpError()
            << "unknown shardc argument attribute '" << attr.getName() << "'";

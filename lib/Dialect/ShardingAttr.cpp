@@ -160,9 +160,16 @@ void ShardingAttr::print(AsmPrinter &p) const {
 std::string shardc::describeValue(Value value) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  Location loc = value.getLoc();
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    os << "value \"" << name.getName().getValue() << "\"";
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      if (auto name = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), ShardcDialect::getNameAttrName())) {
+        os << "input \"" << name.getValue() << "\"";
+        return out;
+      }
+  }
+  if (StringRef name = getNameFromLoc(value.getLoc()); !name.empty()) {
+    os << "value \"" << name << "\"";
     return out;
   }
   if (auto arg = dyn_cast<BlockArgument>(value)) {

@@ -20,7 +20,8 @@ def Shardc_Dialect : Dialect {
     Shardings are attached to values in three places:
 
     * function arguments and results, as the argument/result attribute
-      `shardc.sharding`;
+      `shardc.sharding` (an argument may also carry `shardc.name`, the name
+      users bind inputs by, e.g. `--inputs x=x.npy`);
     * operation results, as the discardable attribute `shardc.sharding`;
     * explicitly, by `shardc.sharding_constraint`.
 
@@ -45,11 +46,30 @@ def Shardc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getShardingAttrName() {
       return ::llvm::StringLiteral("shardc.sharding");
     }
+    /// Name of the argument attribute that carries an input's name.
+    static constexpr ::llvm::StringLiteral getNameAttrName() {
+      return ::llvm::StringLiteral("shardc.name");
+    }
+    /// Name of the unit attribute marking a partitioned (per-device) function.
+    static constexpr ::llvm::StringLiteral getSpmdAttrName() {
+      return ::llvm::StringLiteral("shardc.spmd");
+    }
   }];
 }
 
+include "mlir/IR/OpAsmInterface.td"
+
+// Every op names its result after its source name (the JSON output name or
+// the SSA name it was parsed with), so printed IR reads like the model.
 class Shardc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Shardc_Dialect, mnemonic, traits>;
+    : Op<Shardc_Dialect, mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>])> {
+  let extraClassDefinition = [{
+    void $cppClass::getAsmResultNames(::mlir::OpAsmSetValueNameFn setNameFn) {
+      ::shardc::setResultNameFromLoc(getOperation(), setNameFn);
+    }
+  }];
+}
 
 class Shardc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Shardc_Dialect, name, traits> {

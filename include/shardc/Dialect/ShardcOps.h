@@ -13,6 +13,13 @@
 
 #include "shardc/Dialect/ShardcAttrs.h"
 
+namespace shardc {
+/// Names an op's single result after the name its location carries, if any.
+void setResultNameFromLoc(mlir::Operation *op, mlir::OpAsmSetValueNameFn setNameFn);
+/// The source name a location carries (a NameLoc at its root), or "".
+llvm::StringRef getNameFromLoc(mlir::Location loc);
+} // namespace shardc
+
 #define GET_OP_CLASSES
 #include "shardc/Dialect/ShardcOps.h.inc"
 

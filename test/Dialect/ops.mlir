@@ -1,0 +1,84 @@
+// RUN: shardc-opt %s | FileCheck %s
+// RUN: shardc-opt %s | shardc-opt | FileCheck %s
+// RUN: shardc-opt -mlir-print-op-generic %s | shardc-opt | FileCheck %s
+// Every op and attribute prints back to what it parsed from.
+
+// CHECK: shardc.mesh @mesh ["y"=4, "x"=2]
+shardc.mesh @mesh ["y"=4, "x"=2]
+
+// CHECK-LABEL: func.func @tensor_ops
+// CHECK-SAME: shardc.name = "x"
+// CHECK-SAME: shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>
+func.func @tensor_ops(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>},
+                      %w: tensor<64x128xf32>)
+    -> (tensor<16x128xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y", "x"}, {}]>}) {
+  // CHECK: shardc.matmul %{{.*}}, %{{.*}} : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32>
+  %h = shardc.matmul %x, %w : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32>
+  // CHECK: shardc.relu %{{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}], partial = {"x"}>} : tensor<16x128xf32>
+  %r = shardc.relu %h {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}], partial = {"x"}>} : tensor<16x128xf32>
+  // CHECK: shardc.gelu
+  %g = shardc.gelu %r : tensor<16x128xf32>
+  // CHECK: shardc.exp
+  %e = shardc.exp %g : tensor<16x128xf32>
+  // CHECK: shardc.log
+  %l = shardc.log %e : tensor<16x128xf32>
+  // CHECK: shardc.neg
+  %n = shardc.neg %l : tensor<16x128xf32>
+  // CHECK: shardc.tanh
+  %t = shardc.tanh %n : tensor<16x128xf32>
+  // CHECK: shardc.sqrt
+  %s = shardc.sqrt %t : tensor<16x128xf32>
+  // CHECK: shardc.rsqrt
+  %rs = shardc.rsqrt %s : tensor<16x128xf32>
+  // CHECK: shardc.sigmoid
+  %sg = shardc.sigmoid %rs : tensor<16x128xf32>
+  // CHECK: shardc.add
+  %a = shardc.add %sg, %h : tensor<16x128xf32>
+  // CHECK: shardc.sub
+  %b = shardc.sub %a, %h : tensor<16x128xf32>
+  // CHECK: shardc.mul
+  %c = shardc.mul %b, %h : tensor<16x128xf32>
+  // CHECK: shardc.div
+  %d = shardc.div %c, %h : tensor<16x128xf32>
+  // CHECK: shardc.max
+  %m = shardc.max %d, %h : tensor<16x128xf32>
+  // CHECK: shardc.constant dense<5.000000e-01> : tensor<16x128xf32>
+  %k = shardc.constant dense<0.5> : tensor<16x128xf32>
+  // CHECK: shardc.sharding_constraint %{{.*}} <@mesh, [{"y"}, {}]> : tensor<16x128xf32>
+  %sc = shardc.sharding_constraint %m <@mesh, [{"y"}, {}]> : tensor<16x128xf32>
+  // CHECK: shardc.reduce_sum %{{.*}} dims = [1] : (tensor<16x128xf32>) -> tensor<16xf32>
+  %sum = shardc.reduce_sum %sc dims = [1] : (tensor<16x128xf32>) -> tensor<16xf32>
+  // CHECK: shardc.reduce_max %{{.*}} dims = [0, 1] : (tensor<16x128xf32>) -> tensor<f32>
+  %mx = shardc.reduce_max %sc dims = [0, 1] : (tensor<16x128xf32>) -> tensor<f32>
+  // CHECK: shardc.broadcast_in_dim %{{.*}} dims = [0] : (tensor<16xf32>) -> tensor<16x128xf32>
+  %bc = shardc.broadcast_in_dim %sum dims = [0] : (tensor<16xf32>) -> tensor<16x128xf32>
+  // CHECK: shardc.transpose %{{.*}} permutation = [1, 0] : (tensor<16x128xf32>) -> tensor<128x16xf32>
+  %tr = shardc.transpose %bc permutation = [1, 0] : (tensor<16x128xf32>) -> tensor<128x16xf32>
+  // CHECK: shardc.reshape %{{.*}} : (tensor<128x16xf32>) -> tensor<16x8x16xf32>
+  %rp = shardc.reshape %tr : (tensor<128x16xf32>) -> tensor<16x8x16xf32>
+  // CHECK: shardc.dot_general %{{.*}}, %{{.*}} batch = [0] x [0], contract = [2] x [2] : (tensor<16x8x16xf32>, tensor<16x8x16xf32>) -> tensor<16x8x8xf32>
+  %dg = shardc.dot_general %rp, %rp batch = [0] x [0], contract = [2] x [2] : (tensor<16x8x16xf32>, tensor<16x8x16xf32>) -> tensor<16x8x8xf32>
+  // CHECK: shardc.add %{{.*}}, %{{.*}} : tensor<16x128xf32>
+  %out = shardc.add %bc, %k : tensor<16x128xf32>
+  return %out : tensor<16x128xf32>
+}
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%v: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  // CHECK: shardc.all_gather %{{.*}} on @mesh axes = ["x"] dim = 1 : tensor<4x32xf32> -> tensor<4x64xf32>
+  %g = shardc.all_gather %v on @mesh axes = ["x"] dim = 1 : tensor<4x32xf32> -> tensor<4x64xf32>
+  // CHECK: shardc.reduce_scatter %{{.*}} on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  %r = shardc.reduce_scatter %g on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  // CHECK: shardc.all_reduce %{{.*}} on @mesh axes = ["y", "x"] {reduction = #shardc.reduction<max>} : tensor<4x32xf32>
+  %a = shardc.all_reduce %r on @mesh axes = ["y", "x"] {reduction = #shardc.reduction<max>} : tensor<4x32xf32>
+  // CHECK: shardc.all_to_all %{{.*}} on @mesh axes = ["y"] split_dim = 1 concat_dim = 0 : tensor<4x32xf32> -> tensor<16x8xf32>
+  %t = shardc.all_to_all %a on @mesh axes = ["y"] split_dim = 1 concat_dim = 0 : tensor<4x32xf32> -> tensor<16x8xf32>
+  // CHECK: shardc.collective_permute %{{.*}} on @mesh axes = ["x"] pairs = {{\[\[}}0, 1], [1, 0]] : tensor<16x8xf32>
+  %p = shardc.collective_permute %t on @mesh axes = ["x"] pairs = [[0, 1], [1, 0]] : tensor<16x8xf32>
+  // CHECK: shardc.all_slice %{{.*}} on @mesh axes = ["y"] dim = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
+  %s = shardc.all_slice %p on @mesh axes = ["y"] dim = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
+  // CHECK: shardc.all_gather %{{.*}} on @mesh axes = ["y", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x64xf32>
+  %g2 = shardc.all_gather %s on @mesh axes = ["y", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x64xf32>
+  %s2 = shardc.all_slice %g2 on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %s2 : tensor<4x32xf32>
+}
