@@ -232,6 +232,8 @@ LogicalResult BroadcastInDimOp::verify() {
                            << out.getRank();
     if (i > 0 && dims[i - 1] >= d)
       return emitOpError("dims must be strictly increasing");
+  }
+  for (auto [i, d] : llvm::enumerate(dims)) {
     int64_t s = in.getDimSize(i);
     if (s != 1 && s != out.getDimSize(d))
       return emitOpError() << "operand dim " << i << " of size " << s

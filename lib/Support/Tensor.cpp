@@ -1,0 +1,352 @@
+//===- Tensor.cpp - dense runtime tensors ---------------------------------===//
+
+#include "shardc/Support/Tensor.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <unistd.h>
+
+using namespace shardc;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::StringRef shardc::dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F64:
+    return "f64";
+  }
+  return "unknown";
+}
+
+unsigned shardc::dtypeByteWidth(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F64:
+    return 8;
+  }
+  return 4;
+}
+
+uint64_t shardc::defaultMaxTensorBytes() {
+  // Queried once: the answer does not change while we run, and sysconf is
+  // not free.
+  static const uint64_t budget = [] {
+    constexpr uint64_t cap = uint64_t(64) << 30;
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long pageSize = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || pageSize <= 0)
+      return uint64_t(4) << 30;
+    std::optional<uint64_t> total = llvm::checkedMulUnsigned<uint64_t>(
+        static_cast<uint64_t>(pages), static_cast<uint64_t>(pageSize));
+    if (!total)
+      return cap;
+    return std::min(*total / 2, cap);
+  }();
+  return budget;
+}
+
+std::string shardc::formatShape(ArrayRef<int64_t> shape) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return out;
+}
+
+std::optional<int64_t> shardc::checkedNumElements(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt;
+    std::optional<int64_t> next = llvm::checkedMul<int64_t>(count, d);
+    if (!next)
+      return std::nullopt;
+    count = *next;
+  }
+  return count;
+}
+
+std::optional<uint64_t> shardc::checkedStorageBytes(ArrayRef<int64_t> shape) {
+  std::optional<int64_t> count = checkedNumElements(shape);
+  if (!count)
+    return std::nullopt;
+  return llvm::checkedMulUnsigned<uint64_t>(static_cast<uint64_t>(*count),
+                                            sizeof(float));
+}
+
+llvm::Error shardc::checkTensorFits(ArrayRef<int64_t> shape,
+                                    uint64_t maxBytes) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return makeError("tensor shape " + formatShape(shape) +
+                     " has a negative dimension");
+  std::optional<uint64_t> bytes = checkedStorageBytes(shape);
+  if (!bytes)
+    return makeError("tensor of shape " + formatShape(shape) +
+                     " is too large: its byte size overflows 64 bits");
+  if (*bytes > maxBytes)
+    return makeError("tensor of shape " + formatShape(shape) + " needs " +
+                     llvm::Twine(*bytes) + " bytes, more than the limit of " +
+                     llvm::Twine(maxBytes) + " bytes");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+Tensor::Tensor() : shape_({0}) {}
+
+Tensor::Tensor(Tensor &&other) noexcept
+    : shape_(std::move(other.shape_)), data_(std::move(other.data_)),
+      numElements_(other.numElements_), dtype_(other.dtype_) {
+  // Leave the source in the documented empty state, not with a stale shape
+  // that no longer matches its (absent) storage.
+  other.shape_.assign({0});
+  other.numElements_ = 0;
+}
+
+Tensor &Tensor::operator=(Tensor &&other) noexcept {
+  if (this == &other)
+    return *this;
+  shape_ = std::move(other.shape_);
+  data_ = std::move(other.data_);
+  numElements_ = other.numElements_;
+  dtype_ = other.dtype_;
+  other.shape_.assign({0});
+  other.numElements_ = 0;
+  return *this;
+}
+
+llvm::Expected<Tensor> Tensor::allocate(ArrayRef<int64_t> shape, DType dtype,
+                                        uint64_t maxBytes) {
+  if (llvm::Error err = checkTensorFits(shape, maxBytes))
+    return std::move(err);
+  Tensor t;
+  t.shape_.assign(shape.begin(), shape.end());
+  t.numElements_ = *checkedNumElements(shape);
+  t.dtype_ = dtype;
+  if (t.numElements_ > 0) {
+    // calloc: large buffers come straight from the kernel as zero pages, so
+    // zero-filling costs nothing until a page is touched.
+    auto *p = static_cast<float *>(
+        std::calloc(static_cast<size_t>(t.numElements_), sizeof(float)));
+    if (!p)
+      return makeError("out of memory: cannot allocate " +
+                       llvm::Twine(t.byteSize()) + " bytes for a tensor of "
+                       "shape " + formatShape(shape));
+    t.data_.reset(p);
+  }
+  return std::move(t);
+}
+
+llvm::Expected<Tensor> Tensor::fromValues(ArrayRef<int64_t> shape,
+                                          ArrayRef<float> values,
+                                          DType dtype) {
+  std::optional<int64_t> count = checkedNumElements(shape);
+  if (!count || static_cast<uint64_t>(*count) != values.size())
+    return makeError("shape " + formatShape(shape) + " does not hold " +
+                     llvm::Twine(values.size()) + " values");
+  llvm::Expected<Tensor> t =
+      allocate(shape, dtype, std::numeric_limits<uint64_t>::max());
+  if (!t)
+    return t.takeError();
+  if (!values.empty())
+    std::memcpy(t->data(), values.data(), values.size() * sizeof(float));
+  return t;
+}
+
+Tensor Tensor::scalar(float value) {
+  Tensor t = cantFail(allocate({}, DType::F32));
+  t.data()[0] = value;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  llvm::Expected<Tensor> copy =
+      allocate(shape_, dtype_, std::numeric_limits<uint64_t>::max());
+  if (!copy) {
+    llvm::consumeError(copy.takeError());
+    llvm::report_bad_alloc_error("shardc: out of memory cloning a tensor");
+  }
+  if (numElements_ > 0)
+    std::memcpy(copy->data(), data(), byteSize());
+  return std::move(*copy);
+}
+
+SmallVector<int64_t> Tensor::strides() const {
+  SmallVector<int64_t> out(shape_.size(), 1);
+  for (int64_t i = rank() - 2; i >= 0; --i)
+    out[i] = out[i + 1] * shape_[i + 1];
+  return out;
+}
+
+float &Tensor::at(ArrayRef<int64_t> index) {
+  int64_t offset = 0;
+  for (auto [i, d] : llvm::zip(index, shape_))
+    offset = offset * d + i;
+  return data_[offset];
+}
+
+float Tensor::at(ArrayRef<int64_t> index) const {
+  return const_cast<Tensor *>(this)->at(index);
+}
+
+llvm::Error Tensor::reshape(ArrayRef<int64_t> newShape) {
+  std::optional<int64_t> count = checkedNumElements(newShape);
+  if (!count || *count != numElements_)
+    return makeError("cannot reshape " + describe() + " to shape " +
+                     formatShape(newShape) + ": element counts differ");
+  shape_.assign(newShape.begin(), newShape.end());
+  return llvm::Error::success();
+}
+
+std::string Tensor::describe() const {
+  std::string out = "tensor<";
+  for (int64_t d : shape_)
+    out += std::to_string(d) + "x";
+  out += dtypeName(dtype_).str() + ">";
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Block helpers (what collectives are made of)
+//===----------------------------------------------------------------------===//
+
+/// Splits the row-major layout around `dim`: `outer` rows of `dimSize *
+/// inner` contiguous elements each.
+static void splitAround(ArrayRef<int64_t> shape, int64_t dim, int64_t &outer,
+                        int64_t &inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t i = 0; i < dim; ++i)
+    outer *= shape[i];
+  for (int64_t i = dim + 1, e = shape.size(); i < e; ++i)
+    inner *= shape[i];
+}
+
+llvm::Expected<Tensor> shardc::sliceBlock(const Tensor &tensor, int64_t dim,
+                                          int64_t numBlocks, int64_t index) {
+  if (dim < 0 || dim >= tensor.rank())
+    return makeError("cannot slice " + tensor.describe() + " along dim " +
+                     llvm::Twine(dim) + ": out of range");
+  if (numBlocks <= 0 || index < 0 || index >= numBlocks)
+    return makeError("cannot take block " + llvm::Twine(index) + " of " +
+                     llvm::Twine(numBlocks) + " of " + tensor.describe());
+  if (tensor.dim(dim) % numBlocks != 0)
+    return makeError("cannot split dim " + llvm::Twine(dim) + " of " +
+                     tensor.describe() + " into " + llvm::Twine(numBlocks) +
+                     " equal blocks");
+  SmallVector<int64_t> shape(tensor.shape());
+  shape[dim] /= numBlocks;
+  llvm::Expected<Tensor> out = Tensor::allocate(
+      shape, tensor.dtype(), std::numeric_limits<uint64_t>::max());
+  if (!out)
+    return out.takeError();
+  int64_t outer, inner;
+  splitAround(tensor.shape(), dim, outer, inner);
+  // Each outer row contributes one contiguous run of `shape[dim] * inner`.
+  int64_t run = shape[dim] * inner;
+  int64_t srcRow = tensor.dim(dim) * inner;
+  for (int64_t o = 0; o < outer && run > 0; ++o)
+    std::memcpy(out->data() + o * run,
+                tensor.data() + o * srcRow + index * run, run * sizeof(float));
+  return out;
+}
+
+llvm::Expected<Tensor> shardc::concatenate(ArrayRef<const Tensor *> parts,
+                                           int64_t dim, uint64_t maxBytes) {
+  if (parts.empty())
+    return makeError("cannot concatenate zero tensors");
+  const Tensor &first = *parts.front();
+  if (dim < 0 || dim >= first.rank())
+    return makeError("cannot concatenate " + first.describe() +
+                     " along dim " + llvm::Twine(dim) + ": out of range");
+  SmallVector<int64_t> shape(first.shape());
+  shape[dim] = 0;
+  for (const Tensor *part : parts) {
+    bool compatible = part->rank() == first.rank();
+    for (int64_t i = 0; compatible && i < first.rank(); ++i)
+      compatible = i == dim || part->dim(i) == first.dim(i);
+    if (!compatible)
+      return makeError("cannot concatenate " + part->describe() + " with " +
+                       first.describe() + " along dim " + llvm::Twine(dim));
+    std::optional<int64_t> sum =
+        llvm::checkedAdd<int64_t>(shape[dim], part->dim(dim));
+    if (!sum)
+      return makeError("concatenation along dim " + llvm::Twine(dim) +
+                       " overflows");
+    shape[dim] = *sum;
+  }
+  llvm::Expected<Tensor> out =
+      Tensor::allocate(shape, first.dtype(), maxBytes);
+  if (!out)
+    return out.takeError();
+  int64_t outer, inner;
+  splitAround(shape, dim, outer, inner);
+  float *dst = out->data();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor *part : parts) {
+      int64_t run = part->dim(dim) * inner;
+      if (run == 0)
+        continue;
+      std::memcpy(dst, part->data() + o * run, run * sizeof(float));
+      dst += run;
+    }
+  }
+  return out;
+}
+
+float shardc::maxAbsDifference(const Tensor &a, const Tensor &b) {
+  if (a.shape() != b.shape())
+    return std::numeric_limits<float>::infinity();
+  float worst = 0;
+  for (auto [x, y] : llvm::zip(a.values(), b.values())) {
+    if (std::isnan(x) && std::isnan(y))
+      continue;
+    float d = std::fabs(x - y);
+    if (std::isnan(d) || (std::isinf(x) && x == y))
+      d = std::isnan(d) ? std::numeric_limits<float>::infinity() : 0.0f;
+    worst = std::max(worst, d);
+  }
+  return worst;
+}
+
+bool shardc::allClose(const Tensor &a, const Tensor &b, float rtol,
+                      float atol) {
+  if (a.shape() != b.shape())
+    return false;
+  for (auto [x, y] : llvm::zip(a.values(), b.values())) {
+    if (std::isnan(x) || std::isnan(y)) {
+      if (std::isnan(x) != std::isnan(y))
+        return false;
+      continue;
+    }
+    if (x == y) // also equal infinities
+      continue;
+    if (!(std::fabs(x - y) <= atol + rtol * std::fabs(y)))
+      return false;
+  }
+  return true;
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages shardc builds and tests with, but only the
+# ones that are missing, so a warm machine pays nothing.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make python3
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libeigen3-dev nlohmann-json3-dev libgtest-dev
+  libopenblas-dev libopenmpi-dev openmpi-bin
+  python3-numpy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "shardc: installing missing packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,362 @@
+// RUN: shardc-opt %s --split-input-file --verify-diagnostics
+// Every verifier error of the dialect, one per split, each with its message.
+
+// expected-error @+1 {{axis "x" is declared twice}}
+shardc.mesh @mesh ["x"=2, "x"=4]
+
+// -----
+
+// expected-error @+1 {{axis "x" has size 0; sizes must be at least 1}}
+shardc.mesh @mesh ["x"=0]
+
+// -----
+
+// expected-error @+1 {{axis "x" has size -3; sizes must be at least 1}}
+shardc.mesh @mesh ["x"=-3]
+
+// -----
+
+// expected-error @+1 {{needs at least one axis}}
+shardc.mesh @mesh []
+
+// -----
+
+// expected-error @+1 {{mesh has more than 2^20 devices}}
+shardc.mesh @mesh ["a"=1024, "b"=2048]
+
+// -----
+
+// expected-error @+1 {{expected integer value}}
+shardc.mesh @mesh ["x"=2.5]
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+// expected-error @+1 {{uses unknown mesh axis "z"}}
+func.func @unknown_axis(%a: tensor<4x4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"z"}, {}]>}) {
+  return
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2, "y"=2]
+// expected-error @+1 {{mesh axis "x" is used twice in one sharding}}
+func.func @axis_twice(%a: tensor<4x4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"x"}, {"x"}]>}) {
+  return
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2, "y"=2]
+// expected-error @+1 {{mesh axis "y" is used twice in one sharding}}
+func.func @partial_and_split(%a: tensor<4x4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}], partial = {"y"}>}) {
+  return
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+// expected-error @+1 {{sharding of argument #0 has 1 dim entries but 'tensor<4x4xf32>' has rank 2}}
+func.func @rank_mismatch(%a: tensor<4x4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"x"}]>}) {
+  return
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+// expected-error @+1 {{sharding of argument #0: dim 0 of size 10 is not divisible by 4 (axes ["x"]); uneven dims are not supported}}
+func.func @uneven(%a: tensor<10x4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"x"}, {}]>}) {
+  return
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+// expected-error @+1 {{sharding of input "w" names unknown mesh @nomesh}}
+func.func @unknown_mesh(%a: tensor<8x4xf32> {shardc.name = "w", shardc.sharding = #shardc.sharding<@nomesh, [{"x"}, {}]>}) {
+  return
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4, "y"=2]
+func.func @result_sharding(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{sharding of result #0 of 'shardc.relu': dim 1 of size 4 is not divisible by 8}}
+  %0 = shardc.relu %a {shardc.sharding = #shardc.sharding<@mesh, [{}, {"x", "y"}]>} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+func.func @bad_attr_kind(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'shardc.sharding' must be a #shardc.sharding}}
+  %0 = shardc.relu %a {shardc.sharding = 3 : i64} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @unknown_attr(%a: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{unknown shardc attribute 'shardc.shardings'}}
+  %0 = shardc.relu %a {shardc.shardings = 1 : i64} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @matmul_contracting(%a: tensor<8x4xf32>, %b: tensor<5x2xf32>) -> tensor<8x2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{matmul contracting sizes differ: lhs dim 1 is 4, rhs dim 0 is 5}}
+  %0 = shardc.matmul %a, %b : (tensor<8x4xf32>, tensor<5x2xf32>) -> tensor<8x2xf32>
+  return %0 : tensor<8x2xf32>
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x2xf32>) -> tensor<8x2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{matmul operands must have the same rank >= 2, got 1 and 2}}
+  %0 = shardc.matmul %a, %b : (tensor<8xf32>, tensor<8x2xf32>) -> tensor<8x2xf32>
+  return %0 : tensor<8x2xf32>
+}
+
+// -----
+
+func.func @matmul_wrong_result(%a: tensor<8x4xf32>, %b: tensor<4x2xf32>) -> tensor<8x3xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<8x2xf32>' are incompatible with return type(s) of operation 'tensor<8x3xf32>'}}
+  %0 = shardc.matmul %a, %b : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<2x8x4xf32>, %b: tensor<3x4x2xf32>) -> tensor<2x8x2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{matmul batch dimension 0 differs: 2 vs 3}}
+  %0 = shardc.matmul %a, %b : (tensor<2x8x4xf32>, tensor<3x4x2xf32>) -> tensor<2x8x2xf32>
+  return %0 : tensor<2x8x2xf32>
+}
+
+// -----
+
+func.func @dot_general_pair(%a: tensor<2x8x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x8x5xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dot_general paired dimensions lhs 2 and rhs 1 differ in size}}
+  %0 = shardc.dot_general %a, %b batch = [0] x [0], contract = [2] x [1] : (tensor<2x8x4xf32>, tensor<2x5x4xf32>) -> tensor<2x8x5xf32>
+  return %0 : tensor<2x8x5xf32>
+}
+
+// -----
+
+func.func @dot_general_range(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<2x2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dot_general lhs dimension 5 is out of range for rank 2}}
+  %0 = shardc.dot_general %a, %b batch = [] x [], contract = [5] x [1] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @dot_general_lengths(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<2x2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{dot_general contracting dimension lists differ in length}}
+  %0 = shardc.dot_general %a, %b batch = [] x [], contract = [1] x [] : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @reduce_twice(%a: tensor<2x8xf32>) -> tensor<2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{reduce dimension 1 is listed twice}}
+  %0 = shardc.reduce_sum %a dims = [1, 1] : (tensor<2x8xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<2x8xf32>) -> tensor<8x2xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{transpose permutation has 3 entries but rank is 2}}
+  %0 = shardc.transpose %a permutation = [1, 0, 2] : (tensor<2x8xf32>) -> tensor<8x2xf32>
+  return %0 : tensor<8x2xf32>
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<2x8xf32>) -> tensor<15xf32> {
+  // expected-error @+1 {{cannot reshape 'tensor<2x8xf32>' (16 elements) into 'tensor<15xf32>' (15 elements)}}
+  %0 = shardc.reshape %a : (tensor<2x8xf32>) -> tensor<15xf32>
+  return %0 : tensor<15xf32>
+}
+
+// -----
+
+func.func @broadcast_size(%a: tensor<3xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand dim 0 of size 3 cannot broadcast to result dim 1 of size 8}}
+  %0 = shardc.broadcast_in_dim %a dims = [1] : (tensor<3xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @broadcast_order(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{dims must be strictly increasing}}
+  %0 = shardc.broadcast_in_dim %a dims = [1, 0] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @elementwise_types(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "shardc.add"(%a, %b) : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @integer_tensor(%a: tensor<4x8xi32>) -> tensor<4x8xi32> {
+  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
+  %0 = shardc.relu %a : tensor<4x8xi32>
+  return %0 : tensor<4x8xi32>
+}
+
+// -----
+
+func.func @dynamic_shape(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{must be statically shaped tensor}}
+  %0 = shardc.relu %a : tensor<?x8xf32>
+  return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @constraint(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{uses unknown mesh axis "q"}}
+  %0 = shardc.sharding_constraint %a <@mesh, [{"q"}, {}]> : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @gather_type(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{result type 'tensor<4x8xf32>' does not match the expected 'tensor<4x16xf32>'}}
+  %0 = shardc.all_gather %a on @mesh axes = ["x"] dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @gather_axis(%a: tensor<4x8xf32>) -> tensor<4x16xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{uses unknown mesh axis "y"}}
+  %0 = shardc.all_gather %a on @mesh axes = ["y"] dim = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @gather_mesh(%a: tensor<4x8xf32>) -> tensor<4x16xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{names unknown mesh @other}}
+  %0 = shardc.all_gather %a on @other axes = ["x"] dim = 1 : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @gather_dim(%a: tensor<4x8xf32>) -> tensor<4x16xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = shardc.all_gather %a on @mesh axes = ["x"] dim = 2 : tensor<4x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @gather_twice(%a: tensor<4x8xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{lists mesh axis "x" twice}}
+  %0 = shardc.all_gather %a on @mesh axes = ["x", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+func.func @scatter_divisible(%a: tensor<4x6xf32>) -> tensor<4x1xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{dim 1 of size 6 is not divisible by the group size 4}}
+  %0 = shardc.reduce_scatter %a on @mesh axes = ["x"] dim = 1 : tensor<4x6xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @all_to_all_dims(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{split_dim and concat_dim must differ}}
+  %0 = shardc.all_to_all %a on @mesh axes = ["x"] split_dim = 1 concat_dim = 1 : tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @permute_range(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{pair [0, 2] is outside the group of size 2}}
+  %0 = shardc.collective_permute %a on @mesh axes = ["x"] pairs = [[0, 2]] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+func.func @permute_dup(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{target 1 appears twice}}
+  %0 = shardc.collective_permute %a on @mesh axes = ["x"] pairs = [[0, 1], [2, 1]] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+func.func @permute_shape(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{pairs must be a list of [source, target] integer pairs}}
+  %0 = shardc.collective_permute %a on @mesh axes = ["x"] pairs = [[0, 1, 2]] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=4]
+func.func @allreduce_empty(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{needs at least one mesh axis}}
+  %0 = shardc.all_reduce %a on @mesh axes = [] : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'shardc.spmd' is a unit attribute of func.func}}
+func.func @spmd_value() attributes {shardc.spmd = 1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected '<'}}
+func.func @bad_sharding_syntax(%a: tensor<4xf32> {shardc.sharding = #shardc.sharding}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding axes must be non-empty strings}}
+func.func @empty_axis(%a: tensor<4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{""}]>}) {
+  return
+}

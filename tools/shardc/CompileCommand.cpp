@@ -1,0 +1,86 @@
+//===- CompileCommand.cpp - `shardc compile` ------------------------------===//
+//
+// Import a model, run a pass pipeline, print it as .mlir or .json.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SharedOptions.h"
+#include "ToolCommon.h"
+
+#include "shardc/Export/JsonExporter.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> outputPath("o", cl::desc("Output file (- for stdout)"),
+                                       cl::value_desc("path"), cl::init("-"),
+                                       cl::sub(shardc::compileCommand));
+
+static cl::opt<std::string>
+    emitFormat("emit",
+               cl::desc("Output format: mlir or json (default: by the -o "
+                        "extension, else mlir)"),
+               cl::init(""), cl::sub(shardc::compileCommand));
+
+static cl::opt<std::string> passPipeline(
+    "pass-pipeline",
+    cl::desc("A textual pass pipeline to run, e.g. "
+             "'builtin.module(canonicalize)'"),
+    cl::init(""), cl::sub(shardc::compileCommand));
+
+/// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
+/// returns failure.
+static LogicalResult buildPipeline(PassManager &pm) {
+  if (passPipeline.empty())
+    return success();
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsePassPipeline(passPipeline, pm, os))) {
+    llvm::errs() << "shardc: error: bad --pass-pipeline: " << errors << "\n";
+    return failure();
+  }
+  return success();
+}
+
+int shardc::runCompileCommand() {
+  StringRef emit = emitFormat;
+  if (emit.empty())
+    emit = llvm::sys::path::extension(outputPath) == ".json" ? "json" : "mlir";
+  if (emit != "mlir" && emit != "json") {
+    llvm::errs() << "shardc: error: --emit must be mlir or json, got '" << emit
+                 << "'\n";
+    return 1;
+  }
+
+  ToolSession session;
+  OwningOpRef<ModuleOp> module = session.loadInputModel();
+  if (!module)
+    return 1;
+
+  PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+  if (failed(buildPipeline(pm)) || failed(pm.run(*module)))
+    return 1;
+
+  std::string error;
+  auto output = openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "shardc: error: cannot write '" << outputPath
+                 << "': " << error << "\n";
+    return 1;
+  }
+  if (emit == "json") {
+    if (failed(exportJsonGraph(*module, output->os())))
+      return 1;
+  } else {
+    module->print(output->os());
+  }
+  output->keep();
+  return 0;
+}

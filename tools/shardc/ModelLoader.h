@@ -1,0 +1,29 @@
+//===- ModelLoader.h - reading .mlir and .json models -----------*- C++ -*-===//
+
+#ifndef SHARDC_TOOLS_MODELLOADER_H
+#define SHARDC_TOOLS_MODELLOADER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace shardc {
+
+enum class ModelFormat { Mlir, Json };
+
+/// The format named by `explicitFormat` ("mlir", "json", or "" to decide by
+/// the file extension). Fails with a message for stdin without a format.
+llvm::Expected<ModelFormat> resolveModelFormat(llvm::StringRef path,
+                                               llvm::StringRef explicitFormat);
+
+/// Reads and verifies a model. The file is added to `sourceMgr` so that
+/// diagnostics can quote it. In .mlir files, the SSA names the user wrote
+/// (`%h = ...`, `%x: tensor<...>`) become the values' names, as JSON names do.
+mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
+                                            ModelFormat format,
+                                            llvm::SourceMgr &sourceMgr,
+                                            mlir::MLIRContext *ctx);
+
+} // namespace shardc
+
+#endif // SHARDC_TOOLS_MODELLOADER_H

@@ -1,0 +1,38 @@
+//===- SharedOptions.h - options every shardc subcommand takes --*- C++ -*-===//
+
+#ifndef SHARDC_TOOLS_SHAREDOPTIONS_H
+#define SHARDC_TOOLS_SHAREDOPTIONS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <string>
+
+namespace shardc {
+
+/// The model path given on the command line and --input-format.
+const std::string &getInputPath();
+const std::string &getInputFormat();
+
+/// A context with the dialects shardc reads, and the source manager its
+/// diagnostics quote from; diagnostics print to stderr.
+class ToolSession {
+public:
+  ToolSession();
+  ~ToolSession();
+  mlir::MLIRContext &getContext() { return context; }
+  /// Loads the model named on the command line; null after a diagnostic.
+  mlir::OwningOpRef<mlir::ModuleOp> loadInputModel();
+
+private:
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  struct Handler;
+  std::unique_ptr<Handler> handler;
+};
+
+} // namespace shardc
+
+#endif // SHARDC_TOOLS_SHAREDOPTIONS_H

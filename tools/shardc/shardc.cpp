@@ -1,0 +1,127 @@
+//===- shardc.cpp - the shardc command-line driver ------------------------===//
+//
+// `shardc <subcommand> [options] <model>`; every subcommand lives in its own
+// file and reports user errors as diagnostics with exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelLoader.h"
+#include "SharedOptions.h"
+#include "ToolCommon.h"
+
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace shardc {
+cl::SubCommand compileCommand(
+    "compile",
+    "Import a model, run passes on it, print it.\n\n"
+    "  example: shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
+    "           shardc compile model.mlir --pass-pipeline='builtin.module(canonicalize)' -o out.json\n");
+cl::SubCommand runCommand(
+    "run",
+    "Execute the unsharded model with the reference interpreter.\n\n"
+    "  example: shardc run examples/mlp_2d_mesh.json --inputs x=x.npy w0=w0.npy w1=w1.npy --out-dir out\n"
+    "           shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out   (missing inputs are random)\n");
+} // namespace shardc
+
+static cl::OptionCategory sharedCategory("Input options");
+
+static cl::opt<std::string> inputPath(cl::Positional,
+                                      cl::desc("<model.mlir|model.json|->"),
+                                      cl::sub(shardc::compileCommand),
+                                      cl::sub(shardc::runCommand));
+
+static cl::opt<std::string>
+    inputFormat("input-format",
+                cl::desc("Format of the input: mlir or json (default: by "
+                         "extension; required for stdin)"),
+                cl::init(""), cl::cat(sharedCategory),
+                cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand));
+
+const std::string &shardc::getInputPath() { return inputPath; }
+const std::string &shardc::getInputFormat() { return inputFormat; }
+
+struct shardc::ToolSession::Handler {
+  Handler(llvm::SourceMgr &mgr, MLIRContext *ctx)
+      : diag(mgr, ctx, llvm::errs()) {}
+  SourceMgrDiagnosticHandler diag;
+};
+
+shardc::ToolSession::ToolSession() {
+  DialectRegistry registry;
+  registry.insert<shardc::ShardcDialect, func::FuncDialect>();
+  context.appendDialectRegistry(registry);
+  context.loadAllAvailableDialects();
+  context.disableMultithreading();
+  handler = std::make_unique<Handler>(sourceMgr, &context);
+}
+
+shardc::ToolSession::~ToolSession() = default;
+
+OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel() {
+  if (inputPath.empty()) {
+    llvm::errs() << "shardc: error: no input model given (a .mlir or .json "
+                    "path, or - for stdin)\n";
+    return nullptr;
+  }
+  auto format = resolveModelFormat(inputPath, inputFormat);
+  if (!format) {
+    llvm::errs() << "shardc: error: " << llvm::toString(format.takeError())
+                 << "\n";
+    return nullptr;
+  }
+  return loadModel(inputPath, *format, sourceMgr, &context);
+}
+
+/// `--inputs a=x.npy b=y.npy` (space separated, as users type it) becomes
+/// `--inputs=a=x.npy --inputs=b=y.npy`, which the option parser understands.
+static std::vector<std::string> expandInputsLists(int argc, char **argv) {
+  std::vector<std::string> out;
+  for (int i = 0; i < argc; ++i) {
+    StringRef arg(argv[i]);
+    if (arg != "--inputs" && arg != "-inputs") {
+      out.push_back(arg.str());
+      continue;
+    }
+    int j = i + 1;
+    for (; j < argc && !StringRef(argv[j]).starts_with("-") &&
+           StringRef(argv[j]).contains('=');
+         ++j)
+      out.push_back("--inputs=" + std::string(argv[j]));
+    if (j == i + 1)
+      out.push_back(arg.str()); // let the parser report the missing value
+    i = j - 1;
+  }
+  return out;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  std::vector<std::string> args = expandInputsLists(argc, argv);
+  std::vector<const char *> argPtrs;
+  for (const std::string &a : args)
+    argPtrs.push_back(a.c_str());
+
+  cl::ParseCommandLineOptions(
+      static_cast<int>(argPtrs.size()), argPtrs.data(),
+      "shardc: a GSPMD-style sharding compiler\n\n"
+      "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
+      "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n\n"
+      "Run `shardc <subcommand> --help` for a subcommand's options.\n");
+
+  if (shardc::compileCommand)
+    return shardc::runCompileCommand();
+  if (shardc::runCommand)
+    return shardc::runRunCommand();
+  llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
+  return 1;
+}
