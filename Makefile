@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps configure build demo test bench clean
+.PHONY: deps configure build demo test bench docs clean
 
 deps:
 	@scripts/install-deps.sh
@@ -26,6 +26,11 @@ demo: build
 
 test: build
 	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
+
+# Refresh the references generated from ODS (checked by a test).
+docs: build
+	cp $(BUILD_DIR)/docs/Dialects/ShardcDialect.md docs/Dialects/
+	cp $(BUILD_DIR)/docs/ShardcPasses.md docs/Passes.md
 
 clean:
 	rm -rf $(BUILD_DIR)

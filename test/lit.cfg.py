@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -13,6 +14,9 @@ config.test_exec_root = os.path.join(config.shardc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shardc_src_root", config.shardc_src_root))
+config.substitutions.append(("%shardc_tools_dir", config.shardc_tools_dir))
+config.substitutions.append(("%shardc_obj_root", config.shardc_obj_root))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])

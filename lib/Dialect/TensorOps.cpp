@@ -44,6 +44,17 @@ static LogicalResult checkDimList(std::optional<Location> loc,
   return success();
 }
 
+bool shardc::hasAddressableSize(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return false;
+  int64_t bytes = (tensor.getElementTypeBitWidth() + 7) / 8;
+  for (int64_t d : tensor.getShape())
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes))
+      return false;
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // MatmulOp
 //===----------------------------------------------------------------------===//

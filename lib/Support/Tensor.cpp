@@ -154,16 +154,17 @@ llvm::Expected<Tensor> Tensor::allocate(ArrayRef<int64_t> shape, DType dtype,
         std::calloc(static_cast<size_t>(t.numElements_), sizeof(float)));
     if (!p)
       return makeError("out of memory: cannot allocate " +
-                       llvm::Twine(t.byteSize()) + " bytes for a tensor of "
-                       "shape " + formatShape(shape));
+                       llvm::Twine(t.byteSize()) +
+                       " bytes for a tensor of "
+                       "shape " +
+                       formatShape(shape));
     t.data_.reset(p);
   }
   return std::move(t);
 }
 
 llvm::Expected<Tensor> Tensor::fromValues(ArrayRef<int64_t> shape,
-                                          ArrayRef<float> values,
-                                          DType dtype) {
+                                          ArrayRef<float> values, DType dtype) {
   std::optional<int64_t> count = checkedNumElements(shape);
   if (!count || static_cast<uint64_t>(*count) != values.size())
     return makeError("shape " + formatShape(shape) + " does not hold " +
@@ -246,8 +247,8 @@ static void splitAround(ArrayRef<int64_t> shape, int64_t dim, int64_t &outer,
     inner *= shape[i];
 }
 
-llvm::Expected<Tensor> shardc::sliceBlock(const Tensor &tensor, int64_t dim,
-                                          int64_t numBlocks, int64_t index) {
+llvm::Expected<Tensor> shardc::trySliceBlock(const Tensor &tensor, int64_t dim,
+                                             int64_t numBlocks, int64_t index) {
   if (dim < 0 || dim >= tensor.rank())
     return makeError("cannot slice " + tensor.describe() + " along dim " +
                      llvm::Twine(dim) + ": out of range");
@@ -270,19 +271,19 @@ llvm::Expected<Tensor> shardc::sliceBlock(const Tensor &tensor, int64_t dim,
   int64_t run = shape[dim] * inner;
   int64_t srcRow = tensor.dim(dim) * inner;
   for (int64_t o = 0; o < outer && run > 0; ++o)
-    std::memcpy(out->data() + o * run,
-                tensor.data() + o * srcRow + index * run, run * sizeof(float));
+    std::memcpy(out->data() + o * run, tensor.data() + o * srcRow + index * run,
+                run * sizeof(float));
   return out;
 }
 
-llvm::Expected<Tensor> shardc::concatenate(ArrayRef<const Tensor *> parts,
-                                           int64_t dim, uint64_t maxBytes) {
+llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
+                                              int64_t dim, uint64_t maxBytes) {
   if (parts.empty())
     return makeError("cannot concatenate zero tensors");
   const Tensor &first = *parts.front();
   if (dim < 0 || dim >= first.rank())
-    return makeError("cannot concatenate " + first.describe() +
-                     " along dim " + llvm::Twine(dim) + ": out of range");
+    return makeError("cannot concatenate " + first.describe() + " along dim " +
+                     llvm::Twine(dim) + ": out of range");
   SmallVector<int64_t> shape(first.shape());
   shape[dim] = 0;
   for (const Tensor *part : parts) {
@@ -299,8 +300,7 @@ llvm::Expected<Tensor> shardc::concatenate(ArrayRef<const Tensor *> parts,
                        " overflows");
     shape[dim] = *sum;
   }
-  llvm::Expected<Tensor> out =
-      Tensor::allocate(shape, first.dtype(), maxBytes);
+  llvm::Expected<Tensor> out = Tensor::allocate(shape, first.dtype(), maxBytes);
   if (!out)
     return out.takeError();
   int64_t outer, inner;
@@ -323,11 +323,11 @@ float shardc::maxAbsDifference(const Tensor &a, const Tensor &b) {
     return std::numeric_limits<float>::infinity();
   float worst = 0;
   for (auto [x, y] : llvm::zip(a.values(), b.values())) {
-    if (std::isnan(x) && std::isnan(y))
+    if ((std::isnan(x) && std::isnan(y)) || x == y) // also equal infinities
       continue;
     float d = std::fabs(x - y);
-    if (std::isnan(d) || (std::isinf(x) && x == y))
-      d = std::isnan(d) ? std::numeric_limits<float>::infinity() : 0.0f;
+    if (std::isnan(d))
+      d = std::numeric_limits<float>::infinity();
     worst = std::max(worst, d);
   }
   return worst;

@@ -219,7 +219,7 @@ func.func @elementwise_types(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> tensor
 // -----
 
 func.func @integer_tensor(%a: tensor<4x8xi32>) -> tensor<4x8xi32> {
-  // expected-error @+1 {{must be statically shaped tensor of 32-bit float or 16-bit float or bfloat16 type or 64-bit float values}}
+  // expected-error @+1 {{must be statically shaped tensor of f32, f16, bf16 or f64 values whose byte size fits in 63 bits}}
   %0 = shardc.relu %a : tensor<4x8xi32>
   return %0 : tensor<4x8xi32>
 }
@@ -227,7 +227,7 @@ func.func @integer_tensor(%a: tensor<4x8xi32>) -> tensor<4x8xi32> {
 // -----
 
 func.func @dynamic_shape(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{must be statically shaped tensor}}
+  // expected-error @+1 {{must be statically shaped tensor of f32}}
   %0 = shardc.relu %a : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
@@ -359,4 +359,12 @@ func.func @bad_sharding_syntax(%a: tensor<4xf32> {shardc.sharding = #shardc.shar
 // expected-error @+1 {{sharding axes must be non-empty strings}}
 func.func @empty_axis(%a: tensor<4xf32> {shardc.sharding = #shardc.sharding<@mesh, [{""}]>}) {
   return
+}
+
+// -----
+
+func.func @huge(%a: tensor<4611686018427387904x4xf32>) -> tensor<4611686018427387904x4xf32> {
+  // expected-error @+1 {{whose byte size fits in 63 bits}}
+  %0 = shardc.relu %a : tensor<4611686018427387904x4xf32>
+  return %0 : tensor<4611686018427387904x4xf32>
 }

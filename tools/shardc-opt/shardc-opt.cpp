@@ -1,6 +1,7 @@
 //===- shardc-opt.cpp - the mlir-opt of shardc, for lit tests -------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -12,6 +13,7 @@ int main(int argc, char **argv) {
   registry.insert<shardc::ShardcDialect, mlir::func::FuncDialect>();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
+  shardc::registerShardcPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "shardc optimizer driver\n", registry));
 }

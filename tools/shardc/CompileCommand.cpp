@@ -35,9 +35,26 @@ static cl::opt<std::string> passPipeline(
              "'builtin.module(canonicalize)'"),
     cl::init(""), cl::sub(shardc::compileCommand));
 
+static cl::opt<bool> propagate(
+    "propagate", cl::desc("Run sharding propagation (--shardc-propagate)"),
+    cl::init(false), cl::sub(shardc::compileCommand));
+
+static cl::opt<bool> partition(
+    "partition",
+    cl::desc("Propagate, then partition into a per-device SPMD program"),
+    cl::init(false), cl::sub(shardc::compileCommand));
+
+static cl::opt<bool> explain(
+    "explain",
+    cl::desc("With --propagate/--partition: a remark per value saying where "
+             "its sharding came from"),
+    cl::init(false), cl::sub(shardc::compileCommand));
+
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
+  if (propagate || partition || explain)
+    shardc::addShardingPipeline(pm, partition, explain);
   if (passPipeline.empty())
     return success();
   std::string errors;

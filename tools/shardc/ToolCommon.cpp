@@ -3,6 +3,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -50,4 +51,13 @@ std::vector<std::string> shardc::getOutputNames(func::FuncOp func) {
     names.push_back(unique);
   }
   return names;
+}
+
+void shardc::addShardingPipeline(PassManager &pm, bool partition,
+                                 bool explain) {
+  ShardcPropagateOptions propagate;
+  propagate.explain = explain;
+  pm.addPass(createShardcPropagate(propagate));
+  if (partition)
+    pm.addPass(createShardcPartition());
 }

@@ -4,7 +4,10 @@
 #define SHARDC_TOOLS_TOOLCOMMON_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "shardc/Support/Tensor.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 
 #include <string>
@@ -24,12 +27,26 @@ std::string getInputName(mlir::func::FuncOp func, unsigned i);
 /// made unique ("z", "z_1"), or "output<i>" for unnamed values.
 std::vector<std::string> getOutputNames(mlir::func::FuncOp func);
 
+/// "[16, 64]".
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
+/// Every input of `func`, from --inputs files or the --seed generator;
+/// reports the first problem by input name (to stderr) and fails.
+mlir::FailureOr<llvm::SmallVector<Tensor>> gatherInputs(mlir::func::FuncOp func);
+
+/// Adds propagation (and partitioning) to `pm`.
+void addShardingPipeline(mlir::PassManager &pm, bool partition, bool explain);
+
 /// Subcommand entry points; each returns the process exit code.
 int runCompileCommand();
 int runRunCommand();
+int runSimulateCommand();
+int runExplainCommand();
 
 extern llvm::cl::SubCommand compileCommand;
 extern llvm::cl::SubCommand runCommand;
+extern llvm::cl::SubCommand simulateCommand;
+extern llvm::cl::SubCommand explainCommand;
 
 } // namespace shardc
 

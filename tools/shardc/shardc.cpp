@@ -10,6 +10,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -31,6 +32,17 @@ cl::SubCommand runCommand(
     "Execute the unsharded model with the reference interpreter.\n\n"
     "  example: shardc run examples/mlp_2d_mesh.json --inputs x=x.npy w0=w0.npy w1=w1.npy --out-dir out\n"
     "           shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out   (missing inputs are random)\n");
+cl::SubCommand simulateCommand(
+    "simulate",
+    "Propagate, partition, and run the SPMD program on a simulated mesh;\n"
+    "compare with the unsharded program and report bytes, memory and time.\n\n"
+    "  example: shardc simulate examples/mlp_2d_mesh.json --seed 0 --report-json report.json --trace trace.json\n");
+cl::SubCommand explainCommand(
+    "explain",
+    "Print each value's sharding, where it came from, and the reshards the\n"
+    "partitioner will insert with their bytes.\n\n"
+    "  example: shardc explain examples/megatron_mlp.json\n"
+    "           shardc explain examples/mlp_2d_mesh.json --show-layout h\n");
 } // namespace shardc
 
 static cl::OptionCategory sharedCategory("Input options");
@@ -38,14 +50,18 @@ static cl::OptionCategory sharedCategory("Input options");
 static cl::opt<std::string> inputPath(cl::Positional,
                                       cl::desc("<model.mlir|model.json|->"),
                                       cl::sub(shardc::compileCommand),
-                                      cl::sub(shardc::runCommand));
+                                      cl::sub(shardc::runCommand),
+                                      cl::sub(shardc::simulateCommand),
+                                      cl::sub(shardc::explainCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
                 cl::desc("Format of the input: mlir or json (default: by "
                          "extension; required for stdin)"),
                 cl::init(""), cl::cat(sharedCategory),
-                cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand));
+                cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+                cl::sub(shardc::simulateCommand),
+                cl::sub(shardc::explainCommand));
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
@@ -59,6 +75,7 @@ struct shardc::ToolSession::Handler {
 shardc::ToolSession::ToolSession() {
   DialectRegistry registry;
   registry.insert<shardc::ShardcDialect, func::FuncDialect>();
+  shardc::registerShardcPasses();
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
   context.disableMultithreading();
@@ -79,7 +96,13 @@ OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel() {
                  << "\n";
     return nullptr;
   }
-  return loadModel(inputPath, *format, sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      loadModel(inputPath, *format, sourceMgr, &context);
+  // Every command works on a model's function: a file without one is an
+  // error, not an empty success.
+  if (module && !getEntryFunction(*module))
+    return nullptr;
+  return module;
 }
 
 /// `--inputs a=x.npy b=y.npy` (space separated, as users type it) becomes
@@ -115,13 +138,19 @@ int main(int argc, char **argv) {
       static_cast<int>(argPtrs.size()), argPtrs.data(),
       "shardc: a GSPMD-style sharding compiler\n\n"
       "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
-      "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n\n"
+      "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n"
+      "  shardc simulate examples/mlp_2d_mesh.json --seed 0\n"
+      "  shardc explain examples/megatron_mlp.json\n\n"
       "Run `shardc <subcommand> --help` for a subcommand's options.\n");
 
   if (shardc::compileCommand)
     return shardc::runCompileCommand();
   if (shardc::runCommand)
     return shardc::runRunCommand();
+  if (shardc::simulateCommand)
+    return shardc::runSimulateCommand();
+  if (shardc::explainCommand)
+    return shardc::runExplainCommand();
   llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
   return 1;
 }

@@ -80,6 +80,13 @@ class Shardc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 // executed today; the others are accepted by the IR so that mixed precision
 // needs no change here.
 def Shardc_Float : AnyTypeOf<[F32, F16, BF16, F64]>;
-def Shardc_Tensor : StaticShapeTensorOf<[F32, F16, BF16, F64]>;
+// A tensor whose byte size overflows 63 bits cannot exist anywhere, so it is
+// rejected when the IR is verified, not when something tries to allocate it.
+def Shardc_Tensor : Type<
+    And<[StaticShapeTensorOf<[F32, F16, BF16, F64]>.predicate,
+         CPred<"::shardc::hasAddressableSize($_self)">]>,
+    "statically shaped tensor of f32, f16, bf16 or f64 values whose byte "
+    "size fits in 63 bits",
+    "::mlir::RankedTensorType">;
 
 #endif // SHARDC_DIALECT_SHARDCDIALECT_TD

@@ -5,6 +5,7 @@
 
 include "shardc/Dialect/ShardcDialect.td"
 include "shardc/Dialect/ShardcAttrs.td"
+include "shardc/Dialect/ShardingRuleInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -52,7 +53,8 @@ def Shardc_MeshOp : Shardc_Op<"mesh", [Symbol]> {
 //===----------------------------------------------------------------------===//
 
 class Shardc_UnaryElementwiseOp<string mnemonic, string formula>
-    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Applies `}] # formula # [{` to every element. The result has the operand's
@@ -81,7 +83,8 @@ def Shardc_RsqrtOp : Shardc_UnaryElementwiseOp<"rsqrt", "1/sqrt(x)">;
 def Shardc_SigmoidOp : Shardc_UnaryElementwiseOp<"sigmoid", "1/(1+e^-x)">;
 
 class Shardc_BinaryElementwiseOp<string mnemonic, string formula>
-    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Computes `}] # formula # [{` element by element. Both operands and the
@@ -106,7 +109,7 @@ def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs">;
 def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)">;
 
 def Shardc_MatmulOp : Shardc_Op<"matmul",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Matrix product, optionally batched over equal leading dims.";
   let description = [{
     `result[b..., i, j] = sum_k lhs[b..., i, k] * rhs[b..., k, j]`.
@@ -127,7 +130,7 @@ def Shardc_MatmulOp : Shardc_Op<"matmul",
 }
 
 def Shardc_DotGeneralOp : Shardc_Op<"dot_general",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "General tensor contraction with batch and contracting dims (einsum-like).";
   let description = [{
     Contracts `lhs` and `rhs` over the paired contracting dimensions, with the
@@ -161,7 +164,8 @@ def Shardc_DotGeneralOp : Shardc_Op<"dot_general",
 }
 
 class Shardc_ReduceOp<string mnemonic, string kind>
-    : Shardc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Shardc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Reduces (" # kind # ") over the listed dimensions, dropping them.";
   let description = [{
     Combines the elements along each dimension in `dims` with `}] # kind # [{`;
@@ -182,7 +186,7 @@ def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum">;
 def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max">;
 
 def Shardc_TransposeOp : Shardc_Op<"transpose",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Permutes dimensions: result dim i is operand dim permutation[i].";
   let description = [{
     ```mlir
@@ -197,7 +201,8 @@ def Shardc_TransposeOp : Shardc_Op<"transpose",
   let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_ReshapeOp : Shardc_Op<"reshape", [Pure]> {
+def Shardc_ReshapeOp : Shardc_Op<"reshape",
+    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Reinterprets the row-major elements with a new shape.";
   let description = [{
     ```mlir
@@ -212,7 +217,8 @@ def Shardc_ReshapeOp : Shardc_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim", [Pure]> {
+def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim",
+    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Broadcasts to a larger shape; operand dim i becomes result dim dims[i].";
   let description = [{
     `result[r] = input[r[dims[0]], ..., r[dims[n-1]]]`, where an operand dim of
@@ -235,7 +241,8 @@ def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim", [Pure]> {
 }
 
 def Shardc_ConstantOp : Shardc_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>,
+     DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "A tensor constant.";
   let description = [{
     ```mlir
@@ -251,7 +258,7 @@ def Shardc_ConstantOp : Shardc_Op<"constant",
 }
 
 def Shardc_ShardingConstraintOp : Shardc_Op<"sharding_constraint",
-    [Pure, SameOperandsAndResultType]> {
+    [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
   let summary = "Pins the sharding of a value (like jax.lax.with_sharding_constraint).";
   let description = [{
     Returns its operand unchanged, and states that the result must have the

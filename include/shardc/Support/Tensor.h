@@ -87,6 +87,8 @@ public:
   Tensor clone() const;
 
   llvm::ArrayRef<int64_t> shape() const { return shape_; }
+  /// MLIR-style spelling of shape().
+  llvm::ArrayRef<int64_t> getShape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t dim(int64_t i) const { return shape_[i]; }
   DType dtype() const { return dtype_; }
@@ -129,16 +131,19 @@ private:
   DType dtype_ = DType::F32;
 };
 
+/// Checked block helpers, for data whose shapes have not been validated
+/// (every bad argument is an error, never an abort).
+///
 /// Block `index` of `tensor` split along `dim` into `numBlocks` equal
 /// blocks. Fails if `dim` is out of range, `index` outside [0, numBlocks) or
 /// the dim not divisible.
-llvm::Expected<Tensor> sliceBlock(const Tensor &tensor, int64_t dim,
-                                  int64_t numBlocks, int64_t index);
+llvm::Expected<Tensor> trySliceBlock(const Tensor &tensor, int64_t dim,
+                                     int64_t numBlocks, int64_t index);
 
 /// Concatenation of `parts` along `dim`; every other dim must agree.
 llvm::Expected<Tensor>
-concatenate(llvm::ArrayRef<const Tensor *> parts, int64_t dim,
-            uint64_t maxBytes = defaultMaxTensorBytes());
+tryConcatenate(llvm::ArrayRef<const Tensor *> parts, int64_t dim,
+               uint64_t maxBytes = defaultMaxTensorBytes());
 
 /// Largest |a - b| over all elements (NaN compares as infinitely far unless
 /// both are NaN); +inf if the shapes differ.

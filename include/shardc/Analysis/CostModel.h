@@ -1,0 +1,31 @@
+//===- CostModel.h - what moving and computing costs ------------*- C++ -*-===//
+//
+// One model prices every plan: the partitioner's choice of layout, `shardc
+// explain`, and the simulator's time estimate (docs/cost-model.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_ANALYSIS_COSTMODEL_H
+#define SHARDC_ANALYSIS_COSTMODEL_H
+
+#include <cstdint>
+
+namespace shardc {
+
+/// The machine the estimates model. Defaults: a 5 us per-message latency
+/// and 25 GB/s per link (a PCIe-class interconnect), and 100 GFLOP/s per
+/// device (one CPU core with a good GEMM).
+struct MachineModel {
+  double linkLatencySeconds = 5e-6;
+  double linkBytesPerSecond = 25e9;
+  double flopsPerSecond = 100e9;
+
+  /// A collective of `messages` sequential messages sending `bytes`.
+  double collectiveSeconds(int64_t messages, int64_t bytes) const {
+    return messages * linkLatencySeconds + double(bytes) / linkBytesPerSecond;
+  }
+};
+
+} // namespace shardc
+
+#endif // SHARDC_ANALYSIS_COSTMODEL_H

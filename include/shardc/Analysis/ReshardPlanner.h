@@ -1,0 +1,94 @@
+//===- ReshardPlanner.h - moving a value between two shardings --*- C++ -*-===//
+//
+// Plans the collectives that turn a value laid out by one sharding into the
+// same value laid out by another, moving as few bytes as it can: pending
+// sums are reduce-scattered straight into the dim that wants the axis (never
+// all-reduced and then sliced), an axis moving between dims is an
+// all_to_all (not a gather and a slice), blocks that only change owners are
+// a collective_permute, and a split of replicated data is a free all_slice.
+// The partitioner materializes the plan as ops; `explain` prints it; the
+// cost model prices it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_ANALYSIS_RESHARDPLANNER_H
+#define SHARDC_ANALYSIS_RESHARDPLANNER_H
+
+#include "shardc/Analysis/CostModel.h"
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace shardc {
+
+/// One collective of a reshard.
+struct ReshardStep {
+  enum class Kind : uint8_t {
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    AllToAll,
+    AllSlice,
+    CollectivePermute,
+  };
+  Kind kind;
+  /// The mesh axes of the collective's groups, major to minor.
+  llvm::SmallVector<llvm::StringRef, 2> axes;
+  /// all_gather / reduce_scatter / all_slice: the dim; all_to_all: split_dim.
+  int64_t dim = -1;
+  /// all_to_all: concat_dim.
+  int64_t concatDim = -1;
+  /// collective_permute: (source, target) group indices.
+  llvm::SmallVector<std::pair<int64_t, int64_t>> pairs;
+  /// Local shapes before and after the step.
+  llvm::SmallVector<int64_t, 4> localShapeBefore, localShapeAfter;
+  /// The value's sharding after the step.
+  ShardingAttr after;
+  /// Bytes each device sends, with ring algorithms (see docs/cost-model.md).
+  int64_t bytesPerDevice = 0;
+  /// Sequential messages of the ring algorithm (its latency terms).
+  int64_t messages = 0;
+};
+
+/// "all_gather", "reduce_scatter", ... (the op mnemonics).
+llvm::StringRef stringifyReshardKind(ReshardStep::Kind kind);
+
+struct ReshardPlan {
+  llvm::SmallVector<ReshardStep> steps;
+  int64_t bytesPerDevice = 0;
+  /// Estimated duration on `machine`.
+  double seconds(const MachineModel &machine) const {
+    double t = 0;
+    for (const ReshardStep &s : steps)
+      t += machine.collectiveSeconds(s.messages, s.bytesPerDevice);
+    return t;
+  }
+};
+
+/// The per-device shape of a tensor of `globalShape` under `sharding`
+/// (dims divided by the product of their axes' sizes).
+llvm::SmallVector<int64_t, 4> getLocalShape(ShardingAttr sharding, MeshOp mesh,
+                                            llvm::ArrayRef<int64_t> globalShape);
+
+/// Plans `from` -> `to` for a tensor of `globalShape` whose elements take
+/// `elementBytes`. Fails (with `why` set) only for targets no collective
+/// sequence reaches: adding a partial axis the value does not have.
+mlir::FailureOr<ReshardPlan> planReshard(ShardingAttr from, ShardingAttr to,
+                                         MeshOp mesh,
+                                         llvm::ArrayRef<int64_t> globalShape,
+                                         int64_t elementBytes,
+                                         std::string *why = nullptr);
+
+/// Bytes each device sends for one collective of `kind` over a group of
+/// `groupSize` devices whose input block has `localBytes` bytes.
+int64_t collectiveBytesPerDevice(ReshardStep::Kind kind, int64_t groupSize,
+                                 int64_t localBytes);
+
+/// Sequential messages of that collective's ring algorithm.
+int64_t collectiveMessages(ReshardStep::Kind kind, int64_t groupSize);
+
+} // namespace shardc
+
+#endif // SHARDC_ANALYSIS_RESHARDPLANNER_H

@@ -1,0 +1,124 @@
+//===- ShardingRule.h - per-op sharding rules in factor form ----*- C++ -*-===//
+//
+// A sharding rule says how an op's tensor dimensions relate, so that a
+// sharding known on one operand or result can be carried to the others.
+//
+// It is written in *factor form*: the op's iteration space is a set of
+// factors, each with a size and a kind, and every dimension of every operand
+// and result is the row-major product of a list of factors (major to minor).
+// `matmul [16,64] x [64,128]` is factors i=16, k=64, j=128 with
+//
+//   lhs = [i, k], rhs = [k, j], result = [i, j], k a reduction factor.
+//
+// A dimension is usually one factor; a reshape's merged dimension is several
+// (`[8,4] -> [32]`: result dim 0 = [f8, f4]); an expanded size-1 dimension of
+// broadcast_in_dim is none. Sharding a factor over some mesh axes shards, in
+// every tensor that has it, the dimension that factor is in.
+//
+// Every tensor op implements `ShardingRuleOpInterface` (the rules are in
+// lib/Dialect/ShardingRules.cpp); lib/Analysis/FactorSharding.cpp turns a
+// rule plus known shardings into factor shardings and back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_DIALECT_SHARDINGRULE_H
+#define SHARDC_DIALECT_SHARDINGRULE_H
+
+#include "mlir/IR/OpDefinition.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace shardc {
+
+/// What sharding a factor costs.
+enum class FactorKind : uint8_t {
+  /// Appears in results as in operands: sharding it is free, every device
+  /// computes its block.
+  Parallel,
+  /// Summed away (matmul's k, reduce_sum's dims): sharding it leaves the
+  /// result a pending partial sum over the factor's axes.
+  Reduction,
+  /// Cannot be sharded at all (a reshape that cannot be followed, a max
+  /// reduction): any sharding of its dims must be gathered first.
+  NeedReplication,
+};
+
+/// "parallel", "reduction" or "need_replication".
+llvm::StringRef stringifyFactorKind(FactorKind kind);
+
+/// One factor of an op's iteration space.
+struct Factor {
+  int64_t size;
+  FactorKind kind;
+};
+
+/// The factors (indices into ShardingRule::getFactors()) one tensor
+/// dimension is made of, major to minor.
+using DimFactors = llvm::SmallVector<int64_t, 1>;
+/// One DimFactors per tensor dimension.
+using TensorFactors = llvm::SmallVector<DimFactors, 4>;
+
+/// An op's sharding rule: its factors and, for every operand then every
+/// result (together, the op's *tensors*), the factors of each dimension.
+class ShardingRule {
+public:
+  /// Adds a factor and returns its index.
+  int64_t addFactor(int64_t size, FactorKind kind);
+  /// Appends the next operand; all operands must be added before results.
+  void addOperand(TensorFactors dims);
+  void addResult(TensorFactors dims);
+
+  llvm::ArrayRef<Factor> getFactors() const { return factors; }
+  int64_t getNumFactors() const { return factors.size(); }
+  const Factor &getFactor(int64_t f) const { return factors[f]; }
+
+  unsigned getNumOperands() const { return numOperands; }
+  unsigned getNumResults() const { return tensors.size() - numOperands; }
+  /// Operands then results.
+  unsigned getNumTensors() const { return tensors.size(); }
+  llvm::ArrayRef<DimFactors> getTensor(unsigned t) const { return tensors[t]; }
+  llvm::ArrayRef<DimFactors> getOperand(unsigned i) const { return tensors[i]; }
+  llvm::ArrayRef<DimFactors> getResult(unsigned i) const {
+    return tensors[numOperands + i];
+  }
+  /// Index among getTensor() of result `i`.
+  unsigned getResultTensor(unsigned i) const { return numOperands + i; }
+  bool isResultTensor(unsigned t) const { return t >= numOperands; }
+
+  /// Element count of tensor `t` (the product of its factor sizes).
+  int64_t getTensorNumElements(unsigned t) const;
+  /// Size tensor `t`'s dim `d` has according to its factors.
+  int64_t getDimSize(unsigned t, unsigned d) const;
+
+  /// Checks the rule against the shapes of the op's tensors (operands then
+  /// results): the tensor count, every rank, every factor index, and that
+  /// each dim is the product of its factors. On failure `why` says what.
+  bool matchesShapes(llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+                     std::string &why) const;
+  /// Same, with the shapes of `op`'s operands and results.
+  bool matchesOp(mlir::Operation *op, std::string &why) const;
+
+  /// `([f0, f1], [f1, f2]) -> ([f0, f2]) {f0=16, f1=64 reduction, f2=128}`;
+  /// a compound dim prints as `(f0 f1)`, a dim without factors as `()`.
+  void print(llvm::raw_ostream &os) const;
+  std::string str() const;
+
+  /// Every tensor of `shape` shares one parallel factor per dim (elementwise
+  /// ops, sharding_constraint, func.return).
+  static ShardingRule getIdentity(llvm::ArrayRef<int64_t> shape,
+                                  unsigned numOperands, unsigned numResults);
+
+private:
+  llvm::SmallVector<Factor, 4> factors;
+  llvm::SmallVector<TensorFactors, 3> tensors;
+  unsigned numOperands = 0;
+};
+
+} // namespace shardc
+
+#include "shardc/Dialect/ShardingRuleInterface.h.inc"
+
+#endif // SHARDC_DIALECT_SHARDINGRULE_H

@@ -1,0 +1,31 @@
+//===- ShardingRuleInterface.td - per-op sharding rules ----*- tablegen -*-===//
+
+#ifndef SHARDC_DIALECT_SHARDINGRULEINTERFACE_TD
+#define SHARDC_DIALECT_SHARDINGRULEINTERFACE_TD
+
+include "mlir/IR/OpBase.td"
+
+def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::shardc";
+  let description = [{
+    A tensor op whose operand and result shardings are related by a
+    *sharding rule* in factor form (see `shardc/Dialect/ShardingRule.h` and
+    docs/propagation.md). Propagation and the partitioner only see an op
+    through its rule, so a new tensor op needs its definition and its rule
+    (in lib/Dialect/ShardingRules.cpp), nothing else.
+
+    `shardc.matmul %x, %w : (tensor<16x64xf32>, tensor<64x128xf32>) -> ...`
+    has the rule `([f0, f1], [f1, f2]) -> ([f0, f2])`, with `f1` (the
+    contracting dimension, size 64) a reduction factor.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's factors and, for each operand then each result, the factors
+        every dimension is made of. Built from the op's types and attributes,
+        which the op's verifier has checked.
+      }],
+      "::shardc::ShardingRule", "getShardingRule", (ins)>
+  ];
+}
+
+#endif // SHARDC_DIALECT_SHARDINGRULEINTERFACE_TD

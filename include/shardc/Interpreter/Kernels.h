@@ -1,0 +1,42 @@
+//===- Kernels.h - reference kernels for shardc tensor ops ------*- C++ -*-===//
+//
+// Evaluates one non-collective shardc operation on runtime tensors. This is
+// the single source of truth for what an op computes: the interpreter, the
+// multi-device simulator and the tests all go through it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_INTERPRETER_KERNELS_H
+#define SHARDC_INTERPRETER_KERNELS_H
+
+#include "shardc/Support/Tensor.h"
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
+namespace shardc {
+
+/// True for the shardc ops that exchange data between devices
+/// (all_gather, reduce_scatter, all_reduce, all_to_all, all_slice,
+/// collective_permute).
+bool isCollectiveOp(mlir::Operation *op);
+
+/// Computes the single result of `op` (any shardc tensor op except the
+/// collectives) from `operands`, given in op operand order. The result has
+/// the op's result type and is refused (error, nothing allocated) if it
+/// would exceed `maxTensorBytes`. Operands must match the op's operand
+/// types; anything unexpected (unsupported op or dtype, inconsistent shapes
+/// in unverified IR) is reported at `op->getLoc()` and fails.
+///
+/// The op is run through its verifier first, because the kernels rely on its
+/// invariants (operand counts, attributes present). Pass `verifyOp = false`
+/// when the enclosing function was verified already (as interpretFunction
+/// does), e.g. to avoid re-verifying the same op once per simulated device.
+mlir::FailureOr<Tensor>
+evaluateTensorOp(mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands,
+                 uint64_t maxTensorBytes = defaultMaxTensorBytes(),
+                 bool verifyOp = true);
+
+} // namespace shardc
+
+#endif // SHARDC_INTERPRETER_KERNELS_H

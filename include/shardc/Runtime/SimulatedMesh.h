@@ -1,0 +1,76 @@
+//===- SimulatedMesh.h - running an SPMD program on every device -*- C++ -*-===//
+//
+// Executes a partitioned (shardc.spmd) function for every device of its mesh
+// in one process, deterministically: ops run in lockstep, each collective
+// really exchanges the devices' buffers (in memory, combined in group-index
+// order), and every step is measured: bytes each device sends per
+// collective, each device's peak live bytes, and an estimated time from an
+// alpha-beta link model and a FLOP rate (docs/cost-model.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_RUNTIME_SIMULATEDMESH_H
+#define SHARDC_RUNTIME_SIMULATEDMESH_H
+
+#include "shardc/Analysis/CostModel.h"
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Support/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+/// One collective as executed.
+struct CollectiveRecord {
+  std::string kind;                 ///< op mnemonic, e.g. "all_gather"
+  std::vector<std::string> axes;    ///< mesh axes of its groups
+  int64_t dim = -1;                 ///< gather/scatter/slice dim (-1: none)
+  int64_t concatDim = -1;           ///< all_to_all only
+  int64_t groupSize = 1;
+  int64_t bytesPerDevice = 0;       ///< bytes each device sends
+  double seconds = 0;               ///< estimated duration
+  std::string value;                ///< the value it moves ("h", ...)
+};
+
+/// One span of the timeline, for the Chrome trace.
+struct TraceSpan {
+  int64_t device;
+  std::string name;
+  std::string category; ///< "compute" or "communication"
+  double startSeconds;
+  double durationSeconds;
+};
+
+struct SimulationReport {
+  int64_t numDevices = 0;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<int64_t> peakBytesPerDevice;
+  std::vector<int64_t> commBytesPerDevice;
+  std::vector<double> flopsPerDevice;
+  double estimatedSeconds = 0;
+  std::vector<TraceSpan> trace;
+};
+
+struct SimulationOptions {
+  MachineModel machine;
+  uint64_t maxTensorBytes = defaultMaxTensorBytes();
+};
+
+/// Runs `spmd` on every device of `mesh`. `deviceArgs[d]` holds device d's
+/// local arguments. Returns `results[d]` for every device; fails with a
+/// diagnostic at the failing op.
+mlir::FailureOr<std::vector<std::vector<Tensor>>>
+simulateOnMesh(mlir::func::FuncOp spmd, MeshOp mesh,
+               std::vector<std::vector<Tensor>> deviceArgs,
+               const SimulationOptions &options, SimulationReport &report);
+
+/// Writes `report.trace` as a Chrome trace event file (one track per
+/// device; Perfetto and chrome://tracing open it).
+void writeChromeTrace(const SimulationReport &report, llvm::raw_ostream &os);
+
+} // namespace shardc
+
+#endif // SHARDC_RUNTIME_SIMULATEDMESH_H

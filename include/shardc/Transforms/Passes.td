@@ -1,0 +1,131 @@
+//===- Passes.td - shardc passes ---------------------------*- tablegen -*-===//
+
+#ifndef SHARDC_TRANSFORMS_PASSES_TD
+#define SHARDC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ShardcPropagate : Pass<"shardc-propagate", "::mlir::ModuleOp"> {
+  let summary = "Gives every value a sharding, starting from the annotated ones.";
+  let description = [{
+    Starts from the shardings the program states — function argument and
+    result attributes `shardc.sharding`, `shardc.sharding_constraint`, and
+    `shardc.sharding` attributes already on op results — and carries them
+    forward and backward through every op's sharding rule (the
+    `ShardingRuleOpInterface`, in factor form) until nothing changes. Then
+    every op result, function argument and function result without a
+    sharding gets one: the inferred one, or fully replicated when no sharding
+    reached it.
+
+    * User annotations are never changed (a user-given `partial` is kept).
+    * Inferred shardings only grow (an axis list is only ever extended), so
+      the pass terminates; it runs in time linear in the program size.
+    * Partial axes are never inferred: that a matmul with a sharded
+      contracting dim produces a pending sum is the partitioner's business.
+    * Conflicts are resolved deterministically: compatible candidates merge
+      to the longest; otherwise user annotations beat propagated shardings,
+      then the larger tensor's sharding is kept, then operand order; a mesh
+      axis shards at most one factor of an op, parallel factors first. A
+      factor's axes always divide its size, so no uneven dim is produced.
+    * Running the pass twice gives the same module.
+
+    Functions marked `shardc.spmd` (already partitioned) and external
+    functions are skipped; so is a function in a module without a mesh.
+    The rules and the merge are documented in docs/propagation.md.
+
+    Example (`shardc-opt --shardc-propagate`), Megatron's column then row
+    split:
+
+    ```mlir
+    shardc.mesh @mesh ["model"=4]
+    func.func @mlp(%x: tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {} ]>},
+                   %w0: tensor<64x256xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"model"} ]>},
+                   %w1: tensor<256x64xf32>)
+        -> (tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {} ]>}) {
+      %h = shardc.matmul %x, %w0 : (tensor<16x64xf32>, tensor<64x256xf32>) -> tensor<16x256xf32>
+      %r = shardc.relu %h : tensor<16x256xf32>
+      %y = shardc.matmul %r, %w1 : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>
+      return %y : tensor<16x64xf32>
+    }
+    ```
+
+    becomes (`%w1` gets `[{"model"}, {} ]`, `%h` and `%r` get
+    `[{}, {"model"} ]`, `%y` is replicated like the output):
+
+    ```
+    func.func @mlp(..., %w1: tensor<256x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"model"}, {} ]>}) -> ... {
+      %h = shardc.matmul %x, %w0 {shardc.sharding = #shardc.sharding<@mesh, [{}, {"model"} ]>} : ...
+      %r = shardc.relu %h {shardc.sharding = #shardc.sharding<@mesh, [{}, {"model"} ]>} : tensor<16x256xf32>
+      %y = shardc.matmul %r, %w1 {shardc.sharding = #shardc.sharding<@mesh, [{}, {} ]>} : ...
+      return %y : tensor<16x64xf32>
+    }
+    ```
+
+    With `explain=true`, every value gets a remark saying its sharding and
+    where it came from, and every resolved conflict a remark saying which
+    candidate lost and why:
+
+    ```
+    mlp.mlir:5:8: remark: result #0 of 'shardc.matmul' is #shardc.sharding<@mesh, [{}, {"model"} ]> (propagated from argument #1 through 'shardc.matmul' at mlp.mlir:5:8)
+    ```
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per value with its sharding and its origin, and "
+           "one per resolved conflict">,
+  ];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
+def ShardcPartition : Pass<"shardc-partition", "::mlir::ModuleOp"> {
+  let summary = "Rewrites a sharded program into the per-device (SPMD) program.";
+  let description = [{
+    Takes a function whose every value has a sharding (run
+    `--shardc-propagate` first) and rewrites it into the program every device
+    of the mesh runs on its local blocks: types become local shapes, and the
+    collectives the layouts need are inserted. The function is marked
+    `shardc.spmd`; its argument and result shardings stay, describing the
+    global layout its arguments and results are blocks of.
+
+    * Each op is computed in the layout, allowed by its sharding rule, that
+      moves the fewest bytes: its operands are resharded into it, its result
+      comes out of it (and is resharded later, where a consumer needs
+      another layout). Candidates come from the shardings around the op:
+      all of them, the result's alone, the operands' alone, each operand's.
+    * A contracting factor split over some axes makes the result a pending
+      partial sum over them. It is materialized only where needed: an
+      `all_reduce` where a consumer needs the whole value, a
+      `reduce_scatter` where it needs the value split over the summed axis
+      (never an all_reduce followed by a slice).
+    * Reshards come from the ReshardPlanner: `all_gather`, free
+      `all_slice`, `all_to_all` to move an axis between dims,
+      `collective_permute` when blocks only change owners. A value needed
+      in one layout by several consumers is moved once.
+    * `sharding_constraint` ops disappear (their sharding is realized by a
+      reshard); constants are materialized whole and sliced.
+    * Every inserted op carries the sharding its local value represents.
+
+    Example (`shardc-opt --shardc-propagate --shardc-partition`), the
+    Megatron MLP on `["model"=4]`:
+
+    ```mlir
+    shardc.mesh @mesh ["model"=4]
+    func.func @mlp(%x: tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {} ]>},
+                   %w0: tensor<64x256xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"model"} ]>},
+                   %w1: tensor<256x64xf32>)
+        -> (tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {} ]>}) {
+      %h = shardc.matmul %x, %w0 : (tensor<16x64xf32>, tensor<64x256xf32>) -> tensor<16x256xf32>
+      %r = shardc.relu %h : tensor<16x256xf32>
+      %y = shardc.matmul %r, %w1 : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>
+      return %y : tensor<16x64xf32>
+    }
+    ```
+
+    becomes, per device, `matmul [16,64]x[64,64]`, `relu`, `matmul
+    [16,64]x[64,64]` (a partial sum over "model") and one
+    `shardc.all_reduce ... on @mesh axes = ["model"]`.
+  }];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
+#endif // SHARDC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,479 @@
+//===- JsonExporter.cpp - a shardc module as a JSON graph -----------------===//
+//
+// The export must be lossless: everything the IR carries is either written
+// or rejected with a diagnostic, never dropped. What the format leaves out
+// on purpose (result types, locations) the importer recomputes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Export/JsonExporter.h"
+
+#include "JsonWriter.h"
+
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::jsonexport;
+using llvm::StringRef;
+
+/// The format's name of a tensor element type, or "".
+static StringRef dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF64())
+    return "f64";
+  return "";
+}
+
+/// The entries of an argument or result attribute dictionary (null when the
+/// value has none).
+static ArrayRef<NamedAttribute> attrsOf(DictionaryAttr dict) {
+  return dict ? dict.getValue() : ArrayRef<NamedAttribute>();
+}
+
+static OrderedJson intList(ArrayRef<int64_t> values) {
+  OrderedJson list = OrderedJson::array();
+  for (int64_t v : values)
+    list.push_back(v);
+  return list;
+}
+
+static OrderedJson stringList(ArrayRef<StringRef> values) {
+  OrderedJson list = OrderedJson::array();
+  for (StringRef v : values)
+    list.push_back(v.str());
+  return list;
+}
+
+/// The shortest decimal that reads back (through a double, as the importer
+/// reads it) as exactly `value`: an f32 0.1 is written 0.1, not the
+/// 0.10000000149011612 its double widening would print as.
+static FailureOr<OrderedJson> floatToJson(const APFloat &value) {
+  if (value.isInfinity())
+    return OrderedJson(value.isNegative() ? "-inf" : "inf");
+  const llvm::fltSemantics &sem = value.getSemantics();
+  if (value.isNaN()) {
+    // Only the default NaN can be written ("nan"); a payload would be lost.
+    if (!value.bitwiseIsEqual(APFloat::getQNaN(sem)))
+      return failure();
+    return OrderedJson("nan");
+  }
+  APFloat wide = value;
+  bool losesInfo = false;
+  wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  double d = wide.convertToDouble();
+  for (int precision = 1; precision <= 17; ++precision) {
+    char buf[40];
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
+    double back = std::strtod(buf, nullptr);
+    APFloat narrowed(back);
+    narrowed.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
+    if (narrowed.bitwiseIsEqual(value))
+      return OrderedJson(back);
+  }
+  return OrderedJson(d);
+}
+
+namespace {
+class GraphExporter {
+public:
+  explicit GraphExporter(ModuleOp module) : module(module) {}
+  LogicalResult run(OrderedJson &graph);
+
+private:
+  LogicalResult exportMesh(OrderedJson &graph);
+  FailureOr<func::FuncOp> findFunction();
+  void nameValues(func::FuncOp func);
+  LogicalResult exportInputs(func::FuncOp func, OrderedJson &graph);
+  LogicalResult exportOp(Operation *op, OrderedJson &entry);
+  LogicalResult exportOpFields(Operation *op, OrderedJson &entry);
+  LogicalResult exportOutputs(func::FuncOp func, OrderedJson &graph);
+  /// Writes `attr` (a sharding) as `entry[shardingKey]`/`entry[partialKey]`.
+  LogicalResult putSharding(Operation *at, Attribute attr, OrderedJson &entry,
+                            StringRef shardingKey = "sharding",
+                            StringRef partialKey = "partial");
+  LogicalResult checkMesh(Operation *at, FlatSymbolRefAttr mesh);
+  /// The tensor type of a value, checked to be one the format can write.
+  FailureOr<RankedTensorType> checkType(Operation *at, Type type,
+                                        StringRef what);
+
+  ModuleOp module;
+  MeshOp mesh;
+  llvm::DenseMap<Value, std::string> names;
+  llvm::StringSet<> usedNames;
+};
+} // namespace
+
+LogicalResult GraphExporter::checkMesh(Operation *at, FlatSymbolRefAttr ref) {
+  if (ref && ref.getValue() == mesh.getSymName())
+    return success();
+  return at->emitError() << "names mesh " << ref
+                         << " but the JSON graph holds only mesh @"
+                         << mesh.getSymName();
+}
+
+FailureOr<RankedTensorType> GraphExporter::checkType(Operation *at, Type type,
+                                                     StringRef what) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape() ||
+      dtypeName(tensor.getElementType()).empty())
+    return at->emitError() << what << " has type " << type
+                           << ", which the JSON graph format cannot express "
+                              "(static tensors of f32, f16, bf16 or f64 only)";
+  return tensor;
+}
+
+LogicalResult GraphExporter::putSharding(Operation *at, Attribute attr,
+                                         OrderedJson &entry,
+                                         StringRef shardingKey,
+                                         StringRef partialKey) {
+  auto sharding = dyn_cast<ShardingAttr>(attr);
+  if (!sharding)
+    return at->emitError() << "'" << ShardcDialect::getShardingAttrName()
+                           << "' is " << attr << ", not a #shardc.sharding";
+  if (failed(checkMesh(at, sharding.getMesh())))
+    return failure();
+  // PartitionSpec: null = replicated, "x" = one axis, ["x", "y"] = several.
+  OrderedJson dims = OrderedJson::array();
+  for (size_t d = 0; d < sharding.getRank(); ++d) {
+    SmallVector<StringRef> axes = sharding.getDimAxes(d);
+    if (axes.empty())
+      dims.push_back(nullptr);
+    else if (axes.size() == 1)
+      dims.push_back(axes.front().str());
+    else
+      dims.push_back(stringList(axes));
+  }
+  entry[shardingKey.str()] = std::move(dims);
+  if (sharding.isPartial())
+    entry[partialKey.str()] = stringList(sharding.getPartialAxes());
+  return success();
+}
+
+LogicalResult GraphExporter::exportMesh(OrderedJson &graph) {
+  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+  if (meshes.size() != 1) {
+    // At the first mesh too many, which is where the user has to look.
+    Operation *at = meshes.size() > 1 ? meshes[1].getOperation() : module;
+    return at->emitError()
+           << "a JSON graph has exactly one mesh, but the module has "
+           << meshes.size();
+  }
+  mesh = meshes.front();
+  if (!mesh->getDiscardableAttrDictionary().empty())
+    return mesh.emitError()
+           << "the mesh's attributes " << mesh->getDiscardableAttrDictionary()
+           << " cannot be expressed in a JSON graph";
+  OrderedJson axes = OrderedJson::array();
+  for (auto [name, size] :
+       llvm::zip(mesh.getAxisNameList(), mesh.getAxisSizes()))
+    axes.push_back(OrderedJson::array({name.str(), size}));
+  graph["mesh"] = {{"name", mesh.getSymName().str()}, {"axes", axes}};
+  return success();
+}
+
+FailureOr<func::FuncOp> GraphExporter::findFunction() {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func) {
+    auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+    if (funcs.size() != 1) {
+      Operation *at = funcs.size() > 1 ? funcs[1].getOperation() : module;
+      return at->emitError()
+             << "expected a function @main or a single function to export, "
+                "found "
+             << funcs.size() << " functions";
+    }
+    func = funcs.front();
+  }
+  if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+    return func.emitError("the exported function needs a body of one block");
+  if (func.getSymVisibilityAttr())
+    return func.emitError("the function's visibility cannot be expressed in "
+                          "a JSON graph");
+  for (NamedAttribute attr : func->getDiscardableAttrs())
+    if (attr.getName() != ShardcDialect::getSpmdAttrName())
+      return func.emitError()
+             << "the function attribute '" << attr.getName().getValue()
+             << "' cannot be expressed in a JSON graph";
+  if (func.getNumResults() == 0)
+    return func.emitError("a JSON graph needs at least one output, but the "
+                          "function returns nothing");
+  return func;
+}
+
+void GraphExporter::nameValues(func::FuncOp func) {
+  // Values keep their source names; duplicates (a pass may reuse a
+  // location) get a suffix. Names are generated for the rest only after all
+  // source names are taken, so a generated name never displaces one.
+  auto claim = [&](Value value, const std::string &preferred) {
+    std::string name = preferred;
+    for (unsigned k = 1; !usedNames.insert(name).second; ++k)
+      name = preferred + "_" + std::to_string(k);
+    names[value] = name;
+  };
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto attr = func.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), ShardcDialect::getNameAttrName());
+    StringRef name = attr ? attr.getValue() : getNameFromLoc(arg.getLoc());
+    if (!name.empty())
+      claim(arg, name.str());
+  }
+  for (Operation &op : body.without_terminator())
+    if (StringRef name = getNameFromLoc(op.getLoc());
+        !name.empty() && op.getNumResults() == 1)
+      claim(op.getResult(0), name.str());
+  for (BlockArgument arg : body.getArguments())
+    if (!names.count(arg))
+      claim(arg, "arg" + std::to_string(arg.getArgNumber()));
+  for (auto [i, op] : llvm::enumerate(body.without_terminator()))
+    if (op.getNumResults() == 1 && !names.count(op.getResult(0)))
+      claim(op.getResult(0), "v" + std::to_string(i));
+}
+
+LogicalResult GraphExporter::exportInputs(func::FuncOp func,
+                                          OrderedJson &graph) {
+  OrderedJson inputs = OrderedJson::array();
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    std::string what = "input #" + std::to_string(i);
+    FailureOr<RankedTensorType> type = checkType(func, arg.getType(), what);
+    if (failed(type))
+      return failure();
+    OrderedJson entry = {{"name", names[arg]},
+                         {"shape", intList(type->getShape())},
+                         {"dtype", dtypeName(type->getElementType()).str()}};
+    for (NamedAttribute attr : attrsOf(func.getArgAttrDict(i))) {
+      if (attr.getName() == ShardcDialect::getNameAttrName())
+        continue;
+      if (attr.getName() != ShardcDialect::getShardingAttrName())
+        return func.emitError()
+               << "attribute '" << attr.getName().getValue() << "' of " << what
+               << " cannot be expressed in a JSON "
+               << "graph";
+      if (failed(putSharding(func, attr.getValue(), entry)))
+        return failure();
+    }
+    inputs.push_back(std::move(entry));
+  }
+  graph["inputs"] = std::move(inputs);
+  return success();
+}
+
+LogicalResult GraphExporter::exportOpFields(Operation *op, OrderedJson &entry) {
+  auto collective = [&](FlatSymbolRefAttr meshRef,
+                        ArrayAttr axes) -> LogicalResult {
+    if (failed(checkMesh(op, meshRef)))
+      return failure();
+    OrderedJson list = OrderedJson::array();
+    for (Attribute a : axes)
+      list.push_back(cast<StringAttr>(a).getValue().str());
+    entry["axes"] = std::move(list);
+    return success();
+  };
+  auto reduction = [&](ReductionKindAttr attr) {
+    // "sum" is the default: the op prints the same with or without it.
+    if (attr && attr.getValue() != ReductionKind::Sum)
+      entry["reduction"] = stringifyReductionKind(attr.getValue()).str();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](DotGeneralOp dot) {
+        entry["lhs_batch_dims"] = intList(dot.getLhsBatchDims());
+        entry["rhs_batch_dims"] = intList(dot.getRhsBatchDims());
+        entry["lhs_contracting_dims"] = intList(dot.getLhsContractingDims());
+        entry["rhs_contracting_dims"] = intList(dot.getRhsContractingDims());
+        return success();
+      })
+      .Case<ReduceSumOp, ReduceMaxOp>([&](auto reduce) {
+        entry["dims"] = intList(reduce.getDims());
+        return success();
+      })
+      .Case([&](TransposeOp transpose) {
+        entry["permutation"] = intList(transpose.getPermutation());
+        return success();
+      })
+      .Case([&](ReshapeOp reshape) {
+        entry["shape"] = intList(reshape.getType().getShape());
+        return success();
+      })
+      .Case([&](BroadcastInDimOp broadcast) {
+        entry["dims"] = intList(broadcast.getDims());
+        entry["shape"] = intList(broadcast.getType().getShape());
+        return success();
+      })
+      .Case([&](ConstantOp constant) -> LogicalResult {
+        auto type = cast<RankedTensorType>(constant.getType());
+        entry["shape"] = intList(type.getShape());
+        entry["dtype"] = dtypeName(type.getElementType()).str();
+        auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+        if (!dense)
+          return constant.emitError()
+                 << "only dense floating-point constants can be expressed in "
+                    "a JSON graph";
+        auto put = [&](const APFloat &v, OrderedJson &out) -> LogicalResult {
+          FailureOr<OrderedJson> number = floatToJson(v);
+          if (failed(number))
+            return constant.emitError("a NaN with a payload cannot be "
+                                      "expressed in a JSON graph");
+          out = std::move(*number);
+          return success();
+        };
+        if (dense.isSplat())
+          return put(dense.getSplatValue<APFloat>(), entry["value"]);
+        OrderedJson values = OrderedJson::array();
+        for (const APFloat &v : dense.getValues<APFloat>())
+          if (failed(put(v, values.emplace_back())))
+            return failure();
+        entry["values"] = std::move(values);
+        return success();
+      })
+      .Case([&](ShardingConstraintOp constraint) {
+        return putSharding(op, constraint.getSharding(), entry);
+      })
+      .Case([&](AllGatherOp c) {
+        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
+        entry["dim"] = c.getDim();
+        return ok;
+      })
+      .Case([&](AllSliceOp c) {
+        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
+        entry["dim"] = c.getDim();
+        return ok;
+      })
+      .Case([&](ReduceScatterOp c) {
+        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
+        entry["dim"] = c.getDim();
+        reduction(c.getReductionAttr());
+        return ok;
+      })
+      .Case([&](AllReduceOp c) {
+        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
+        reduction(c.getReductionAttr());
+        return ok;
+      })
+      .Case([&](AllToAllOp c) {
+        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
+        entry["split_dim"] = c.getSplitDim();
+        entry["concat_dim"] = c.getConcatDim();
+        return ok;
+      })
+      .Case([&](CollectivePermuteOp c) {
+        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
+        OrderedJson pairs = OrderedJson::array();
+        for (auto [source, target] : c.getSourceTargetPairs())
+          pairs.push_back(OrderedJson::array({source, target}));
+        entry["pairs"] = std::move(pairs);
+        return ok;
+      })
+      .Default([](Operation *) { return success(); });
+}
+
+LogicalResult GraphExporter::exportOp(Operation *op, OrderedJson &entry) {
+  // Unregistered ops have no dialect.
+  if (!isa_and_present<ShardcDialect>(op->getDialect()) || isa<MeshOp>(op) ||
+      op->getNumResults() != 1 || op->getNumRegions() != 0)
+    return op->emitError() << "'" << op->getName()
+                           << "' cannot be expressed in a JSON graph";
+  if (failed(checkType(op, op->getResult(0).getType(), "the result")))
+    return failure();
+  entry["op"] = op->getName().stripDialect().str();
+  if (!isa<ConstantOp>(op)) {
+    OrderedJson inputs = OrderedJson::array();
+    for (Value operand : op->getOperands()) {
+      auto it = names.find(operand);
+      if (it == names.end())
+        return op->emitError("uses a value defined outside the exported "
+                             "function's body");
+      inputs.push_back(it->second);
+    }
+    entry["inputs"] = std::move(inputs);
+  }
+  entry["output"] = names[op->getResult(0)];
+  if (failed(exportOpFields(op, entry)))
+    return failure();
+  // On a sharding_constraint "sharding" is the constraint, so an annotation
+  // of its result goes under its own name.
+  bool constraint = isa<ShardingConstraintOp>(op);
+  for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    if (attr.getName() != ShardcDialect::getShardingAttrName())
+      return op->emitError() << "attribute '" << attr.getName().getValue()
+                             << "' cannot be expressed in a JSON graph";
+    if (failed(putSharding(op, attr.getValue(), entry,
+                           constraint ? "result_sharding" : "sharding",
+                           constraint ? "result_partial" : "partial")))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult GraphExporter::exportOutputs(func::FuncOp func,
+                                           OrderedJson &graph) {
+  Operation *terminator = func.getBody().front().getTerminator();
+  auto ret = dyn_cast_or_null<func::ReturnOp>(terminator);
+  if (!ret)
+    return func.emitError("the function must end in func.return");
+  OrderedJson outputs = OrderedJson::array();
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto it = names.find(value);
+    if (it == names.end())
+      return ret.emitError("returns a value defined outside the function");
+    OrderedJson entry = {{"name", it->second}};
+    for (NamedAttribute attr : attrsOf(func.getResultAttrDict(i))) {
+      if (attr.getName() != ShardcDialect::getShardingAttrName())
+        return func.emitError()
+               << "attribute '" << attr.getName().getValue() << "' of result #"
+               << i << " cannot be expressed in a JSON graph";
+      if (failed(putSharding(func, attr.getValue(), entry)))
+        return failure();
+    }
+    outputs.push_back(std::move(entry));
+  }
+  graph["outputs"] = std::move(outputs);
+  return success();
+}
+
+LogicalResult GraphExporter::run(OrderedJson &graph) {
+  graph = OrderedJson::object();
+  if (failed(exportMesh(graph)))
+    return failure();
+  FailureOr<func::FuncOp> func = findFunction();
+  if (failed(func))
+    return failure();
+  if ((*func)->hasAttr(ShardcDialect::getSpmdAttrName()))
+    graph["spmd"] = true;
+  nameValues(*func);
+  if (failed(exportInputs(*func, graph)))
+    return failure();
+  OrderedJson ops = OrderedJson::array();
+  for (Operation &op : func->getBody().front().without_terminator())
+    if (failed(exportOp(&op, ops.emplace_back())))
+      return failure();
+  graph["ops"] = std::move(ops);
+  return exportOutputs(*func, graph);
+}
+
+LogicalResult shardc::exportJsonGraph(ModuleOp module, llvm::raw_ostream &os) {
+  // The format leaves result types to inference, so only a module that
+  // verifies exports to a graph that imports back to the same module.
+  if (failed(verify(module)))
+    return failure();
+  OrderedJson graph;
+  if (failed(GraphExporter(module).run(graph)))
+    return failure();
+  writeJson(graph, os);
+  return success();
+}

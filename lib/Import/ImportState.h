@@ -1,0 +1,201 @@
+//===- ImportState.h - shared state of the JSON graph importer --*- C++ -*-===//
+//
+// The importer reads the parsed document through `JVal`, a JSON value that
+// knows where it came from (its byte offset, hence a FileLineColLoc) and how
+// to name itself (a path such as `ops[2] (output "h").dims`). Every reader
+// below checks the JSON type before touching the value: nlohmann's accessors
+// throw on a type mismatch, and throwing aborts in this build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_LIB_IMPORT_IMPORTSTATE_H
+#define SHARDC_LIB_IMPORT_IMPORTSTATE_H
+
+#include "JsonText.h"
+
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace shardc::jsonimport {
+
+/// The graph's mesh, as the readers need it.
+struct MeshInfo {
+  std::string name;
+  mlir::FlatSymbolRefAttr ref;
+  llvm::SmallVector<std::string> axes;
+  llvm::SmallVector<int64_t> sizes;
+  MeshOp op;
+
+  /// Size of `axis`, or -1 if the mesh has no such axis.
+  int64_t axisSize(llvm::StringRef axis) const;
+  /// `["y", "x"]`, for messages.
+  std::string axisList() const;
+};
+
+class ImportState {
+public:
+  ImportState(mlir::MLIRContext *ctx, llvm::StringRef filename,
+              llvm::StringRef text, const JsonPositions &positions);
+
+  /// The location of byte `offset` of the file. Remembers `path` for it, so
+  /// that diagnostics MLIR itself emits there (the verifier's) can be
+  /// prefixed with the entry they are about.
+  mlir::FileLineColLoc locAt(size_t offset, llvm::StringRef path = {});
+  /// The path recorded for `loc` (or the file location inside it), or "".
+  llvm::StringRef pathOf(mlir::Location loc) const;
+
+  mlir::MLIRContext *ctx;
+  mlir::StringAttr filename;
+  const JsonPositions &positions;
+  LineTable lines;
+  mlir::OpBuilder builder;
+  MeshInfo mesh;
+  /// The program is partitioned: shapes are per device.
+  bool spmd = false;
+
+private:
+  llvm::DenseMap<mlir::Location, std::string> paths;
+};
+
+/// The innermost FileLineColLoc of `loc`, or null.
+mlir::FileLineColLoc findFileLoc(mlir::Location loc);
+
+/// A JSON value, where it is, and how to name it. A missing member is a JVal
+/// that is not `present()`, located at the object that lacks it.
+class JVal {
+public:
+  JVal(ImportState &state, const Json *json, int node, size_t offset,
+       std::string path)
+      : st(&state), json(json), node(node), offset(offset),
+        pathStr(std::move(path)) {}
+  static JVal root(ImportState &state, const Json &json);
+
+  bool present() const { return json != nullptr; }
+  /// The value; a missing member reads as null, so that a reader reached
+  /// without a presence check reports a type error instead of crashing.
+  const Json &get() const { return json ? *json : nullJson(); }
+  const Json *operator->() const { return &get(); }
+  const std::string &path() const { return pathStr; }
+  ImportState &state() const { return *st; }
+
+  mlir::FileLineColLoc loc() const;
+  /// Where the member's key is written (its value's location otherwise).
+  mlir::FileLineColLoc keyLoc() const;
+  /// An error at this value, its message starting with the path.
+  mlir::InFlightDiagnostic error() const;
+
+  /// Member `key` (null JVal if absent or if this is not an object).
+  JVal field(llvm::StringRef key) const;
+  /// Element `index` of a list (the caller checks the bounds).
+  JVal at(size_t index) const;
+  /// The same value, named `path` in messages.
+  JVal renamed(std::string path) const;
+
+private:
+  static const Json &nullJson();
+
+  ImportState *st;
+  const Json *json;
+  int node;
+  size_t offset;
+  std::string pathStr;
+};
+
+//===----------------------------------------------------------------------===//
+// Typed readers (JsonFields.cpp). Each one reports its own error.
+//===----------------------------------------------------------------------===//
+
+/// `type` as printed in IR, for messages (streaming a Type into a
+/// diagnostic would quote it).
+std::string typeStr(mlir::Type type);
+
+/// What a JSON value is, for messages: `the string "abc"`, `a list`, ...
+std::string describe(const Json &json);
+
+/// ` (did you mean "x"?)` when one of `candidates` is close to `word`.
+std::string suggest(llvm::StringRef word,
+                    llvm::ArrayRef<llvm::StringRef> candidates);
+
+/// Checks that `obj` is an object whose fields are all in `allowed` and
+/// include every one of `required`. Unknown fields are errors so that a
+/// typo ("shardng") does not silently drop information.
+mlir::LogicalResult checkFields(const JVal &obj,
+                                llvm::ArrayRef<llvm::StringRef> allowed,
+                                llvm::ArrayRef<llvm::StringRef> required);
+
+mlir::FailureOr<std::string> readString(const JVal &v);
+/// A non-empty string.
+mlir::FailureOr<std::string> readName(const JVal &v);
+mlir::FailureOr<bool> readBool(const JVal &v);
+mlir::FailureOr<int64_t> readInt(const JVal &v);
+mlir::FailureOr<llvm::SmallVector<int64_t>> readIntList(const JVal &v);
+/// A list of non-empty strings.
+mlir::FailureOr<llvm::SmallVector<std::string>> readNameList(const JVal &v);
+/// A list of non-negative sizes whose product fits in int64.
+mlir::FailureOr<llvm::SmallVector<int64_t>> readShape(const JVal &v);
+/// "f32" (also when absent), "f16", "bf16" or "f64".
+mlir::FailureOr<mlir::Type> readDtype(const JVal &v);
+/// Fails if the element count of `shape` overflows int64.
+mlir::LogicalResult checkElementCount(const JVal &at,
+                                      llvm::ArrayRef<int64_t> shape,
+                                      llvm::StringRef what);
+
+/// Reads an optional sharding (PartitionSpec list) and its optional partial
+/// axes. Returns a null attribute when both are absent.
+mlir::FailureOr<ShardingAttr> readSharding(const JVal &sharding,
+                                           const JVal &partial);
+/// Checks `sharding` against the type of the value it annotates (rank,
+/// divisibility of global shapes), reporting at `at`.
+mlir::LogicalResult checkShardingFits(const JVal &at, ShardingAttr sharding,
+                                      mlir::Type type,
+                                      llvm::StringRef valueDesc);
+/// A non-empty list of distinct axes of the mesh (a collective's group).
+mlir::FailureOr<llvm::SmallVector<std::string>> readMeshAxes(const JVal &v);
+
+//===----------------------------------------------------------------------===//
+// Ops (JsonOpBuilders.cpp).
+//===----------------------------------------------------------------------===//
+
+/// An op entry that passed the structural checks; its operands are known by
+/// name only, so that the graph can be sorted before anything is built.
+struct OpEntry {
+  JVal entry;
+  std::string mnemonic;
+  std::string output;
+  llvm::SmallVector<std::string> inputs;
+  /// Where each input name is written.
+  llvm::SmallVector<JVal> inputEntries;
+};
+
+/// Every op kind the format knows, for messages.
+llvm::ArrayRef<llvm::StringRef> opMnemonics();
+
+/// Checks kind, fields, arity, input and output names of op entry `index`.
+mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry, size_t index);
+
+/// Builds `op` at the builder's insertion point with its result type
+/// inferred from `operands`, attaches its sharding, and verifies it.
+mlir::FailureOr<mlir::Operation *>
+buildOp(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands);
+
+/// Builds a collective entry (JsonCollectives.cpp), computing its result
+/// shape from the mesh axis sizes.
+mlir::FailureOr<mlir::Operation *>
+buildCollective(const OpEntry &op, mlir::Value input, mlir::Location loc);
+
+/// Runs `fn` and re-emits the diagnostics it produced at the JSON entry they
+/// concern, prefixed with its path: MLIR's verifiers and type inference
+/// report at an op's location, which is a NameLoc around the entry's file
+/// location. Diagnostics without a file location go to `fallback`; `note`,
+/// if given, is attached to every error.
+mlir::LogicalResult
+reportAtEntries(ImportState &state, mlir::FileLineColLoc fallback,
+                llvm::function_ref<mlir::LogicalResult()> fn,
+                llvm::StringRef note = {});
+
+} // namespace shardc::jsonimport
+
+#endif // SHARDC_LIB_IMPORT_IMPORTSTATE_H

@@ -1,0 +1,209 @@
+//===- JsonCollectives.cpp - collective entries of a JSON graph -----------===//
+//
+// Collectives have no type inference of their own (their result shape
+// depends on the mesh, which they only name by symbol, and the dialect checks
+// them in verifySymbolUses once the whole module exists). The importer knows
+// the mesh up front, so it computes the result shape here and reports bad
+// axes, dims and divisibility at the entry instead of after the fact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImportState.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::jsonimport;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+namespace {
+/// Result-shape arithmetic of one collective entry.
+class CollectiveShape {
+public:
+  CollectiveShape(const OpEntry &op, RankedTensorType input, int64_t group,
+                  std::string axesDesc)
+      : op(op), input(input), shape(input.getShape()), group(group),
+        axesDesc(std::move(axesDesc)) {}
+
+  /// Reads dimension field `name`, which must index the input.
+  FailureOr<int64_t> readDim(StringRef name) {
+    JVal field = op.entry.field(name);
+    FailureOr<int64_t> dim = readInt(field);
+    if (failed(dim))
+      return failure();
+    if (*dim < 0 || *dim >= input.getRank())
+      return field.error() << name << " " << *dim
+                           << " is out of range: input \""
+                           << printable(op.inputs[0]) << "\" is "
+                           << typeStr(input) << " (rank " << input.getRank()
+                           << ")";
+    return dim;
+  }
+
+  /// The group splits dim `d` (reduce_scatter, all_slice, all_to_all).
+  LogicalResult divide(StringRef field, int64_t d) {
+    if (shape[d] % group != 0)
+      return op.entry.field(field).error()
+             << "dim " << d << " of input \"" << printable(op.inputs[0])
+             << "\" (" << typeStr(input) << ") has size " << shape[d]
+             << ", which is not divisible by the group size " << group
+             << " of axes " << axesDesc;
+    shape[d] /= group;
+    return success();
+  }
+
+  /// The group concatenates along dim `d` (all_gather, all_to_all).
+  LogicalResult multiply(StringRef field, int64_t d) {
+    if (__builtin_mul_overflow(shape[d], group, &shape[d]))
+      return op.entry.field(field).error()
+             << "gathering dim " << d << " over " << group
+             << " devices overflows 64 bits";
+    return success();
+  }
+
+  RankedTensorType result() const {
+    return RankedTensorType::get(shape, input.getElementType());
+  }
+
+private:
+  const OpEntry &op;
+  RankedTensorType input;
+  SmallVector<int64_t> shape;
+  int64_t group;
+  std::string axesDesc;
+};
+} // namespace
+
+/// The optional "reduction" field; null when absent (the op's default, sum).
+static FailureOr<ReductionKindAttr> readReduction(const JVal &v) {
+  if (!v.present())
+    return ReductionKindAttr();
+  FailureOr<std::string> name = readString(v);
+  if (failed(name))
+    return failure();
+  std::optional<ReductionKind> kind = symbolizeReductionKind(*name);
+  if (!kind)
+    return v.error() << "unknown reduction \"" << printable(*name)
+                     << "\"; expected \"sum\" or \"max\"";
+  return ReductionKindAttr::get(v.state().ctx, *kind);
+}
+
+/// "pairs": [[source, target], ...] with group indices, each source and each
+/// target at most once. Built as nested integer arrays, which is what the
+/// op's textual form `pairs = [[0, 1], [1, 0]]` parses to.
+static FailureOr<ArrayAttr> readPairs(const JVal &v, int64_t group) {
+  if (!v->is_array())
+    return v.error() << "must be a list of [source, target] pairs, got "
+                     << describe(v.get());
+  Builder b(v.state().ctx);
+  llvm::DenseSet<int64_t> sources, targets;
+  SmallVector<Attribute> pairs;
+  for (size_t i = 0, e = v->size(); i < e; ++i) {
+    JVal pairField = v.at(i);
+    FailureOr<SmallVector<int64_t>> pair = readIntList(pairField);
+    if (failed(pair))
+      return failure();
+    if (pair->size() != 2)
+      return pairField.error() << "must be a [source, target] pair, got "
+                               << pair->size() << " numbers";
+    int64_t source = (*pair)[0], target = (*pair)[1];
+    if (source < 0 || source >= group || target < 0 || target >= group)
+      return pairField.error() << "pair [" << source << ", " << target
+                               << "] is outside the group of size " << group;
+    if (!sources.insert(source).second)
+      return pairField.error() << "source " << source << " appears twice";
+    if (!targets.insert(target).second)
+      return pairField.error() << "target " << target << " appears twice";
+    pairs.push_back(b.getArrayAttr(
+        {b.getI64IntegerAttr(source), b.getI64IntegerAttr(target)}));
+  }
+  return b.getArrayAttr(pairs);
+}
+
+FailureOr<Operation *> shardc::jsonimport::buildCollective(const OpEntry &op,
+                                                           Value input,
+                                                           Location loc) {
+  const JVal &e = op.entry;
+  ImportState &st = e.state();
+  OpBuilder &b = st.builder;
+  FailureOr<SmallVector<std::string>> axes = readMeshAxes(e.field("axes"));
+  if (failed(axes))
+    return failure();
+  // The mesh has at most 2^20 devices, so the product cannot overflow.
+  int64_t group = 1;
+  std::string axesDesc = "[";
+  SmallVector<StringRef> axisRefs;
+  for (const std::string &axis : *axes) {
+    group *= st.mesh.axisSize(axis);
+    axesDesc += (axisRefs.empty() ? "\"" : ", \"") + printable(axis) + "\"";
+    axisRefs.push_back(axis);
+  }
+  axesDesc += "]";
+  ArrayAttr axesAttr = b.getStrArrayAttr(axisRefs);
+  FlatSymbolRefAttr mesh = st.mesh.ref;
+  auto inputType = cast<RankedTensorType>(input.getType());
+  CollectiveShape shape(op, inputType, group, axesDesc);
+  StringRef kind = op.mnemonic;
+
+  if (kind == "all_reduce") {
+    FailureOr<ReductionKindAttr> reduction =
+        readReduction(e.field("reduction"));
+    if (failed(reduction))
+      return failure();
+    return AllReduceOp::create(b, loc, inputType, input, mesh, axesAttr,
+                               *reduction)
+        .getOperation();
+  }
+  if (kind == "collective_permute") {
+    FailureOr<ArrayAttr> pairs = readPairs(e.field("pairs"), group);
+    if (failed(pairs))
+      return failure();
+    return CollectivePermuteOp::create(b, loc, inputType, input, mesh, axesAttr,
+                                       *pairs)
+        .getOperation();
+  }
+  if (kind == "all_to_all") {
+    FailureOr<int64_t> split = shape.readDim("split_dim");
+    FailureOr<int64_t> concat = shape.readDim("concat_dim");
+    if (failed(split) || failed(concat))
+      return failure();
+    if (*split == *concat)
+      return e.field("concat_dim").error()
+             << "split_dim and concat_dim must differ (both are " << *split
+             << ")";
+    if (failed(shape.divide("split_dim", *split)) ||
+        failed(shape.multiply("concat_dim", *concat)))
+      return failure();
+    return AllToAllOp::create(b, loc, shape.result(), input, mesh, axesAttr,
+                              b.getI64IntegerAttr(*split),
+                              b.getI64IntegerAttr(*concat))
+        .getOperation();
+  }
+
+  // all_gather, reduce_scatter, all_slice: one "dim".
+  FailureOr<int64_t> dim = shape.readDim("dim");
+  if (failed(dim))
+    return failure();
+  IntegerAttr dimAttr = b.getI64IntegerAttr(*dim);
+  if (kind == "all_gather") {
+    if (failed(shape.multiply("dim", *dim)))
+      return failure();
+    return AllGatherOp::create(b, loc, shape.result(), input, mesh, axesAttr,
+                               dimAttr)
+        .getOperation();
+  }
+  if (failed(shape.divide("dim", *dim)))
+    return failure();
+  if (kind == "all_slice")
+    return AllSliceOp::create(b, loc, shape.result(), input, mesh, axesAttr,
+                              dimAttr)
+        .getOperation();
+  FailureOr<ReductionKindAttr> reduction = readReduction(e.field("reduction"));
+  if (failed(reduction))
+    return failure();
+  return ReduceScatterOp::create(b, loc, shape.result(), input, mesh, axesAttr,
+                                 dimAttr, *reduction)
+      .getOperation();
+}

@@ -1,0 +1,82 @@
+//===- ElementwiseKernels.cpp - unary and binary elementwise ops ----------===//
+//
+// Eigen array expressions: each op is one vectorized pass over contiguous
+// f32 storage, with no temporaries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelImpl.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <Eigen/Core>
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
+using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+} // namespace
+
+LogicalResult shardc::detail::evalUnary(Operation *op, const Tensor &input,
+                                        Tensor &result) {
+  if (input.shape() != result.shape())
+    return op->emitError() << "'" << op->getName() << "' operand of shape "
+                           << formatShape(input.shape())
+                           << " does not match its result shape "
+                           << formatShape(result.shape());
+  if (input.numElements() == 0)
+    return success();
+  ConstArrayMap x(input.data(), input.numElements());
+  ArrayMap y(result.data(), result.numElements());
+  bool handled = true;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](ReluOp) { y = x.max(0.0f); })
+      .Case([&](GeluOp) {
+        // The tanh approximation, as jax.nn.gelu(approximate=True).
+        constexpr float kSqrt2OverPi = 0.7978845608028654f;
+        y = 0.5f * x *
+            (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
+      })
+      .Case([&](ExpOp) { y = x.exp(); })
+      .Case([&](LogOp) { y = x.log(); })
+      .Case([&](NegOp) { y = -x; })
+      .Case([&](TanhOp) { y = x.tanh(); })
+      .Case([&](SqrtOp) { y = x.sqrt(); })
+      .Case([&](RsqrtOp) { y = x.rsqrt(); })
+      .Case([&](SigmoidOp) { y = x.logistic(); })
+      .Default([&](Operation *) { handled = false; });
+  if (!handled)
+    return op->emitError() << "'" << op->getName()
+                           << "' is not a unary elementwise op";
+  return success();
+}
+
+LogicalResult shardc::detail::evalBinary(Operation *op, const Tensor &lhs,
+                                         const Tensor &rhs, Tensor &result) {
+  if (lhs.shape() != result.shape() || rhs.shape() != result.shape())
+    return op->emitError() << "'" << op->getName() << "' operands of shapes "
+                           << formatShape(lhs.shape()) << " and "
+                           << formatShape(rhs.shape())
+                           << " do not match its result shape "
+                           << formatShape(result.shape())
+                           << " (there is no implicit broadcasting)";
+  if (result.numElements() == 0)
+    return success();
+  ConstArrayMap a(lhs.data(), lhs.numElements());
+  ConstArrayMap b(rhs.data(), rhs.numElements());
+  ArrayMap y(result.data(), result.numElements());
+  bool handled = true;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](AddOp) { y = a + b; })
+      .Case([&](SubOp) { y = a - b; })
+      .Case([&](MulOp) { y = a * b; })
+      .Case([&](DivOp) { y = a / b; })
+      .Case([&](MaxOp) { y = a.max(b); })
+      .Default([&](Operation *) { handled = false; });
+  if (!handled)
+    return op->emitError() << "'" << op->getName()
+                           << "' is not a binary elementwise op";
+  return success();
+}

@@ -1,0 +1,219 @@
+//===- Interpreter.cpp - the reference interpreter ------------------------===//
+//
+// Runs a function's single block op by op. Everything that can be checked
+// without computing is checked first (input shapes, supported ops and
+// dtypes, every value against the byte budget), so a bad run fails in
+// milliseconds instead of after hours of work or an out-of-memory kill.
+// Each intermediate is freed right after its last use, so the peak is the
+// largest live set rather than the sum of all values.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Interpreter/Interpreter.h"
+
+#include "KernelImpl.h"
+
+#include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Interpreter/Kernels.h"
+
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace shardc;
+using llvm::SmallVector;
+
+/// The ops the interpreter can run.
+static bool isSupportedOp(Operation *op) {
+  return isa_and_nonnull<ShardcDialect>(op->getDialect()) && !isa<MeshOp>(op) &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0;
+}
+
+/// Checks a value's type is executable and within the byte budget.
+static LogicalResult checkValue(Value value, Operation *anchor,
+                                uint64_t maxBytes) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return anchor->emitError()
+           << describeValue(value) << " has type " << value.getType()
+           << "; only statically shaped tensors can be "
+              "executed";
+  if (!type.getElementType().isF32())
+    return anchor->emitError()
+           << describeValue(value) << " has type " << type
+           << "; only f32 is executed (" << type.getElementType()
+           << " is not supported yet)";
+  if (llvm::Error err = checkTensorFits(type.getShape(), maxBytes))
+    return anchor->emitError()
+           << describeValue(value) << ": " << llvm::toString(std::move(err));
+  return success();
+}
+
+/// Checks `args` against `func`'s signature and every value of its body
+/// against the options, before anything is computed.
+static LogicalResult preflight(func::FuncOp func, Block &body,
+                               llvm::ArrayRef<Tensor> args,
+                               const InterpreterOptions &options) {
+  if (body.getNumArguments() != args.size())
+    return func.emitError()
+           << "@" << func.getSymName() << " takes " << body.getNumArguments()
+           << " inputs but " << args.size() << " were given";
+  for (auto [arg, tensor] : llvm::zip(body.getArguments(), args)) {
+    if (failed(checkValue(arg, func, std::numeric_limits<uint64_t>::max())))
+      return failure();
+    auto type = cast<RankedTensorType>(arg.getType());
+    if (tensor.shape() != type.getShape() || tensor.dtype() != DType::F32)
+      return func.emitError()
+             << describeValue(arg) << " of @" << func.getSymName()
+             << " expects " << type << " but was given " << tensor.describe();
+  }
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (&op != body.getTerminator() ||
+          ret.getNumOperands() != func.getNumResults())
+        return op.emitError("the function must end with a return of its "
+                            "results");
+      continue;
+    }
+    if (!isSupportedOp(&op))
+      return op.emitError() << "'" << op.getName()
+                            << "' cannot be executed by the interpreter";
+    for (Value result : op.getResults())
+      if (failed(checkValue(result, &op, options.maxTensorBytes)))
+        return failure();
+  }
+  if (!isa<func::ReturnOp>(body.back()))
+    return func.emitError("the function body must end with func.return");
+  // Last, so that the messages above (about sizes and dtypes) win; the
+  // kernels rely on the verified invariants.
+  return mlir::verify(func);
+}
+
+namespace {
+/// Values computed so far, each owned until its last use.
+class Environment {
+public:
+  explicit Environment(Block &body, llvm::ArrayRef<Tensor> args) {
+    for (auto [arg, tensor] : llvm::zip(body.getArguments(), args))
+      inputs[arg] = &tensor;
+    for (auto [index, op] : llvm::enumerate(body)) {
+      for (Value result : op.getResults())
+        lastUse[result] = index; // unused values die where they are born
+      for (Value operand : op.getOperands())
+        lastUse[operand] = index;
+    }
+  }
+
+  const Tensor *lookup(Value value) const {
+    if (auto it = owned.find(value); it != owned.end())
+      return &it->second;
+    return inputs.lookup(value);
+  }
+  bool isOwned(Value value) const { return owned.count(value); }
+  bool diesAt(Value value, size_t index) const {
+    return lastUse.lookup(value) == index;
+  }
+  void define(Value value, Tensor tensor) {
+    owned.insert_or_assign(value, std::move(tensor));
+  }
+  Tensor take(Value value) {
+    auto it = owned.find(value);
+    Tensor out = std::move(it->second);
+    owned.erase(it);
+    return out;
+  }
+  /// Frees the operands and results of op `index` that are not used later.
+  void release(Operation &op, size_t index) {
+    for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      if (diesAt(v, index))
+        owned.erase(v);
+  }
+
+private:
+  llvm::DenseMap<Value, const Tensor *> inputs;
+  llvm::DenseMap<Value, Tensor> owned;
+  llvm::DenseMap<Value, size_t> lastUse;
+};
+} // namespace
+
+/// reshape and sharding_constraint only relabel data: when the operand dies
+/// here, its buffer is reused instead of copied.
+static std::optional<Tensor> tryForward(Operation &op, size_t index,
+                                        Environment &env) {
+  if (!isa<ReshapeOp, ShardingConstraintOp>(op))
+    return std::nullopt;
+  Value operand = op.getOperand(0);
+  auto type = cast<RankedTensorType>(op.getResult(0).getType());
+  const Tensor *input = env.lookup(operand);
+  if (!env.isOwned(operand) || !env.diesAt(operand, index) || !input ||
+      input->numElements() != type.getNumElements() ||
+      (isa<ShardingConstraintOp>(op) && input->shape() != type.getShape()))
+    return std::nullopt; // the kernel copies (or reports the mismatch)
+  Tensor tensor = env.take(operand);
+  llvm::cantFail(tensor.reshape(type.getShape()));
+  return tensor;
+}
+
+FailureOr<SmallVector<Tensor>>
+shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
+                          const InterpreterOptions &options) {
+  if (!func)
+    return failure();
+  if (func.isExternal())
+    return func.emitError()
+           << "@" << func.getSymName() << " has no body to interpret";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError() << "@" << func.getSymName()
+                            << " must have a single block to be interpreted";
+  Block &body = func.getBody().front();
+  if (failed(preflight(func, body, args, options)))
+    return failure();
+
+  Environment env(body, args);
+  shardc::detail::MeshTopologyCache meshes;
+  for (auto [index, op] : llvm::enumerate(body)) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Tensor> results;
+      for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+        const Tensor *tensor = env.lookup(value);
+        if (!tensor)
+          return ret.emitError() << "returned value #" << i
+                                 << " is not defined in the function";
+        // Move out on the value's last occurrence; earlier ones (the same
+        // value returned twice) and inputs are copied.
+        bool lastOccurrence =
+            !llvm::is_contained(ret.getOperands().drop_front(i + 1), value);
+        if (env.isOwned(value) && lastOccurrence)
+          results.push_back(env.take(value));
+        else
+          results.push_back(tensor->clone());
+      }
+      return results;
+    }
+
+    SmallVector<const Tensor *> operands;
+    for (Value operand : op.getOperands()) {
+      const Tensor *tensor = env.lookup(operand);
+      if (!tensor)
+        return op.emitError() << "operand " << describeValue(operand)
+                              << " is not defined before its use";
+      operands.push_back(tensor);
+    }
+    FailureOr<Tensor> result = failure();
+    if (std::optional<Tensor> forwarded = tryForward(op, index, env))
+      result = std::move(*forwarded);
+    else if (isCollectiveOp(&op))
+      result = shardc::detail::evaluateCollective(&op, *operands.front(),
+                                                  options.communicator, meshes);
+    else
+      result = evaluateTensorOp(&op, operands, options.maxTensorBytes,
+                                /*verifyOp=*/false); // preflight verified
+    if (failed(result))
+      return failure();
+    env.define(op.getResult(0), std::move(*result));
+    env.release(op, index);
+  }
+  return func.emitError("the function body must end with func.return");
+}

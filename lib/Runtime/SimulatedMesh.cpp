@@ -1,0 +1,367 @@
+//===- SimulatedMesh.cpp - running an SPMD program on every device --------===//
+
+#include "shardc/Runtime/SimulatedMesh.h"
+
+#include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Interpreter/Kernels.h"
+#include "shardc/Runtime/TensorBlocks.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+/// FLOPs of one device's op, from its local operand and result shapes.
+double opFlops(Operation *op) {
+  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType)
+    return 0;
+  double out = resultType.getNumElements();
+  if (auto mm = dyn_cast<MatmulOp>(op))
+    return 2 * out * mm.getLhs().getType().getShape().back();
+  if (auto dg = dyn_cast<DotGeneralOp>(op)) {
+    double k = 1;
+    for (int64_t d : dg.getLhsContractingDims())
+      k *= dg.getLhs().getType().getDimSize(d);
+    return 2 * out * k;
+  }
+  if (isa<ReduceSumOp, ReduceMaxOp>(op))
+    return cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
+  if (isa<ConstantOp, ReshapeOp, TransposeOp, BroadcastInDimOp,
+          ShardingConstraintOp>(op))
+    return 0;
+  return out;
+}
+
+std::string nameOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (auto n = func.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), ShardcDialect::getNameAttrName()))
+      return n.getValue().str();
+    return "arg" + std::to_string(arg.getArgNumber());
+  }
+  Operation *def = v.getDefiningOp();
+  StringRef name = getNameFromLoc(def->getLoc());
+  if (!name.empty())
+    return name.str();
+  // A collective's result: name it after what it moves.
+  if (isCollectiveOp(def))
+    return nameOf(def->getOperand(0));
+  return def->getName().stripDialect().str();
+}
+
+class LockstepExecutor {
+public:
+  LockstepExecutor(func::FuncOp func, MeshOp mesh, MeshTopology topology,
+                   const SimulationOptions &options, SimulationReport &report)
+      : func(func), mesh(mesh), topology(std::move(topology)),
+        options(options), report(report),
+        numDevices(this->topology.numDevices()) {}
+
+  FailureOr<std::vector<std::vector<Tensor>>>
+  run(std::vector<std::vector<Tensor>> deviceArgs);
+
+private:
+  LogicalResult runCollective(Operation *op);
+  void define(Value v, std::vector<Tensor> perDevice);
+  void release(Value v);
+  void advance(Operation *op, StringRef name, StringRef category,
+               double seconds);
+
+  func::FuncOp func;
+  MeshOp mesh;
+  MeshTopology topology;
+  const SimulationOptions &options;
+  SimulationReport &report;
+  int64_t numDevices;
+  llvm::DenseMap<Value, std::vector<Tensor>> values;
+  std::vector<int64_t> liveBytes;
+  double now = 0;
+};
+
+void LockstepExecutor::define(Value v, std::vector<Tensor> perDevice) {
+  for (int64_t d = 0; d < numDevices; ++d) {
+    liveBytes[d] += perDevice[d].byteSize();
+    report.peakBytesPerDevice[d] =
+        std::max(report.peakBytesPerDevice[d], liveBytes[d]);
+  }
+  values[v] = std::move(perDevice);
+}
+
+void LockstepExecutor::release(Value v) {
+  auto it = values.find(v);
+  if (it == values.end())
+    return;
+  for (int64_t d = 0; d < numDevices; ++d)
+    liveBytes[d] -= it->second[d].byteSize();
+  values.erase(it);
+}
+
+void LockstepExecutor::advance(Operation *op, StringRef name,
+                               StringRef category, double seconds) {
+  for (int64_t d = 0; d < numDevices; ++d)
+    report.trace.push_back({d, name.str(), category.str(), now, seconds});
+  now += seconds;
+}
+
+LogicalResult LockstepExecutor::runCollective(Operation *op) {
+  ArrayAttr axesAttr;
+  ReshardStep::Kind kind;
+  int64_t dim = -1, concatDim = -1;
+  ReductionKind reduction = ReductionKind::Sum;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](AllGatherOp c) {
+        axesAttr = c.getAxes();
+        kind = ReshardStep::Kind::AllGather;
+        dim = c.getDim();
+      })
+      .Case([&](ReduceScatterOp c) {
+        axesAttr = c.getAxes();
+        kind = ReshardStep::Kind::ReduceScatter;
+        dim = c.getDim();
+        reduction = c.getReduction();
+      })
+      .Case([&](AllReduceOp c) {
+        axesAttr = c.getAxes();
+        kind = ReshardStep::Kind::AllReduce;
+        reduction = c.getReduction();
+      })
+      .Case([&](AllToAllOp c) {
+        axesAttr = c.getAxes();
+        kind = ReshardStep::Kind::AllToAll;
+        dim = c.getSplitDim();
+        concatDim = c.getConcatDim();
+      })
+      .Case([&](AllSliceOp c) {
+        axesAttr = c.getAxes();
+        kind = ReshardStep::Kind::AllSlice;
+        dim = c.getDim();
+      })
+      .Case([&](CollectivePermuteOp c) {
+        axesAttr = c.getAxes();
+        kind = ReshardStep::Kind::CollectivePermute;
+      });
+  SmallVector<StringRef> axes;
+  for (Attribute a : axesAttr)
+    axes.push_back(cast<StringAttr>(a).getValue());
+  int64_t n = topology.groupSize(axes);
+  const std::vector<Tensor> &in = values[op->getOperand(0)];
+  std::vector<Tensor> out(numDevices);
+  std::vector<bool> done(numDevices, false);
+  SmallVector<std::pair<int64_t, int64_t>> pairs;
+  if (auto permute = dyn_cast<CollectivePermuteOp>(op))
+    pairs = permute.getSourceTargetPairs();
+
+  // Block movement fails only on shapes the verifier already rejected;
+  // report it at the op all the same.
+  auto unwrap = [&](llvm::Expected<Tensor> t, Tensor &into) -> bool {
+    if (!t) {
+      op->emitError() << "simulating '" << op->getName()
+                      << "': " << llvm::toString(t.takeError());
+      return false;
+    }
+    into = std::move(*t);
+    return true;
+  };
+  for (int64_t dev = 0; dev < numDevices; ++dev) {
+    if (done[dev])
+      continue;
+    SmallVector<int64_t> group = topology.groupOf(dev, axes);
+    SmallVector<const Tensor *> inputs;
+    for (int64_t m : group) {
+      inputs.push_back(&in[m]);
+      done[m] = true;
+    }
+    switch (kind) {
+    case ReshardStep::Kind::AllGather: {
+      Tensor all;
+      if (!unwrap(tryConcatenate(inputs, dim, options.maxTensorBytes), all))
+        return failure();
+      for (int64_t m : group)
+        out[m] = all.clone();
+      break;
+    }
+    case ReshardStep::Kind::AllReduce: {
+      Tensor sum = reduceTensors(inputs, reduction);
+      for (int64_t m : group)
+        out[m] = sum.clone();
+      break;
+    }
+    case ReshardStep::Kind::ReduceScatter: {
+      Tensor sum = reduceTensors(inputs, reduction);
+      for (auto [g, m] : llvm::enumerate(group))
+        if (!unwrap(trySliceBlock(sum, dim, n, g), out[m]))
+          return failure();
+      break;
+    }
+    case ReshardStep::Kind::AllToAll:
+      for (auto [j, m] : llvm::enumerate(group)) {
+        std::vector<Tensor> pieces(inputs.size());
+        SmallVector<const Tensor *> refs;
+        for (auto [i, t] : llvm::enumerate(inputs)) {
+          if (!unwrap(trySliceBlock(*t, dim, n, j), pieces[i]))
+            return failure();
+          refs.push_back(&pieces[i]);
+        }
+        if (!unwrap(tryConcatenate(refs, concatDim, options.maxTensorBytes),
+                    out[m]))
+          return failure();
+      }
+      break;
+    case ReshardStep::Kind::AllSlice:
+      for (auto [g, m] : llvm::enumerate(group))
+        if (!unwrap(trySliceBlock(*inputs[g], dim, n, g), out[m]))
+          return failure();
+      break;
+    case ReshardStep::Kind::CollectivePermute: {
+      for (int64_t m : group) {
+        out[m] = inputs.front()->clone();
+        std::memset(out[m].data(), 0, out[m].byteSize());
+      }
+      for (auto [s, t] : pairs)
+        out[group[t]] = inputs[s]->clone();
+      break;
+    }
+    }
+  }
+
+  int64_t localBytes = in.front().byteSize();
+  CollectiveRecord record;
+  record.kind = op->getName().stripDialect().str();
+  for (StringRef a : axes)
+    record.axes.push_back(a.str());
+  record.dim = dim;
+  record.concatDim = concatDim;
+  record.groupSize = n;
+  record.bytesPerDevice = collectiveBytesPerDevice(kind, n, localBytes);
+  if (kind == ReshardStep::Kind::CollectivePermute &&
+      llvm::all_of(pairs, [](auto p) { return p.first == p.second; }))
+    record.bytesPerDevice = 0;
+  record.seconds = options.machine.collectiveSeconds(
+      record.bytesPerDevice ? collectiveMessages(kind, n) : 0,
+      record.bytesPerDevice);
+  record.value = nameOf(op->getOperand(0));
+  for (int64_t d = 0; d < numDevices; ++d)
+    report.commBytesPerDevice[d] += record.bytesPerDevice;
+  advance(op, record.kind + " " + record.value, "communication",
+          record.seconds);
+  report.collectives.push_back(std::move(record));
+  define(op->getResult(0), std::move(out));
+  return success();
+}
+
+FailureOr<std::vector<std::vector<Tensor>>>
+LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
+  report = SimulationReport();
+  report.numDevices = numDevices;
+  report.peakBytesPerDevice.assign(numDevices, 0);
+  report.commBytesPerDevice.assign(numDevices, 0);
+  report.flopsPerDevice.assign(numDevices, 0);
+  liveBytes.assign(numDevices, 0);
+
+  Block &body = func.getBody().front();
+  if (static_cast<int64_t>(deviceArgs.size()) != numDevices)
+    return func.emitError() << "simulation needs arguments for "
+                            << numDevices << " devices";
+  // Last use of every value, so blocks are freed as soon as possible and
+  // the peak-memory figure is what a careful runtime would reach.
+  llvm::DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : body)
+    for (Value v : op.getOperands())
+      lastUse[v] = &op;
+
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    std::vector<Tensor> perDevice;
+    for (int64_t d = 0; d < numDevices; ++d)
+      perDevice.push_back(std::move(deviceArgs[d][i]));
+    define(arg, std::move(perDevice));
+  }
+
+  for (Operation &op : body) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      std::vector<std::vector<Tensor>> results(numDevices);
+      for (Value v : ret.getOperands())
+        for (int64_t d = 0; d < numDevices; ++d)
+          results[d].push_back(values[v][d].clone());
+      report.estimatedSeconds = now;
+      return results;
+    }
+    if (isCollectiveOp(&op)) {
+      if (failed(runCollective(&op)))
+        return failure();
+    } else {
+      std::vector<Tensor> out;
+      for (int64_t d = 0; d < numDevices; ++d) {
+        SmallVector<const Tensor *> operands;
+        for (Value v : op.getOperands())
+          operands.push_back(&values[v][d]);
+        // The op was verified with its function; no need to per device.
+        FailureOr<Tensor> r = evaluateTensorOp(&op, operands,
+                                               options.maxTensorBytes,
+                                               /*verifyOp=*/d == 0);
+        if (failed(r))
+          return failure();
+        out.push_back(std::move(*r));
+      }
+      double flops = opFlops(&op);
+      for (int64_t d = 0; d < numDevices; ++d)
+        report.flopsPerDevice[d] += flops;
+      if (flops > 0)
+        advance(&op,
+                op.getName().stripDialect().str() + " " +
+                    nameOf(op.getResult(0)),
+                "compute", flops / options.machine.flopsPerSecond);
+      define(op.getResult(0), std::move(out));
+    }
+    for (Value v : op.getOperands())
+      if (lastUse.lookup(v) == &op)
+        release(v);
+  }
+  return func.emitError("function has no return");
+}
+
+} // namespace
+
+FailureOr<std::vector<std::vector<Tensor>>>
+shardc::simulateOnMesh(func::FuncOp spmd, MeshOp mesh,
+                       std::vector<std::vector<Tensor>> deviceArgs,
+                       const SimulationOptions &options,
+                       SimulationReport &report) {
+  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
+  if (failed(topology))
+    return failure();
+  return LockstepExecutor(spmd, mesh, std::move(*topology), options, report)
+      .run(std::move(deviceArgs));
+}
+
+void shardc::writeChromeTrace(const SimulationReport &report,
+                              llvm::raw_ostream &os) {
+  llvm::json::Array events;
+  for (int64_t d = 0; d < report.numDevices; ++d)
+    events.push_back(llvm::json::Object{
+        {"name", "thread_name"},
+        {"ph", "M"},
+        {"pid", 0},
+        {"tid", d},
+        {"args", llvm::json::Object{{"name", "device " + std::to_string(d)}}}});
+  for (const TraceSpan &span : report.trace)
+    events.push_back(llvm::json::Object{{"name", span.name},
+                                        {"cat", span.category},
+                                        {"ph", "X"},
+                                        {"pid", 0},
+                                        {"tid", span.device},
+                                        {"ts", span.startSeconds * 1e6},
+                                        {"dur", span.durationSeconds * 1e6}});
+  llvm::json::Object root{{"traceEvents", std::move(events)},
+                          {"displayTimeUnit", "ns"}};
+  os << llvm::json::Value(std::move(root)) << "\n";
+}

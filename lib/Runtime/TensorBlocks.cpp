@@ -1,0 +1,169 @@
+//===- TensorBlocks.cpp - cutting tensors into blocks and back ------------===//
+
+#include "shardc/Runtime/TensorBlocks.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+/// Allocation of a shape that a verified program already bounded.
+Tensor make(ArrayRef<int64_t> shape) {
+  auto t = Tensor::allocate(shape, DType::F32, ~uint64_t(0));
+  if (!t) {
+    llvm::consumeError(t.takeError());
+    return Tensor();
+  }
+  return std::move(*t);
+}
+} // namespace
+
+Tensor shardc::reduceTensors(ArrayRef<const Tensor *> tensors,
+                             ReductionKind kind) {
+  Tensor out = tensors.front()->clone();
+  float *acc = out.data();
+  int64_t n = out.numElements();
+  for (const Tensor *t : tensors.drop_front()) {
+    const float *x = t->data();
+    if (kind == ReductionKind::Sum)
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] += x[i];
+    else
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] = std::max(acc[i], x[i]);
+  }
+  return out;
+}
+
+/// Block index and block count of each dim for `device`.
+static SmallVector<std::pair<int64_t, int64_t>>
+blockCoords(ShardingAttr sharding, MeshOp mesh, const MeshTopology &topology,
+            int64_t device) {
+  SmallVector<int64_t> coords = topology.coordinates(device);
+  SmallVector<std::pair<int64_t, int64_t>> out;
+  for (size_t d = 0; d < sharding.getRank(); ++d) {
+    int64_t index = 0, count = 1;
+    for (StringRef a : sharding.getDimAxes(d)) {
+      int64_t size = mesh.getAxisSize(a);
+      index = index * size + coords[topology.axisIndex(a)];
+      count *= size;
+    }
+    out.push_back({index, count});
+  }
+  return out;
+}
+
+llvm::Expected<Tensor>
+shardc::extractDeviceBlock(const Tensor &global, ShardingAttr sharding,
+                           MeshOp mesh, const MeshTopology &topology,
+                           int64_t device) {
+  Tensor block = global.clone();
+  for (auto [d, bc] :
+       llvm::enumerate(blockCoords(sharding, mesh, topology, device))) {
+    if (bc.second == 1)
+      continue;
+    llvm::Expected<Tensor> next = trySliceBlock(block, d, bc.second, bc.first);
+    if (!next)
+      return next.takeError();
+    block = std::move(*next);
+  }
+  return block;
+}
+
+/// Copies `block` into `dst` at the block position `coords`.
+static void placeBlock(Tensor &dst, const Tensor &block,
+                       ArrayRef<std::pair<int64_t, int64_t>> coords) {
+  int64_t rank = dst.rank();
+  SmallVector<int64_t> dstStrides = dst.strides();
+  SmallVector<int64_t> offsets;
+  for (int64_t d = 0; d < rank; ++d)
+    offsets.push_back(coords[d].first * block.dim(d));
+  // Copy rows of the innermost dim.
+  int64_t rowLen = rank ? block.dim(rank - 1) : 1;
+  int64_t rows = rowLen ? block.numElements() / rowLen : 0;
+  SmallVector<int64_t> idx(rank, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t rem = r, off = 0;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      idx[d] = rem % block.dim(d);
+      rem /= block.dim(d);
+    }
+    for (int64_t d = 0; d < rank - 1; ++d)
+      off += (idx[d] + offsets[d]) * dstStrides[d];
+    if (rank)
+      off += offsets[rank - 1];
+    std::memcpy(dst.data() + off, block.data() + r * rowLen,
+                sizeof(float) * rowLen);
+  }
+}
+
+FailureOr<Tensor> shardc::assembleGlobal(ArrayRef<const Tensor *> blocks,
+                                         ShardingAttr sharding, MeshOp mesh,
+                                         const MeshTopology &topology,
+                                         ArrayRef<int64_t> globalShape,
+                                         std::string &why) {
+  SmallVector<StringRef> partial = sharding.getPartialAxes();
+  SmallVector<int64_t> partialIdx;
+  for (StringRef a : partial)
+    partialIdx.push_back(topology.axisIndex(a));
+  SmallVector<bool> splitAxis(topology.numAxes(), false);
+  for (size_t d = 0; d < sharding.getRank(); ++d)
+    for (StringRef a : sharding.getDimAxes(d))
+      splitAxis[topology.axisIndex(a)] = true;
+
+  // The device holding a block with coordinate 0 on every replicated
+  // (neither split nor partial) axis provides the reference copy.
+  auto isReference = [&](int64_t dev) {
+    SmallVector<int64_t> coords = topology.coordinates(dev);
+    for (int64_t a = 0; a < topology.numAxes(); ++a)
+      if (!splitAxis[a] && !llvm::is_contained(partialIdx, a) && coords[a] != 0)
+        return false;
+    return true;
+  };
+  Tensor global = make(globalShape);
+  std::memset(global.data(), 0, sizeof(float) * global.numElements());
+  if (!partial.empty()) {
+    // The value is the sum of the blocks over the partial axes; add them in
+    // device order.
+    for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
+      if (!isReference(dev))
+        continue;
+      Tensor tmp = make(globalShape);
+      std::memset(tmp.data(), 0, sizeof(float) * tmp.numElements());
+      placeBlock(tmp, *blocks[dev], blockCoords(sharding, mesh, topology, dev));
+      for (int64_t i = 0; i < global.numElements(); ++i)
+        global.data()[i] += tmp.data()[i];
+    }
+    return global;
+  }
+  for (int64_t dev = 0; dev < topology.numDevices(); ++dev)
+    if (isReference(dev))
+      placeBlock(global, *blocks[dev],
+                 blockCoords(sharding, mesh, topology, dev));
+  // Every replica must hold exactly the reference copy's data.
+  for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
+    llvm::Expected<Tensor> block =
+        extractDeviceBlock(global, sharding, mesh, topology, dev);
+    if (!block) {
+      why = llvm::toString(block.takeError());
+      return failure();
+    }
+    const Tensor &expected = *block;
+    const Tensor &got = *blocks[dev];
+    if (expected.shape() != got.shape()) {
+      why = "device " + std::to_string(dev) + " holds a block of shape " +
+            got.describe() + ", expected " + expected.describe();
+      return failure();
+    }
+    for (int64_t i = 0; i < got.numElements(); ++i)
+      if (!(expected.data()[i] == got.data()[i]) &&
+          !(std::isnan(expected.data()[i]) && std::isnan(got.data()[i]))) {
+        why = "replicas disagree: device " + std::to_string(dev) +
+              " differs from its replica at element " + std::to_string(i);
+        return failure();
+      }
+  }
+  return global;
+}

@@ -1,0 +1,61 @@
+//===- RandomTensor.cpp - deterministic random inputs ---------------------===//
+
+#include "shardc/Support/RandomTensor.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace shardc;
+
+uint64_t shardc::fnv1a64(llvm::StringRef text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+uint64_t shardc::splitmix64Mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+float shardc::bitsToUniformFloat(uint64_t bits) {
+  // |top - 2^23| <= 2^23 is exact in f32, and scaling by a power of two is
+  // exact, so no rounding mode or FMA contraction can change the result.
+  int32_t top = static_cast<int32_t>(bits >> 40) - (1 << 23);
+  return static_cast<float>(top) * (1.0f / static_cast<float>(1 << 23));
+}
+
+void shardc::fillRandom(llvm::MutableArrayRef<float> out, uint64_t seed,
+                        llvm::StringRef name) {
+  constexpr uint64_t gamma = 0x9e3779b97f4a7c15ULL;
+  uint64_t state = seed ^ fnv1a64(name);
+  for (float &v : out) {
+    state += gamma;
+    v = bitsToUniformFloat(splitmix64Mix(state));
+  }
+}
+
+Tensor shardc::randomTensor(llvm::ArrayRef<int64_t> shape, uint64_t seed,
+                            llvm::StringRef name) {
+  llvm::Expected<Tensor> t = tryRandomTensor(shape, seed, name);
+  // A usage error (exit code 1, no crash report): callers that cannot
+  // vouch for the shape should call tryRandomTensor.
+  if (!t)
+    llvm::reportFatalUsageError(llvm::Twine("input '") + name +
+                                "': " + llvm::toString(t.takeError()));
+  return std::move(*t);
+}
+
+llvm::Expected<Tensor> shardc::tryRandomTensor(llvm::ArrayRef<int64_t> shape,
+                                               uint64_t seed,
+                                               llvm::StringRef name,
+                                               uint64_t maxBytes) {
+  llvm::Expected<Tensor> t = Tensor::allocate(shape, DType::F32, maxBytes);
+  if (!t)
+    return t.takeError();
+  fillRandom(t->values(), seed, name);
+  return t;
+}

@@ -1,0 +1,391 @@
+//===- Partition.cpp - global program to per-device SPMD program ----------===//
+//
+// Rewrites a fully sharded function into the program every device runs on
+// its local blocks. Each op is computed in the layout its sharding rule
+// allows that moves the fewest bytes (operands resharded into it, its result
+// resharded out of it); pending partial sums travel with a value until a
+// consumer needs it whole (all_reduce) or split over the summed axis
+// (reduce_scatter). Reshards go through the ReshardPlanner and are cached
+// per (value, target sharding), so a value feeding several consumers in the
+// same layout is moved once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Analysis/FactorSharding.h"
+#include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardingRule.h"
+#include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace shardc {
+#define GEN_PASS_DEF_SHARDCPARTITION
+#include "shardc/Transforms/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+int64_t elementBytes(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return (tensor.getElementTypeBitWidth() + 7) / 8;
+}
+
+/// The location collectives get: the source position of the value they
+/// move, without its name (the name belongs to the op computing the value).
+Location stripName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getChildLoc();
+  return loc;
+}
+
+class FunctionPartitioner {
+public:
+  FunctionPartitioner(func::FuncOp func, MeshOp mesh)
+      : func(func), mesh(mesh), builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  /// The sharding propagation assigned to `v`.
+  ShardingAttr getAssigned(Value v);
+  /// `v`'s local value, moved into `target`.
+  FailureOr<Value> getLocal(Value v, ShardingAttr target, Location loc);
+  /// Materializes `plan` on `local`.
+  Value emitPlan(Value local, const ReshardPlan &plan, Location loc);
+  LogicalResult partitionRuleOp(Operation *op, ShardingRule rule);
+  LogicalResult partitionConstant(ConstantOp op);
+
+  RankedTensorType localType(Value global, ShardingAttr sharding) {
+    auto type = cast<RankedTensorType>(global.getType());
+    return RankedTensorType::get(
+        getLocalShape(sharding, mesh, type.getShape()), type.getElementType());
+  }
+
+  func::FuncOp func;
+  MeshOp mesh;
+  OpBuilder builder;
+  /// Each global value's local value and the layout it is in.
+  llvm::DenseMap<Value, std::pair<Value, ShardingAttr>> current;
+  /// Reshards already made: (global value, target) -> local value.
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> moved;
+};
+
+ShardingAttr FunctionPartitioner::getAssigned(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return func.getArgAttrOfType<ShardingAttr>(
+        arg.getArgNumber(), ShardcDialect::getShardingAttrName());
+  return v.getDefiningOp()->getAttrOfType<ShardingAttr>(
+      ShardcDialect::getShardingAttrName());
+}
+
+Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
+                                    Location loc) {
+  MLIRContext *ctx = builder.getContext();
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  auto elementType = cast<RankedTensorType>(local.getType()).getElementType();
+  for (const ReshardStep &step : plan.steps) {
+    auto type = RankedTensorType::get(step.localShapeAfter, elementType);
+    SmallVector<Attribute> axisAttrs;
+    for (StringRef a : step.axes)
+      axisAttrs.push_back(StringAttr::get(ctx, a));
+    auto axes = ArrayAttr::get(ctx, axisAttrs);
+    Operation *op = nullptr;
+    switch (step.kind) {
+    case ReshardStep::Kind::AllGather:
+      op = builder.create<AllGatherOp>(loc, type, local, meshRef, axes,
+                                       builder.getI64IntegerAttr(step.dim));
+      break;
+    case ReshardStep::Kind::AllSlice:
+      op = builder.create<AllSliceOp>(loc, type, local, meshRef, axes,
+                                      builder.getI64IntegerAttr(step.dim));
+      break;
+    case ReshardStep::Kind::ReduceScatter:
+      op = builder.create<ReduceScatterOp>(
+          loc, type, local, meshRef, axes, builder.getI64IntegerAttr(step.dim),
+          ReductionKindAttr::get(ctx, ReductionKind::Sum));
+      break;
+    case ReshardStep::Kind::AllReduce:
+      op = builder.create<AllReduceOp>(
+          loc, type, local, meshRef, axes,
+          ReductionKindAttr::get(ctx, ReductionKind::Sum));
+      break;
+    case ReshardStep::Kind::AllToAll:
+      op = builder.create<AllToAllOp>(
+          loc, type, local, meshRef, axes,
+          builder.getI64IntegerAttr(step.dim),
+          builder.getI64IntegerAttr(step.concatDim));
+      break;
+    case ReshardStep::Kind::CollectivePermute: {
+      SmallVector<Attribute> pairs;
+      // Nested integer arrays: the form the textual syntax parses to.
+      for (auto [s, t] : step.pairs)
+        pairs.push_back(builder.getArrayAttr(
+            {builder.getI64IntegerAttr(s), builder.getI64IntegerAttr(t)}));
+      op = builder.create<CollectivePermuteOp>(loc, type, local, meshRef, axes,
+                                               builder.getArrayAttr(pairs));
+      break;
+    }
+    }
+    op->setAttr(ShardcDialect::getShardingAttrName(), step.after);
+    local = op->getResult(0);
+  }
+  return local;
+}
+
+FailureOr<Value> FunctionPartitioner::getLocal(Value v, ShardingAttr target,
+                                               Location loc) {
+  auto [local, layout] = current.lookup(v);
+  if (!local)
+    return emitError(loc) << "internal error: " << describeValue(v)
+                          << " has no local value";
+  if (layout == target)
+    return local;
+  auto key = std::make_pair(v, Attribute(target));
+  if (Value done = moved.lookup(key))
+    return done;
+  std::string why;
+  auto type = cast<RankedTensorType>(v.getType());
+  FailureOr<ReshardPlan> plan = planReshard(
+      layout, target, mesh, type.getShape(), elementBytes(type), &why);
+  if (failed(plan))
+    return emitError(loc) << "cannot reshard " << describeValue(v) << " from "
+                          << layout << " to " << target << ": " << why;
+  Value result = emitPlan(local, *plan, stripName(loc));
+  moved[key] = result;
+  return result;
+}
+
+LogicalResult FunctionPartitioner::partitionConstant(ConstantOp op) {
+  // Every device materializes the whole constant (it is replicated), then
+  // keeps its block: an all_slice, which costs no communication.
+  Operation *clone = builder.clone(*op);
+  clone->removeAttr(ShardcDialect::getShardingAttrName());
+  auto replicated = ShardingAttr::getReplicated(
+      op.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      op.getType().getRank());
+  clone->setAttr(ShardcDialect::getShardingAttrName(), replicated);
+  current[op.getResult()] = {clone->getResult(0), replicated};
+  return success();
+}
+
+LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
+                                                   ShardingRule rule) {
+  std::string why;
+  if (!rule.matchesOp(op, why))
+    return op->emitOpError() << "has an inconsistent sharding rule: " << why;
+
+  SmallVector<TensorShardingInput> assigned;
+  for (Value v : op->getOperands())
+    assigned.push_back({getAssigned(v), true});
+  for (Value v : op->getResults())
+    assigned.push_back({getAssigned(v), true});
+
+  // Candidate layouts for computing the op, each from a different view of
+  // the shardings around it; the one whose reshards take the least
+  // estimated time wins (bytes and per-message latency, so a plan of many
+  // small collectives does not beat the one an expert writes), the first on
+  // ties (all tensors together is the usual answer).
+  unsigned numTensors = rule.getNumTensors();
+  SmallVector<SmallVector<TensorShardingInput>> views;
+  views.push_back(assigned);
+  {
+    SmallVector<TensorShardingInput> resultOnly(numTensors);
+    for (unsigned t = rule.getNumOperands(); t < numTensors; ++t)
+      resultOnly[t] = assigned[t];
+    views.push_back(resultOnly);
+    SmallVector<TensorShardingInput> operandsOnly(assigned);
+    for (unsigned t = rule.getNumOperands(); t < numTensors; ++t)
+      operandsOnly[t] = {};
+    views.push_back(operandsOnly);
+    for (unsigned i = 0; i < rule.getNumOperands(); ++i) {
+      SmallVector<TensorShardingInput> one(numTensors);
+      one[i] = assigned[i];
+      views.push_back(one);
+    }
+    views.push_back(SmallVector<TensorShardingInput>(numTensors));
+  }
+
+  std::optional<FactorShardings> best;
+  double bestCost = std::numeric_limits<double>::infinity();
+  MachineModel machine;
+  for (const auto &view : views) {
+    FactorShardings fs = FactorShardings::compute(rule, mesh, view);
+    bool exact = true;
+    for (unsigned t = 0; t < numTensors; ++t)
+      exact &= fs.isExactFor(t);
+    if (!exact)
+      continue;
+    double cost = 0;
+    bool feasible = true;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      auto type = cast<RankedTensorType>(v.getType());
+      FailureOr<ReshardPlan> plan =
+          planReshard(current.lookup(v).second, fs.getOperandSharding(i), mesh,
+                      type.getShape(), elementBytes(type));
+      feasible &= succeeded(plan);
+      if (succeeded(plan))
+        cost += plan->seconds(machine);
+    }
+    for (auto [i, v] : llvm::enumerate(op->getResults())) {
+      auto type = cast<RankedTensorType>(v.getType());
+      FailureOr<ReshardPlan> plan =
+          planReshard(fs.getResultSharding(i), assigned[rule.getResultTensor(i)]
+                                                   .sharding,
+                      mesh, type.getShape(), elementBytes(type));
+      feasible &= succeeded(plan);
+      if (succeeded(plan))
+        cost += plan->seconds(machine);
+    }
+    if (feasible && cost < bestCost) {
+      bestCost = cost;
+      best = fs;
+    }
+  }
+  if (!best)
+    return op->emitOpError("found no layout to compute this op in");
+
+  IRMapping mapping;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    FailureOr<Value> local =
+        getLocal(v, best->getOperandSharding(i), op->getLoc());
+    if (failed(local))
+      return failure();
+    mapping.map(v, *local);
+  }
+  Operation *clone = builder.clone(*op, mapping);
+  for (auto [i, v] : llvm::enumerate(op->getResults())) {
+    ShardingAttr produced = best->getResultSharding(i);
+    clone->getResult(i).setType(localType(v, produced));
+    clone->setAttr(ShardcDialect::getShardingAttrName(), produced);
+    current[v] = {clone->getResult(i), produced};
+  }
+  return success();
+}
+
+LogicalResult FunctionPartitioner::run() {
+  Block &oldBlock = func.getBody().front();
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+
+  // Every value needs a sharding on this mesh: propagation gives them.
+  auto check = [&](Value v, Location loc) -> LogicalResult {
+    ShardingAttr s = getAssigned(v);
+    if (!s)
+      return emitError(loc) << describeValue(v)
+                            << " has no sharding; run --shardc-propagate "
+                               "before --shardc-partition";
+    if (s.getMesh() != meshRef)
+      return emitError(loc) << describeValue(v) << " is sharded on mesh "
+                            << s.getMesh() << " but the function uses "
+                            << meshRef << "; one mesh per function";
+    return success();
+  };
+  for (BlockArgument arg : oldBlock.getArguments())
+    if (failed(check(arg, func.getLoc())))
+      return failure();
+  for (Operation &op : oldBlock.without_terminator())
+    for (Value r : op.getResults())
+      if (failed(check(r, op.getLoc())))
+        return failure();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (!func.getResultAttrOfType<ShardingAttr>(
+            i, ShardcDialect::getShardingAttrName()))
+      return func.emitOpError()
+             << "result #" << i
+             << " has no sharding; run --shardc-propagate first";
+
+  auto *newBlock = new Block();
+  SmallVector<Type> argTypes;
+  for (BlockArgument arg : oldBlock.getArguments()) {
+    ShardingAttr s = getAssigned(arg);
+    Type local = localType(arg, s);
+    argTypes.push_back(local);
+    BlockArgument newArg = newBlock->addArgument(local, arg.getLoc());
+    current[arg] = {newArg, s};
+  }
+  builder.setInsertionPointToEnd(newBlock);
+
+  for (Operation &op : oldBlock) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Value> results;
+      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+        auto target = func.getResultAttrOfType<ShardingAttr>(
+            i, ShardcDialect::getShardingAttrName());
+        FailureOr<Value> local = getLocal(v, target, ret.getLoc());
+        if (failed(local)) {
+          delete newBlock;
+          return failure();
+        }
+        results.push_back(*local);
+      }
+      builder.create<func::ReturnOp>(ret.getLoc(), results);
+      continue;
+    }
+    LogicalResult done = failure();
+    if (auto constraint = dyn_cast<ShardingConstraintOp>(op)) {
+      FailureOr<Value> local = getLocal(constraint.getInput(),
+                                        constraint.getSharding(), op.getLoc());
+      if (succeeded(local)) {
+        current[constraint.getResult()] = {*local, constraint.getSharding()};
+        done = success();
+      }
+    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
+      done = partitionConstant(constant);
+    } else if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op)) {
+      done = partitionRuleOp(&op, ruled.getShardingRule());
+    } else {
+      done = op.emitOpError("cannot be partitioned: it has no sharding rule");
+    }
+    if (failed(done)) {
+      delete newBlock;
+      return failure();
+    }
+  }
+
+  SmallVector<Type> resultTypes;
+  for (Value v : newBlock->getTerminator()->getOperands())
+    resultTypes.push_back(v.getType());
+  func.getBody().push_back(newBlock);
+  oldBlock.dropAllDefinedValueUses();
+  oldBlock.erase();
+  func.setFunctionType(FunctionType::get(func.getContext(), argTypes,
+                                         resultTypes));
+  func->setAttr(ShardcDialect::getSpmdAttrName(),
+                UnitAttr::get(func.getContext()));
+  return success();
+}
+
+struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
+        continue;
+      MeshOp mesh;
+      if (meshes.size() == 1) {
+        mesh = meshes.front();
+      } else {
+        // Several meshes: the one the first argument's sharding names.
+        for (unsigned i = 0; i < func.getNumArguments() && !mesh; ++i)
+          if (auto s = func.getArgAttrOfType<ShardingAttr>(
+                  i, ShardcDialect::getShardingAttrName()))
+            mesh = lookupMesh(func, s.getMesh());
+      }
+      if (!mesh) {
+        func.emitOpError("has no mesh to partition over");
+        return signalPassFailure();
+      }
+      if (failed(FunctionPartitioner(func, mesh).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,351 @@
+//===- Propagate.cpp - --shardc-propagate ---------------------------------===//
+//
+// Sharding propagation over each function: every tensor (SSA value or
+// function result) has a state, every op with a sharding rule (and every
+// returned value, through an identity rule) is a node linking its tensors.
+// A worklist visits nodes; a visit asks FactorShardings what the node's
+// tensors should be and grows the inferred ones towards it. Inferred
+// shardings only grow (an axis list is extended, never changed), so each
+// tensor changes at most once per mesh axis and the whole run is linear in
+// the program size. Explain remarks are in PropagateExplain.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Propagation.h"
+
+#include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "llvm/ADT/BitVector.h"
+
+#include <deque>
+
+namespace shardc {
+#define GEN_PASS_DEF_SHARDCPROPAGATE
+#include "shardc/Transforms/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::detail;
+
+//===----------------------------------------------------------------------===//
+// Building the graph
+//===----------------------------------------------------------------------===//
+
+MeshOp MeshTable::lookup(FlatSymbolRefAttr name) const {
+  return name ? meshes.lookup(name.getValue()) : MeshOp();
+}
+
+MeshTable::MeshTable(ModuleOp module) {
+  for (MeshOp mesh : module.getOps<MeshOp>()) {
+    meshes.try_emplace(mesh.getSymName(), mesh);
+    if (!first)
+      first = mesh;
+  }
+}
+
+unsigned FunctionPropagation::getId(Value value) {
+  auto [it, inserted] = valueIds.try_emplace(value, tensors.size());
+  if (inserted) {
+    tensors.emplace_back();
+    tensors.back().value = value;
+  }
+  return it->second;
+}
+
+void FunctionPropagation::annotate(unsigned id, ShardingAttr sharding,
+                                   llvm::function_ref<std::string()> describe) {
+  TensorState &state = tensors[id];
+  state.sharding = sharding;
+  state.isUser = true;
+  state.origin = annotations.size();
+  annotations.push_back(explain ? describe() : std::string());
+  if (!defaultMesh)
+    defaultMesh = meshes.lookup(sharding.getMesh());
+}
+
+static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+LogicalResult FunctionPropagation::build() {
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!isTensor(arg))
+      continue;
+    unsigned id = getId(arg);
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(
+            arg.getArgNumber(), ShardcDialect::getShardingAttrName()))
+      annotate(id, s, [&] { return describeValue(arg); });
+  }
+  ArrayRef<Type> resultTypes = func.getResultTypes();
+  for (unsigned i = 0; i < resultTypes.size(); ++i) {
+    resultIds.push_back(tensors.size());
+    tensors.emplace_back();
+    tensors.back().funcResult = i;
+    if (auto s = func.getResultAttrOfType<ShardingAttr>(
+            i, ShardcDialect::getShardingAttrName()))
+      annotate(resultIds.back(), s,
+               [&] { return "output #" + std::to_string(i); });
+  }
+
+  WalkResult walk = func.getBody().walk<WalkOrder::PreOrder>(
+      [&](Operation *op) -> WalkResult {
+        if (op->getNumResults() == 1 && isTensor(op->getResult(0))) {
+          unsigned id = getId(op->getResult(0));
+          if (auto sc = dyn_cast<ShardingConstraintOp>(op))
+            annotate(id, sc.getSharding(), [&] {
+              return "sharding_constraint at " + formatLoc(op->getLoc());
+            });
+          else if (auto s = op->getAttrOfType<ShardingAttr>(
+                       ShardcDialect::getShardingAttrName()))
+            annotate(id, s, [&] {
+              return "annotation on " + describeValue(op->getResult(0)) +
+                     " at " + formatLoc(op->getLoc());
+            });
+        }
+        if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op)) {
+          if (!llvm::all_of(op->getOperands(), isTensor) ||
+              !llvm::all_of(op->getResults(), isTensor))
+            return WalkResult::advance();
+          Node node{op, ruled.getShardingRule(), {}};
+          std::string why;
+          if (!node.rule.matchesOp(op, why)) {
+            op->emitError("internal error: the sharding rule ")
+                << node.rule.str() << " does not fit the op: " << why;
+            return WalkResult::interrupt();
+          }
+          for (Value v : op->getOperands())
+            node.tensors.push_back(getId(v));
+          for (Value v : op->getResults())
+            node.tensors.push_back(getId(v));
+          nodes.push_back(std::move(node));
+        } else if (isa<func::ReturnOp>(op) && op->getParentOp() == func) {
+          // The returned value and the function result are one tensor,
+          // possibly with two annotations: an identity node links them.
+          for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+            if (i >= resultIds.size() || !isTensor(v))
+              continue;
+            auto shape = cast<RankedTensorType>(v.getType()).getShape();
+            unsigned valueId = getId(v);
+            // An output sharding constrains the value returned, like JAX's
+            // out_shardings: the value is computed in that layout rather
+            // than computed otherwise and resharded at the return. (A value
+            // with its own annotation keeps it.)
+            const TensorState &result = tensors[resultIds[i]];
+            if (result.isUser && !tensors[valueId].isUser)
+              annotate(valueId, result.sharding,
+                       [&] { return "output #" + std::to_string(i); });
+            nodes.push_back({op,
+                             ShardingRule::getIdentity(shape, 1, 1),
+                             {valueId, resultIds[i]}});
+          }
+        }
+        return WalkResult::advance();
+      });
+  if (walk.wasInterrupted())
+    return failure();
+
+  tensorNodes.resize(tensors.size());
+  for (auto [n, node] : llvm::enumerate(nodes))
+    for (unsigned id : node.tensors)
+      if (tensorNodes[id].empty() || tensorNodes[id].back() != n)
+        tensorNodes[id].push_back(n);
+  if (!defaultMesh)
+    defaultMesh = meshes.getFirst();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The worklist
+//===----------------------------------------------------------------------===//
+
+std::optional<FactorShardings>
+FunctionPropagation::computeFactors(const Node &node) const {
+  // The node works on the mesh of its best-ranked sharded tensor (the same
+  // ranking as candidates: user, then larger, then earlier).
+  int bestPos = -1;
+  auto key = [&](unsigned pos) {
+    const TensorState &s = tensors[node.tensors[pos]];
+    return std::make_tuple(!s.isUser, -node.rule.getTensorNumElements(pos),
+                           pos);
+  };
+  for (unsigned pos = 0; pos < node.tensors.size(); ++pos)
+    if (tensors[node.tensors[pos]].sharding &&
+        (bestPos < 0 || key(pos) < key(bestPos)))
+      bestPos = pos;
+  if (bestPos < 0)
+    return std::nullopt;
+  MeshOp mesh =
+      meshes.lookup(tensors[node.tensors[bestPos]].sharding.getMesh());
+  if (!mesh)
+    return std::nullopt;
+  SmallVector<TensorShardingInput, 4> inputs;
+  for (unsigned id : node.tensors)
+    inputs.push_back({tensors[id].sharding, tensors[id].isUser});
+  return FactorShardings::compute(node.rule, mesh, inputs);
+}
+
+/// `current` extended, dim by dim, towards `proposed` where it is a prefix
+/// of it, skipping axes another dim already uses; null if nothing grew.
+static ShardingAttr grow(ShardingAttr current, ShardingAttr proposed) {
+  size_t rank = proposed.getRank();
+  SmallVector<SmallVector<StringRef>> dims(rank);
+  llvm::SmallDenseSet<StringRef, 8> used;
+  if (current) {
+    if (current.getRank() != rank)
+      return {};
+    for (size_t d = 0; d < rank; ++d) {
+      dims[d] = current.getDimAxes(d);
+      used.insert(dims[d].begin(), dims[d].end());
+    }
+  }
+  bool changed = false;
+  for (size_t d = 0; d < rank; ++d) {
+    SmallVector<StringRef> want = proposed.getDimAxes(d);
+    if (want.size() <= dims[d].size() ||
+        !llvm::equal(ArrayRef(want).take_front(dims[d].size()), dims[d]))
+      continue;
+    for (StringRef axis : ArrayRef(want).drop_front(dims[d].size())) {
+      if (!used.insert(axis).second)
+        break;
+      dims[d].push_back(axis);
+      changed = true;
+    }
+  }
+  if (!changed)
+    return {};
+  return ShardingAttr::get(proposed.getContext(), proposed.getMesh(), dims, {});
+}
+
+void FunctionPropagation::visit(unsigned n, std::deque<unsigned> &queue,
+                                llvm::BitVector &queued) {
+  const Node &node = nodes[n];
+  std::optional<FactorShardings> fs = computeFactors(node);
+  if (!fs)
+    return;
+  FlatSymbolRefAttr meshName =
+      FlatSymbolRefAttr::get(fs->getMesh().getSymNameAttr());
+  for (unsigned pos = 0; pos < node.tensors.size(); ++pos) {
+    TensorState &state = tensors[node.tensors[pos]];
+    if (state.isUser ||
+        (state.sharding && state.sharding.getMesh() != meshName))
+      continue;
+    ShardingAttr grown =
+        grow(state.sharding, fs->getTensorSharding(pos, /*withPartial=*/false));
+    if (!grown)
+      continue;
+    // Credit the first factor of the first dim that grew.
+    for (size_t d = 0; d < grown.getRank(); ++d) {
+      if (state.sharding &&
+          state.sharding.getDimAxes(d).size() == grown.getDimAxes(d).size())
+        continue;
+      for (int64_t f : node.rule.getTensor(pos)[d])
+        if (int src = fs->getFactorSource(f); src >= 0 && src != int(pos)) {
+          state.origin = tensors[node.tensors[src]].origin;
+          break;
+        }
+      break;
+    }
+    state.sharding = grown;
+    state.via = node.op;
+    for (unsigned m : tensorNodes[node.tensors[pos]])
+      if (m != n && !queued.test(m)) {
+        queued.set(m);
+        queue.push_back(m);
+      }
+  }
+}
+
+void FunctionPropagation::propagate() {
+  std::deque<unsigned> queue;
+  llvm::BitVector queued(nodes.size(), true);
+  for (unsigned n = 0; n < nodes.size(); ++n)
+    queue.push_back(n);
+  while (!queue.empty()) {
+    unsigned n = queue.front();
+    queue.pop_front();
+    queued.reset(n);
+    visit(n, queue, queued);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Writing the result
+//===----------------------------------------------------------------------===//
+
+ShardingAttr FunctionPropagation::finalSharding(unsigned id, Type type) const {
+  if (ShardingAttr s = tensors[id].sharding)
+    return s;
+  auto tensor = cast<RankedTensorType>(type);
+  MeshOp mesh = defaultMesh;
+  return ShardingAttr::getReplicated(
+      mesh.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      tensor.getRank());
+}
+
+void FunctionPropagation::writeBack() {
+  StringRef attrName = ShardcDialect::getShardingAttrName();
+  // All argument (result) attributes are set at once: setArgAttr rebuilds
+  // the whole list, which is quadratic over thousands of weights.
+  auto withSharding = [&](DictionaryAttr attrs, ShardingAttr sharding) {
+    NamedAttrList list(attrs);
+    list.set(attrName, sharding);
+    return list.getDictionary(func.getContext());
+  };
+  SmallVector<DictionaryAttr> argAttrs;
+  func.getAllArgAttrs(argAttrs);
+  for (BlockArgument arg : func.getBody().front().getArguments()) {
+    DictionaryAttr &attrs = argAttrs[arg.getArgNumber()];
+    if (isTensor(arg) && !attrs.get(attrName))
+      attrs = withSharding(attrs, finalSharding(getId(arg), arg.getType()));
+  }
+  func.setAllArgAttrs(argAttrs);
+  SmallVector<DictionaryAttr> resultAttrs;
+  func.getAllResultAttrs(resultAttrs);
+  for (auto [i, id] : llvm::enumerate(resultIds))
+    if (isa<RankedTensorType>(func.getResultTypes()[i]) &&
+        !resultAttrs[i].get(attrName))
+      resultAttrs[i] = withSharding(
+          resultAttrs[i], finalSharding(id, func.getResultTypes()[i]));
+  func.setAllResultAttrs(resultAttrs);
+  func.getBody().walk([&](Operation *op) {
+    if (op->getNumResults() == 1 && isTensor(op->getResult(0)) &&
+        !op->hasAttr(attrName))
+      op->setAttr(attrName, finalSharding(getId(op->getResult(0)),
+                                          op->getResult(0).getType()));
+  });
+}
+
+LogicalResult FunctionPropagation::run() {
+  if (failed(build()))
+    return failure();
+  if (!defaultMesh)
+    return success(); // no mesh: no sharding can be written
+  propagate();
+  if (explain)
+    emitRemarks();
+  writeBack();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct PropagatePass : shardc::impl::ShardcPropagateBase<PropagatePass> {
+  using ShardcPropagateBase::ShardcPropagateBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MeshTable meshes(module);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
+        continue;
+      FunctionPropagation propagation(func, meshes, explain);
+      if (failed(propagation.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,108 @@
+//===- Propagation.h - state of --shardc-propagate --------------*- C++ -*-===//
+//
+// Private to lib/Transforms: the propagation of one function
+// (Propagate.cpp) and its explain remarks (PropagateExplain.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_LIB_TRANSFORMS_PROPAGATION_H
+#define SHARDC_LIB_TRANSFORMS_PROPAGATION_H
+
+#include "shardc/Analysis/FactorSharding.h"
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::detail {
+
+/// The module's meshes by name, looked up once.
+class MeshTable {
+public:
+  explicit MeshTable(mlir::ModuleOp module);
+  MeshOp lookup(mlir::FlatSymbolRefAttr name) const;
+  MeshOp getFirst() const { return first; }
+
+private:
+  llvm::StringMap<MeshOp> meshes;
+  MeshOp first;
+};
+
+/// What propagation knows of one tensor: an SSA value, or a function result.
+struct TensorState {
+  ShardingAttr sharding;
+  bool isUser = false;
+  /// The annotation this sharding comes from (index into `annotations`).
+  int origin = -1;
+  /// The last op a propagated sharding came through.
+  mlir::Operation *via = nullptr;
+  /// The tensor: a value, or else function result `funcResult`.
+  mlir::Value value;
+  int funcResult = -1;
+};
+
+/// An op (or one value of func.return) seen through its sharding rule.
+struct Node {
+  mlir::Operation *op;
+  ShardingRule rule;
+  /// Tensor ids, the rule's operands then results.
+  llvm::SmallVector<unsigned, 4> tensors;
+};
+
+/// `file:line:col` of the first file location inside `loc`.
+std::string formatLoc(mlir::Location loc);
+
+class FunctionPropagation {
+public:
+  FunctionPropagation(mlir::func::FuncOp func, const MeshTable &meshes,
+                      bool explain)
+      : func(func), meshes(meshes), explain(explain) {}
+
+  /// Propagates and writes the shardings; fails on an op whose rule does
+  /// not fit it (an internal error, reported on the op).
+  mlir::LogicalResult run();
+
+private:
+  unsigned getId(mlir::Value value);
+  void annotate(unsigned id, ShardingAttr sharding,
+                llvm::function_ref<std::string()> describe);
+  mlir::LogicalResult build();
+  std::optional<FactorShardings> computeFactors(const Node &node) const;
+  void visit(unsigned n, std::deque<unsigned> &queue, llvm::BitVector &queued);
+  void propagate();
+  ShardingAttr finalSharding(unsigned id, mlir::Type type) const;
+  void writeBack();
+
+  // Explain (PropagateExplain.cpp).
+  void emitRemarks();
+  std::string describeTensor(unsigned id) const;
+  std::string describeNodeTensor(const Node &node, int pos) const;
+  void emitValueRemark(mlir::Location loc, unsigned id, mlir::Type type) const;
+  void emitConflictRemarks(const Node &node) const;
+
+  mlir::func::FuncOp func;
+  const MeshTable &meshes;
+  bool explain;
+  /// Used for values no sharding reached.
+  MeshOp defaultMesh;
+
+  std::vector<TensorState> tensors;
+  llvm::DenseMap<mlir::Value, unsigned> valueIds;
+  llvm::SmallVector<unsigned> resultIds;
+  std::vector<Node> nodes;
+  /// For each tensor, the nodes it is part of.
+  std::vector<llvm::SmallVector<unsigned, 2>> tensorNodes;
+  /// Descriptions of the user annotations (filled only with `explain`).
+  std::vector<std::string> annotations;
+};
+
+} // namespace shardc::detail
+
+#endif // SHARDC_LIB_TRANSFORMS_PROPAGATION_H

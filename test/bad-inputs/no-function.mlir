@@ -1,0 +1,1 @@
+shardc.mesh @mesh ["x"=2]

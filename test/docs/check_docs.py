@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Runs the examples in docs/*.md so that the docs stay true.
+
+Fenced blocks are checked by their language tag:
+  mlir     a complete module: `shardc-opt` must accept it.
+  json     a JSON graph (has "mesh"): `shardc compile` must accept it.
+  console  `$ cmd` lines run from the repository root (build/bin first on
+           PATH); the lines after a command are its expected output, where a
+           line `...` matches any number of lines.
+A block preceded by the line `<!-- doc-test: skip -->` is not run, and one
+preceded by `<!-- doc-test: error -->` must be rejected (exit code 1).
+Plain ``` blocks (fragments, grammar) are not run.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def blocks(path):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    i, mode = 0, None
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m:
+            lang = m.group(1)
+            prev = lines[i - 1].strip() if i > 0 else ""
+            mode = {"<!-- doc-test: skip -->": "skip",
+                    "<!-- doc-test: error -->": "error"}.get(prev, "ok")
+            start = i + 1
+            j = start
+            while j < len(lines) and lines[j].strip() != "```":
+                j += 1
+            yield lang, mode, start + 1, "\n".join(lines[start:j]) + "\n"
+            i = j + 1
+        else:
+            i += 1
+
+
+def run(cmd, cwd, env):
+    p = subprocess.run(cmd, shell=True, cwd=cwd, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=300)
+    return p.returncode, p.stdout
+
+
+def matches(expected, actual):
+    """`...` in expected matches any run of lines."""
+    exp = expected
+    act = actual
+    def go(i, j):
+        if i == len(exp):
+            return j == len(act)
+        if exp[i] == "...":
+            return any(go(i + 1, k) for k in range(j, len(act) + 1))
+        return j < len(act) and exp[i].rstrip() == act[j].rstrip() and go(i + 1, j + 1)
+    return go(0, 0)
+
+
+def check_console(text, where, root, env):
+    failures = []
+    cmds = []
+    for line in text.rstrip("\n").split("\n"):
+        if line.startswith("$ "):
+            cmds.append([line[2:], []])
+        elif cmds:
+            cmds[-1][1].append(line)
+    for cmd, expected in cmds:
+        code, out = run(cmd, root, env)
+        actual = out.rstrip("\n").split("\n") if out.strip() else []
+        if code != 0 and not (expected and expected[-1].startswith("# exit ")):
+            failures.append(f"{where}: `{cmd}` exited {code}:\n{out}")
+            continue
+        if expected and expected[-1].startswith("# exit "):
+            want = int(expected[-1].split()[-1])
+            expected = expected[:-1]
+            if code != want:
+                failures.append(f"{where}: `{cmd}` exited {code}, docs say {want}:\n{out}")
+                continue
+        if expected and not matches(expected, actual):
+            failures.append(f"{where}: `{cmd}` printed:\n{out}\nbut the docs show:\n" + "\n".join(expected))
+    return failures
+
+
+def main():
+    root, bindir = sys.argv[1], sys.argv[2]
+    env = dict(os.environ)
+    env["PATH"] = bindir + os.pathsep + env["PATH"]
+    docs = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(root, "docs"))
+                  for f in fs if f.endswith(".md") and "Dialects" not in dp and "Passes" not in dp)
+    docs.append(os.path.join(root, "README.md"))
+    failures, count = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in docs:
+            rel = os.path.relpath(path, root)
+            for lang, mode, line, text in blocks(path):
+                where = f"{rel}:{line}"
+                if mode == "skip" or lang not in ("mlir", "json", "console"):
+                    continue
+                count += 1
+                if lang == "console":
+                    failures += check_console(text, where, root, env)
+                    continue
+                if lang == "json" and '"mesh"' not in text:
+                    count -= 1
+                    continue
+                src = os.path.join(tmp, f"block{count}.{lang}")
+                open(src, "w").write(text)
+                tool = "shardc-opt" if lang == "mlir" else "shardc compile"
+                code, out = run(f"{tool} {src} > /dev/null", root, env)
+                if mode == "error" and code != 1:
+                    failures.append(f"{where}: expected rejection (exit 1), got {code}:\n{out}")
+                elif mode == "ok" and code != 0:
+                    failures.append(f"{where}: {tool} rejected the example:\n{out}")
+    for f in failures:
+        print("FAIL " + f + "\n")
+    print(f"checked {count} doc examples, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+//===- ExplainCommand.cpp - `shardc explain` ------------------------------===//
+//
+// Why each value got its sharding, and what the partitioner will move: the
+// questions users of sharding tools ask most. Prints the propagation
+// remarks (one per value, one per resolved conflict), then every collective
+// of the partitioned program with its bytes, and optionally which device
+// holds which tile of a value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SharedOptions.h"
+#include "ToolCommon.h"
+
+#include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Interpreter/Kernels.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> showLayout(
+    "show-layout",
+    cl::desc("Draw which device holds which tile of this (1-D or 2-D) value"),
+    cl::value_desc("value"), cl::init(""), cl::sub(shardc::explainCommand));
+
+namespace {
+
+/// Finds the value named `name` (an input or an op result).
+Value findValue(func::FuncOp func, StringRef name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (shardc::getInputName(func, i) == name)
+      return func.getArgument(i);
+  Value found;
+  func.walk([&](Operation *op) {
+    if (!found && op->getNumResults() == 1 &&
+        shardc::getNameFromLoc(op->getLoc()) == name)
+      found = op->getResult(0);
+  });
+  return found;
+}
+
+shardc::ShardingAttr shardingOf(func::FuncOp func, Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return func.getArgAttrOfType<shardc::ShardingAttr>(
+        arg.getArgNumber(), shardc::ShardcDialect::getShardingAttrName());
+  return v.getDefiningOp()->getAttrOfType<shardc::ShardingAttr>(
+      shardc::ShardcDialect::getShardingAttrName());
+}
+
+/// `rows 4-7` style range label of block `b` of `n` over a dim of `size`.
+std::string rangeLabel(int64_t b, int64_t n, int64_t size) {
+  int64_t len = size / n;
+  return std::to_string(b * len) + "-" + std::to_string(b * len + len - 1);
+}
+
+void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
+                shardc::MeshOp mesh, const shardc::MeshTopology &topology) {
+  auto type = cast<RankedTensorType>(v.getType());
+  llvm::outs() << "\nlayout of " << name << ": " << type << " " << sharding
+               << "\n";
+  if (type.getRank() < 1 || type.getRank() > 2) {
+    llvm::outs() << "  (only 1-D and 2-D values are drawn)\n";
+    return;
+  }
+  auto parts = [&](int64_t d) -> int64_t {
+    if (d >= type.getRank())
+      return 1;
+    int64_t n = 1;
+    for (StringRef a : sharding.getDimAxes(d))
+      n *= mesh.getAxisSize(a);
+    return n;
+  };
+  int64_t rows = type.getRank() == 2 ? parts(0) : 1;
+  int64_t cols = type.getRank() == 2 ? parts(1) : parts(0);
+  std::vector<std::vector<std::string>> cells(rows,
+                                              std::vector<std::string>(cols));
+  for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
+    SmallVector<int64_t> coords = topology.coordinates(dev);
+    SmallVector<int64_t, 2> block;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t b = 0;
+      for (StringRef a : sharding.getDimAxes(d))
+        b = b * mesh.getAxisSize(a) + coords[topology.axisIndex(a)];
+      block.push_back(b);
+    }
+    int64_t r = type.getRank() == 2 ? block[0] : 0;
+    int64_t c = type.getRank() == 2 ? block[1] : block[0];
+    std::string &cell = cells[r][c];
+    cell += (cell.empty() ? "D" : ",D") + std::to_string(dev);
+  }
+  size_t width = 6;
+  for (auto &row : cells)
+    for (auto &cell : row)
+      width = std::max(width, cell.size() + 2);
+  std::string rowHead = type.getRank() == 2 ? "rows " : "";
+  size_t headWidth = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    headWidth = std::max(
+        headWidth,
+        (rowHead + (type.getRank() == 2 ? rangeLabel(r, rows, type.getDimSize(0))
+                                        : std::string())).size());
+  int64_t colSize = type.getDimSize(type.getRank() - 1);
+  llvm::outs() << std::string(headWidth + 2, ' ');
+  for (int64_t c = 0; c < cols; ++c) {
+    std::string label = rangeLabel(c, cols, colSize);
+    llvm::outs() << label << std::string(width > label.size() ? width - label.size() : 1, ' ');
+  }
+  llvm::outs() << "\n";
+  for (int64_t r = 0; r < rows; ++r) {
+    std::string head =
+        type.getRank() == 2 ? rowHead + rangeLabel(r, rows, type.getDimSize(0))
+                            : "";
+    llvm::outs() << head << std::string(headWidth + 2 - head.size(), ' ');
+    for (int64_t c = 0; c < cols; ++c)
+      llvm::outs() << cells[r][c]
+                   << std::string(width > cells[r][c].size()
+                                      ? width - cells[r][c].size()
+                                      : 1,
+                                  ' ');
+    llvm::outs() << "\n";
+  }
+  if (sharding.isPartial()) {
+    llvm::outs() << "  (each block is a partial sum over";
+    for (StringRef a : sharding.getPartialAxes())
+      llvm::outs() << " \"" << a << "\"";
+    llvm::outs() << ")\n";
+  }
+}
+} // namespace
+
+int shardc::runExplainCommand() {
+  ToolSession session;
+  OwningOpRef<ModuleOp> module = session.loadInputModel();
+  if (!module)
+    return 1;
+
+  // Propagation remarks, collected rather than printed as diagnostics so
+  // they read as a report.
+  std::vector<std::string> remarks;
+  {
+    ScopedDiagnosticHandler collect(
+        &session.getContext(), [&](Diagnostic &diag) -> LogicalResult {
+          if (diag.getSeverity() != DiagnosticSeverity::Remark)
+            return failure();
+          remarks.push_back(diag.str());
+          return success();
+        });
+    PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+    addShardingPipeline(pm, /*partition=*/false, /*explain=*/true);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  llvm::outs() << "shardings:\n";
+  for (const std::string &r : remarks)
+    llvm::outs() << "  " << r << "\n";
+
+  OwningOpRef<ModuleOp> spmd = module->clone();
+  PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createShardcPartition());
+  if (failed(pm.run(*spmd)))
+    return 1;
+  func::FuncOp spmdFunc = getEntryFunction(*spmd);
+  if (!spmdFunc)
+    return 1;
+  llvm::outs() << "\nreshards (bytes each device sends):\n";
+  int64_t total = 0, count = 0;
+  spmdFunc.walk([&](Operation *op) {
+    if (!isCollectiveOp(op))
+      return;
+    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t bytes = in.getNumElements() * ((in.getElementTypeBitWidth() + 7) / 8);
+    ArrayAttr axes;
+    int64_t groupSize = 1;
+    ReshardStep::Kind kind = ReshardStep::Kind::AllSlice;
+    std::string dims;
+    llvm::TypeSwitch<Operation *>(op)
+        .Case([&](AllGatherOp c) {
+          axes = c.getAxes();
+          kind = ReshardStep::Kind::AllGather;
+          dims = " dim=" + std::to_string(c.getDim());
+        })
+        .Case([&](ReduceScatterOp c) {
+          axes = c.getAxes();
+          kind = ReshardStep::Kind::ReduceScatter;
+          dims = " dim=" + std::to_string(c.getDim());
+        })
+        .Case([&](AllReduceOp c) {
+          axes = c.getAxes();
+          kind = ReshardStep::Kind::AllReduce;
+        })
+        .Case([&](AllToAllOp c) {
+          axes = c.getAxes();
+          kind = ReshardStep::Kind::AllToAll;
+          dims = " split_dim=" + std::to_string(c.getSplitDim()) +
+                 " concat_dim=" + std::to_string(c.getConcatDim());
+        })
+        .Case([&](AllSliceOp c) {
+          axes = c.getAxes();
+          kind = ReshardStep::Kind::AllSlice;
+          dims = " dim=" + std::to_string(c.getDim());
+        })
+        .Case([&](CollectivePermuteOp c) {
+          axes = c.getAxes();
+          kind = ReshardStep::Kind::CollectivePermute;
+        });
+    MeshOp mesh =
+        lookupMesh(op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+    for (Attribute a : axes)
+      groupSize *= mesh.getAxisSize(cast<StringAttr>(a).getValue());
+    int64_t sent = collectiveBytesPerDevice(kind, groupSize, bytes);
+    if (auto permute = dyn_cast<CollectivePermuteOp>(op))
+      if (llvm::all_of(permute.getSourceTargetPairs(),
+                       [](auto p) { return p.first == p.second; }))
+        sent = 0;
+    std::string what;
+    Value moved = op->getOperand(0);
+    while (moved.getDefiningOp() && isCollectiveOp(moved.getDefiningOp()))
+      moved = moved.getDefiningOp()->getOperand(0);
+    if (auto arg = dyn_cast<BlockArgument>(moved))
+      what = getInputName(spmdFunc, arg.getArgNumber());
+    else
+      what = getNameFromLoc(moved.getDefiningOp()->getLoc()).str();
+    llvm::outs() << "  " << op->getName().stripDialect() << " "
+                 << (what.empty() ? "<value>" : what) << " axes=" << axes
+                 << dims << ": " << sent << " bytes\n";
+    total += sent;
+    ++count;
+  });
+  llvm::outs() << "  total: " << count << " collectives, " << total
+               << " bytes per device\n";
+
+  if (!showLayout.empty()) {
+    func::FuncOp func = getEntryFunction(*module);
+    if (!func)
+      return 1;
+    Value v = findValue(func, showLayout);
+    if (!v) {
+      llvm::errs() << "shardc: error: --show-layout: the model has no value "
+                      "named '"
+                   << showLayout << "'\n";
+      return 1;
+    }
+    ShardingAttr sharding = shardingOf(func, v);
+    MeshOp mesh = lookupMesh(func, sharding.getMesh());
+    FailureOr<MeshTopology> topology = getMeshTopology(mesh);
+    if (failed(topology))
+      return 1;
+    drawLayout(showLayout, v, sharding, mesh, *topology);
+  }
+  return 0;
+}

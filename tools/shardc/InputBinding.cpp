@@ -1,0 +1,104 @@
+//===- InputBinding.cpp - --inputs and --seed -----------------------------===//
+//
+// The model's inputs for `run` and `simulate`: .npy files bound by name, the
+// rest generated from a seed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ToolCommon.h"
+
+#include "shardc/Support/Npy.h"
+#include "shardc/Support/RandomTensor.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::list<std::string>
+    inputBindings("inputs",
+                  cl::desc("Input values as name=file.npy (space or comma "
+                           "separated)"),
+                  cl::CommaSeparated, cl::sub(shardc::runCommand),
+                  cl::sub(shardc::simulateCommand));
+
+static cl::opt<uint64_t> seed("seed",
+                              cl::desc("Generate inputs not given by --inputs "
+                                       "from this seed (uniform in [-1, 1))"),
+                              cl::sub(shardc::runCommand),
+                              cl::sub(shardc::simulateCommand));
+
+std::string shardc::shapeString(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
+  llvm::StringMap<std::string> files;
+  for (StringRef binding : inputBindings) {
+    auto [name, path] = binding.split('=');
+    if (name.empty() || path.empty()) {
+      llvm::errs() << "shardc: error: --inputs expects name=file.npy, got '"
+                   << binding << "'\n";
+      return failure();
+    }
+    if (!files.try_emplace(name, path.str()).second) {
+      llvm::errs() << "shardc: error: input '" << name
+                   << "' is given twice in --inputs\n";
+      return failure();
+    }
+  }
+  llvm::StringMap<unsigned> known;
+  std::string knownList;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = getInputName(func, i);
+    known[name] = i;
+    knownList += (i ? ", " : "") + name;
+  }
+  for (const auto &entry : files)
+    if (!known.contains(entry.getKey())) {
+      llvm::errs() << "shardc: error: the model has no input named '"
+                   << entry.getKey() << "' (its inputs: " << knownList << ")\n";
+      return failure();
+    }
+
+  SmallVector<Tensor> args;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = getInputName(func, i);
+    auto type = cast<RankedTensorType>(func.getArgument(i).getType());
+    auto it = files.find(name);
+    if (it == files.end()) {
+      if (seed.getNumOccurrences() == 0) {
+        llvm::errs() << "shardc: error: input '" << name
+                     << "' has no value: pass --inputs " << name
+                     << "=FILE.npy or --seed N\n";
+        return failure();
+      }
+      llvm::Expected<Tensor> t = tryRandomTensor(type.getShape(), seed, name);
+      if (!t) {
+        llvm::errs() << "shardc: error: input '" << name
+                     << "': " << llvm::toString(t.takeError()) << "\n";
+        return failure();
+      }
+      args.push_back(std::move(*t));
+      continue;
+    }
+    llvm::Expected<Tensor> t = readNpy(it->second);
+    if (!t) {
+      llvm::errs() << "shardc: error: input '" << name
+                   << "': " << llvm::toString(t.takeError()) << "\n";
+      return failure();
+    }
+    if (t->getShape() != type.getShape()) {
+      llvm::errs() << "shardc: error: input '" << name << "' from "
+                   << it->second << " has shape " << shapeString(t->getShape())
+                   << " but the model expects " << shapeString(type.getShape())
+                   << "\n";
+      return failure();
+    }
+    args.push_back(std::move(*t));
+  }
+  return args;
+}

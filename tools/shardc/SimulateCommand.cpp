@@ -1,0 +1,284 @@
+//===- SimulateCommand.cpp - `shardc simulate` ----------------------------===//
+//
+// Propagate, partition, run the SPMD program on a simulated mesh, and check
+// it against the reference interpreter on the unsharded program with the
+// same inputs. This is how every partitioning result is proven correct.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SharedOptions.h"
+#include "ToolCommon.h"
+
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Runtime/SimulatedMesh.h"
+#include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Support/Npy.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string>
+    reportJson("report-json", cl::desc("Write the simulation report here"),
+               cl::value_desc("path"), cl::init(""),
+               cl::sub(shardc::simulateCommand));
+static cl::opt<std::string>
+    tracePath("trace", cl::desc("Write a Chrome trace (Perfetto) here"),
+              cl::value_desc("path"), cl::init(""),
+              cl::sub(shardc::simulateCommand));
+static cl::opt<std::string>
+    spmdPath("emit-spmd", cl::desc("Write the partitioned program here"),
+             cl::value_desc("path"), cl::init(""),
+             cl::sub(shardc::simulateCommand));
+static cl::opt<std::string>
+    simOutDir("out-dir", cl::desc("Write each global output as <name>.npy"),
+              cl::init(""), cl::sub(shardc::simulateCommand));
+static cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Largest accepted max_rel_err (max |sim - ref| / max |ref|)"),
+    cl::init(1e-5), cl::sub(shardc::simulateCommand));
+static cl::opt<double>
+    latency("link-latency", cl::desc("Seconds per message (alpha)"),
+            cl::init(shardc::MachineModel().linkLatencySeconds),
+            cl::sub(shardc::simulateCommand));
+static cl::opt<double>
+    bandwidth("link-bandwidth", cl::desc("Bytes per second per link (1/beta)"),
+              cl::init(shardc::MachineModel().linkBytesPerSecond),
+              cl::sub(shardc::simulateCommand));
+static cl::opt<double>
+    flopRate("flops", cl::desc("FLOP/s per device"),
+             cl::init(shardc::MachineModel().flopsPerSecond),
+             cl::sub(shardc::simulateCommand));
+static cl::opt<bool> quiet("quiet", cl::desc("Print only the summary line"),
+                           cl::init(false), cl::sub(shardc::simulateCommand));
+
+namespace {
+struct Errors {
+  double maxAbs = 0, maxRef = 0;
+  double rel() const { return maxRef > 0 ? maxAbs / maxRef : maxAbs; }
+};
+
+Errors compare(const shardc::Tensor &got, const shardc::Tensor &want) {
+  Errors e;
+  for (int64_t i = 0; i < want.numElements(); ++i) {
+    double d = std::fabs(double(got.data()[i]) - double(want.data()[i]));
+    if (std::isnan(d))
+      d = INFINITY;
+    e.maxAbs = std::max(e.maxAbs, d);
+    e.maxRef = std::max(e.maxRef, std::fabs(double(want.data()[i])));
+  }
+  return e;
+}
+
+LogicalResult writeText(StringRef path, llvm::function_ref<void(raw_ostream &)> fn) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << "shardc: error: cannot write '" << path << "': " << error
+                 << "\n";
+    return failure();
+  }
+  fn(out->os());
+  out->keep();
+  return success();
+}
+} // namespace
+
+int shardc::runSimulateCommand() {
+  ToolSession session;
+  OwningOpRef<ModuleOp> module = session.loadInputModel();
+  if (!module)
+    return 1;
+  func::FuncOp func = getEntryFunction(*module);
+  if (!func)
+    return 1;
+  if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {
+    llvm::errs() << "shardc: error: simulate takes the global program; this "
+                    "one is already partitioned\n";
+    return 1;
+  }
+  FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
+  if (failed(inputs))
+    return 1;
+
+  // The reference: the unsharded program on the same inputs.
+  OwningOpRef<ModuleOp> reference = module->clone();
+  FailureOr<SmallVector<Tensor>> expected =
+      interpretFunction(getEntryFunction(*reference), *inputs);
+  if (failed(expected))
+    return 1;
+
+  PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+  addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+  if (failed(pm.run(*module)))
+    return 1;
+  func = getEntryFunction(*module);
+  auto meshes = llvm::to_vector(module->getOps<MeshOp>());
+  if (meshes.size() != 1) {
+    llvm::errs() << "shardc: error: simulate needs exactly one mesh, the "
+                    "model has "
+                 << meshes.size() << "\n";
+    return 1;
+  }
+  MeshOp mesh = meshes.front();
+  if (!spmdPath.empty() &&
+      failed(writeText(spmdPath, [&](raw_ostream &os) { module->print(os); })))
+    return 1;
+
+  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
+  if (failed(topology))
+    return 1;
+  int64_t numDevices = topology->numDevices();
+  std::vector<std::vector<Tensor>> deviceArgs(numDevices);
+  for (auto [i, input] : llvm::enumerate(*inputs)) {
+    auto sharding = func.getArgAttrOfType<ShardingAttr>(
+        i, ShardcDialect::getShardingAttrName());
+    for (int64_t d = 0; d < numDevices; ++d) {
+      llvm::Expected<Tensor> block =
+          extractDeviceBlock(input, sharding, mesh, *topology, d);
+      if (!block) {
+        llvm::errs() << "shardc: error: input '" << getInputName(func, i)
+                     << "': " << llvm::toString(block.takeError()) << "\n";
+        return 1;
+      }
+      deviceArgs[d].push_back(std::move(*block));
+    }
+  }
+
+  SimulationOptions options;
+  options.machine.linkLatencySeconds = latency;
+  options.machine.linkBytesPerSecond = bandwidth;
+  options.machine.flopsPerSecond = flopRate;
+  SimulationReport report;
+  auto results = simulateOnMesh(func, mesh, std::move(deviceArgs), options,
+                                report);
+  if (failed(results))
+    return 1;
+
+  std::vector<std::string> names = getOutputNames(func);
+  Errors worst;
+  double worstRel = 0;
+  llvm::json::Array outputsJson;
+  bool ok = true;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto sharding = func.getResultAttrOfType<ShardingAttr>(
+        i, ShardcDialect::getShardingAttrName());
+    SmallVector<const Tensor *> blocks;
+    for (int64_t d = 0; d < numDevices; ++d)
+      blocks.push_back(&(*results)[d][i]);
+    std::string why;
+    FailureOr<Tensor> global = assembleGlobal(
+        blocks, sharding, mesh, *topology, (*expected)[i].getShape(), why);
+    if (failed(global)) {
+      llvm::errs() << "shardc: error: output '" << names[i] << "': " << why
+                   << "\n";
+      return 1;
+    }
+    Errors e = compare(*global, (*expected)[i]);
+    worst.maxAbs = std::max(worst.maxAbs, e.maxAbs);
+    worstRel = std::max(worstRel, e.rel());
+    outputsJson.push_back(llvm::json::Object{{"name", names[i]},
+                                             {"max_abs_err", e.maxAbs},
+                                             {"max_rel_err", e.rel()}});
+    if (!(e.rel() <= tolerance)) {
+      llvm::errs() << "shardc: error: output '" << names[i]
+                   << "' differs from the unsharded program: max_rel_err "
+                   << e.rel() << " > tolerance " << tolerance.getValue()
+                   << "\n";
+      ok = false;
+    }
+    if (!simOutDir.empty()) {
+      (void)llvm::sys::fs::create_directories(simOutDir.getValue());
+      SmallString<128> path(simOutDir.getValue());
+      llvm::sys::path::append(path, names[i] + ".npy");
+      if (llvm::Error err = writeNpy(path, *global)) {
+        llvm::errs() << "shardc: error: " << llvm::toString(std::move(err))
+                     << "\n";
+        return 1;
+      }
+    }
+  }
+
+  if (!quiet) {
+    for (const CollectiveRecord &c : report.collectives) {
+      llvm::outs() << c.kind << " " << c.value << " axes=[";
+      llvm::interleaveComma(c.axes, llvm::outs());
+      llvm::outs() << "]";
+      if (c.dim >= 0)
+        llvm::outs() << (c.concatDim >= 0 ? " split_dim=" : " dim=") << c.dim;
+      if (c.concatDim >= 0)
+        llvm::outs() << " concat_dim=" << c.concatDim;
+      llvm::outs() << " bytes/device=" << c.bytesPerDevice << "\n";
+    }
+  }
+  int64_t peak = 0, comm = 0;
+  for (int64_t d = 0; d < numDevices; ++d) {
+    peak = std::max(peak, report.peakBytesPerDevice[d]);
+    comm = std::max(comm, report.commBytesPerDevice[d]);
+  }
+  llvm::outs() << llvm::format(
+      "devices=%lld collectives=%zu comm_bytes/device=%lld "
+      "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "
+      "max_rel_err=%.3g %s\n",
+      (long long)numDevices, report.collectives.size(), (long long)comm,
+      (long long)peak, report.estimatedSeconds, worst.maxAbs, worstRel,
+      ok ? "OK" : "MISMATCH");
+
+  if (!reportJson.empty()) {
+    llvm::json::Array collectives;
+    for (const CollectiveRecord &c : report.collectives) {
+      llvm::json::Array axes;
+      for (const std::string &a : c.axes)
+        axes.push_back(a);
+      llvm::json::Object o{{"kind", c.kind},
+                           {"axes", std::move(axes)},
+                           {"dim", c.dim},
+                           {"bytes_per_device", c.bytesPerDevice},
+                           {"group_size", c.groupSize},
+                           {"value", c.value},
+                           {"est_time_s", c.seconds}};
+      if (c.concatDim >= 0)
+        o["concat_dim"] = c.concatDim;
+      collectives.push_back(std::move(o));
+    }
+    llvm::json::Array peakJson, commJson, flopsJson;
+    for (int64_t d = 0; d < numDevices; ++d) {
+      peakJson.push_back(report.peakBytesPerDevice[d]);
+      commJson.push_back(report.commBytesPerDevice[d]);
+      flopsJson.push_back(report.flopsPerDevice[d]);
+    }
+    llvm::json::Object root{
+        {"max_abs_err", worst.maxAbs},
+        {"max_rel_err", worstRel},
+        {"collectives", std::move(collectives)},
+        {"devices", numDevices},
+        {"peak_bytes_per_device", std::move(peakJson)},
+        {"comm_bytes_per_device", std::move(commJson)},
+        {"flops_per_device", std::move(flopsJson)},
+        {"est_time_s", report.estimatedSeconds},
+        {"outputs", std::move(outputsJson)},
+        {"machine",
+         llvm::json::Object{{"link_latency_s", latency.getValue()},
+                            {"link_bytes_per_s", bandwidth.getValue()},
+                            {"flops_per_s", flopRate.getValue()}}}};
+    if (failed(writeText(reportJson, [&](raw_ostream &os) {
+          os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+             << "\n";
+        })))
+      return 1;
+  }
+  if (!tracePath.empty() &&
+      failed(writeText(tracePath, [&](raw_ostream &os) {
+        writeChromeTrace(report, os);
+      })))
+    return 1;
+  return ok ? 0 : 1;
+}

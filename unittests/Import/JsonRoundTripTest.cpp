@@ -1,0 +1,259 @@
+//===- JsonRoundTripTest.cpp - export is the lossless inverse of import ---===//
+
+#include "JsonTestUtils.h"
+
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::test;
+
+namespace {
+
+// Every tensor op, shardings on arguments, results and ops (with partial
+// axes), and constants of every dtype including non-finite values.
+constexpr llvm::StringLiteral kTensorOps = R"mlir(
+shardc.mesh @mesh ["y"=4, "x"=2]
+func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>},
+                %w: tensor<64x128xf32> {shardc.name = "w"},
+                %b: tensor<2x8x16xbf16> {shardc.name = "b", shardc.sharding = #shardc.sharding<@mesh, [{}, {"y", "x"}, {}], partial = {}>})
+    -> (tensor<16x128xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y", "x"}, {}]>},
+        tensor<16x8x8xf32>, tensor<f32>, tensor<16x128xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}], partial = {"x"}>},
+        tensor<2x8x8xbf16>, tensor<6xf32>, tensor<2xbf16>, tensor<2xf64>, tensor<3xf16>, tensor<16x128xf32>) {
+  %h = shardc.matmul %x, %w : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32>
+  %r = shardc.relu %h {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}], partial = {"x"}>} : tensor<16x128xf32>
+  %g = shardc.gelu %r : tensor<16x128xf32>
+  %e = shardc.exp %g : tensor<16x128xf32>
+  %l = shardc.log %e : tensor<16x128xf32>
+  %n = shardc.neg %l : tensor<16x128xf32>
+  %t = shardc.tanh %n : tensor<16x128xf32>
+  %s = shardc.sqrt %t : tensor<16x128xf32>
+  %rs = shardc.rsqrt %s : tensor<16x128xf32>
+  %sg = shardc.sigmoid %rs : tensor<16x128xf32>
+  %a = shardc.add %sg, %h : tensor<16x128xf32>
+  %sb = shardc.sub %a, %h : tensor<16x128xf32>
+  %c = shardc.mul %sb, %h : tensor<16x128xf32>
+  %d = shardc.div %c, %h : tensor<16x128xf32>
+  %m = shardc.max %d, %h {shardc.sharding = #shardc.sharding<@mesh, [{}, {}]>} : tensor<16x128xf32>
+  %k = shardc.constant dense<0.5> : tensor<16x128xf32>
+  %k1 = shardc.constant dense<[1.0, 0.1, -0.0, 0x7F800000, 0xFF800000, 0x7FC00000]> : tensor<6xf32>
+  %k2 = shardc.constant dense<[0.1, 3.0]> : tensor<2xbf16>
+  %k3 = shardc.constant dense<[0.1, 1.0e300]> : tensor<2xf64>
+  %k4 = shardc.constant dense<[0.1, 65504.0, 6.0e-8]> : tensor<3xf16>
+  %sc = shardc.sharding_constraint %m <@mesh, [{"y"}, {}]> {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}]>} : tensor<16x128xf32>
+  %sc2 = shardc.sharding_constraint %sc <@mesh, [{}, {}], partial = {"x"}> : tensor<16x128xf32>
+  %sum = shardc.reduce_sum %sc2 dims = [1] : (tensor<16x128xf32>) -> tensor<16xf32>
+  %mx = shardc.reduce_max %sc dims = [0, 1] : (tensor<16x128xf32>) -> tensor<f32>
+  %bc = shardc.broadcast_in_dim %sum dims = [0] : (tensor<16xf32>) -> tensor<16x128xf32>
+  %tr = shardc.transpose %bc permutation = [1, 0] : (tensor<16x128xf32>) -> tensor<128x16xf32>
+  %rp = shardc.reshape %tr : (tensor<128x16xf32>) -> tensor<16x8x16xf32>
+  %dg = shardc.dot_general %rp, %rp batch = [0] x [0], contract = [2] x [2] : (tensor<16x8x16xf32>, tensor<16x8x16xf32>) -> tensor<16x8x8xf32>
+  %db = shardc.dot_general %b, %b batch = [0] x [0], contract = [2] x [2] : (tensor<2x8x16xbf16>, tensor<2x8x16xbf16>) -> tensor<2x8x8xbf16>
+  %out = shardc.add %bc, %k : tensor<16x128xf32>
+  return %out, %dg, %mx, %r, %db, %k1, %k2, %k3, %k4, %out : tensor<16x128xf32>, tensor<16x8x8xf32>, tensor<f32>, tensor<16x128xf32>, tensor<2x8x8xbf16>, tensor<6xf32>, tensor<2xbf16>, tensor<2xf64>, tensor<3xf16>, tensor<16x128xf32>
+}
+)mlir";
+
+// Every collective, in a partitioned program.
+constexpr llvm::StringLiteral kCollectives = R"mlir(
+shardc.mesh @mesh ["y"=4, "x"=2]
+func.func @main(%v: tensor<4x32xf32> {shardc.name = "v", shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>})
+    -> (tensor<4x32xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>}) attributes {shardc.spmd} {
+  %g = shardc.all_gather %v on @mesh axes = ["x"] dim = 1 : tensor<4x32xf32> -> tensor<4x64xf32>
+  %r = shardc.reduce_scatter %g on @mesh axes = ["x"] dim = 1 {reduction = #shardc.reduction<sum>} : tensor<4x64xf32> -> tensor<4x32xf32>
+  %a = shardc.all_reduce %r on @mesh axes = ["y", "x"] {reduction = #shardc.reduction<max>} : tensor<4x32xf32>
+  %a2 = shardc.all_reduce %a on @mesh axes = ["y"] : tensor<4x32xf32>
+  %t = shardc.all_to_all %a2 on @mesh axes = ["y"] split_dim = 1 concat_dim = 0 : tensor<4x32xf32> -> tensor<16x8xf32>
+  %p = shardc.collective_permute %t on @mesh axes = ["x"] pairs = [[0, 1], [1, 0]] : tensor<16x8xf32>
+  %s = shardc.all_slice %p on @mesh axes = ["y"] dim = 0 {shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {}]>} : tensor<16x8xf32> -> tensor<4x8xf32>
+  %g2 = shardc.all_gather %s on @mesh axes = ["y", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x64xf32>
+  %s2 = shardc.all_slice %g2 on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  %r2 = shardc.reduce_scatter %s2 on @mesh axes = ["y"] dim = 0 {reduction = #shardc.reduction<max>} : tensor<4x32xf32> -> tensor<1x32xf32>
+  %g3 = shardc.all_gather %r2 on @mesh axes = ["y"] dim = 0 : tensor<1x32xf32> -> tensor<4x32xf32>
+  return %g3 : tensor<4x32xf32>
+}
+)mlir";
+
+/// Exports `mlir`, imports the result, and expects the same printed module.
+void expectRoundTrip(llvm::StringRef mlir) {
+  auto ctx = makeContext();
+  OwningOpRef<ModuleOp> original = parseMlir(*ctx, mlir);
+  ASSERT_TRUE(original);
+  std::vector<Diag> diags;
+  std::string json = exportJson(*original, &diags);
+  ASSERT_FALSE(json.empty()) << DiagCapture(*ctx).text() << diags.size()
+                             << (diags.empty() ? "" : diags[0].message);
+  Imported imported = importJson(*ctx, json);
+  ASSERT_TRUE(imported.module) << imported.text() << "\n" << json;
+  EXPECT_EQ(printNormalized(*original), printNormalized(*imported.module))
+      << json;
+  // Exporting again gives the same text: the format is a fixed point.
+  EXPECT_EQ(exportJson(*imported.module), json);
+}
+
+TEST(JsonRoundTrip, EveryTensorOp) { expectRoundTrip(kTensorOps); }
+
+TEST(JsonRoundTrip, EveryCollectiveInAnSpmdProgram) {
+  expectRoundTrip(kCollectives);
+}
+
+TEST(JsonRoundTrip, ExportsReadableJson) {
+  constexpr llvm::StringLiteral json = R"({
+  "mesh": {"name": "mesh", "axes": [["y", 4], ["x", 2]]},
+  "inputs": [
+    {"name": "x", "shape": [16, 64], "dtype": "f32", "sharding": ["y", "x"]},
+    {"name": "w0", "shape": [64, 128], "dtype": "f32", "sharding": ["y", "x"]},
+    {"name": "w1", "shape": [128, 64], "dtype": "f32", "sharding": ["x", "y"]}
+  ],
+  "ops": [
+    {"op": "matmul", "inputs": ["x", "w0"], "output": "h"},
+    {"op": "relu", "inputs": ["h"], "output": "u", "sharding": ["y", null], "partial": ["x"]},
+    {"op": "matmul", "inputs": ["u", "w1"], "output": "z"},
+    {"op": "dot_general", "inputs": ["z", "z"], "output": "s",
+     "lhs_batch_dims": [], "rhs_batch_dims": [], "lhs_contracting_dims": [1], "rhs_contracting_dims": [1]},
+    {"op": "constant", "output": "c", "shape": [3], "dtype": "f16", "values": [2, "-inf", "nan"]}
+  ],
+  "outputs": [
+    {"name": "z", "sharding": ["y", "x"]},
+    {"name": "s"},
+    {"name": "c"}
+  ]
+}
+)";
+  auto ctx = makeContext();
+  Imported imported = importJson(*ctx, json);
+  ASSERT_TRUE(imported.module) << imported.text();
+  std::string exported = exportJson(*imported.module);
+  // Integers in float lists come back as floats; everything else is as
+  // written.
+  std::string expected = json.str();
+  expected.replace(expected.find("[2, "), 4, "[2.0, ");
+  EXPECT_EQ(exported, expected);
+}
+
+TEST(JsonRoundTrip, WrapsLongLists) {
+  std::string values;
+  for (int i = 0; i < 200; ++i)
+    values += (i ? ", " : "") + std::to_string(i) + ".5";
+  std::string json =
+      graph("",
+            R"({"op": "constant", "output": "c", "shape": [200], "values": [)" +
+                values + "]}",
+            R"({"name": "c"})");
+  auto ctx = makeContext();
+  Imported imported = importJson(*ctx, json);
+  ASSERT_TRUE(imported.module) << imported.text();
+  std::string exported = exportJson(*imported.module);
+  EXPECT_NE(exported.find("      \"values\": [\n        0.5, 1.5, 2.5,"),
+            std::string::npos)
+      << exported;
+  for (llvm::StringRef line : llvm::split(exported, '\n'))
+    EXPECT_LE(line.size(), 120u) << line.str();
+  Imported again = importJson(*ctx, exported);
+  ASSERT_TRUE(again.module) << again.text();
+  EXPECT_EQ(printNormalized(*imported.module), printNormalized(*again.module));
+}
+
+TEST(JsonRoundTrip, GeneratesNamesForUnnamedValues) {
+  auto ctx = makeContext();
+  OwningOpRef<ModuleOp> module = parseMlir(*ctx, R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @f(%arg0: tensor<4xf32>, %in: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = shardc.add %arg0, %in : tensor<4xf32>
+  %1 = shardc.relu %0 : tensor<4xf32> loc("v0")
+  %2 = shardc.neg %1 : tensor<4xf32> loc("v0")
+  return %2, %0 : tensor<4xf32>, tensor<4xf32>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  std::string json = exportJson(*module);
+  // Source names are kept (made unique); the others are generated without
+  // displacing them.
+  EXPECT_EQ(json, R"({
+  "mesh": {"name": "m", "axes": [["x", 2]]},
+  "inputs": [
+    {"name": "arg0", "shape": [4], "dtype": "f32"},
+    {"name": "arg1", "shape": [4], "dtype": "f32"}
+  ],
+  "ops": [
+    {"op": "add", "inputs": ["arg0", "arg1"], "output": "v0_2"},
+    {"op": "relu", "inputs": ["v0_2"], "output": "v0"},
+    {"op": "neg", "inputs": ["v0"], "output": "v0_1"}
+  ],
+  "outputs": [
+    {"name": "v0_1"},
+    {"name": "v0_2"}
+  ]
+}
+)");
+  Imported imported = importJson(*ctx, json);
+  ASSERT_TRUE(imported.module) << imported.text();
+}
+
+/// Expects export of `mlir` to fail with an error containing `message`.
+void expectExportFails(llvm::StringRef mlir, llvm::StringRef message) {
+  auto ctx = makeContext();
+  ctx->allowUnregisteredDialects();
+  OwningOpRef<ModuleOp> module = parseMlir(*ctx, mlir);
+  ASSERT_TRUE(module);
+  std::vector<Diag> diags;
+  EXPECT_EQ(exportJson(*module, &diags), "");
+  ASSERT_FALSE(diags.empty());
+  EXPECT_NE(diags[0].message.find(message.str()), std::string::npos)
+      << diags[0].message;
+  EXPECT_NE(diags[0].line, 0u) << "not located: " << diags[0].message;
+}
+
+TEST(JsonRoundTrip, ExportRejectsWhatTheFormatCannotExpress) {
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "test.op"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+})mlir",
+                    "'test.op' cannot be expressed in a JSON graph");
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = shardc.relu %a {note = "hi"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+})mlir",
+                    "attribute 'note' cannot be expressed");
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+shardc.mesh @n ["x"=2]
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
+})mlir",
+                    "exactly one mesh, but the module has 2");
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = shardc.constant dense<0x7FC00001> : tensor<4xf32>
+  return %0 : tensor<4xf32>
+})mlir",
+                    "NaN with a payload");
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
+  return %a : tensor<4xi32>
+})mlir",
+                    "input #0 has type 'tensor<4xi32>'");
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @main(%a: tensor<4xf32>) {
+  return
+})mlir",
+                    "needs at least one output");
+  expectExportFails(R"mlir(
+shardc.mesh @m ["x"=2]
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }
+func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> { return %a : tensor<4xf32> }
+)mlir",
+                    "found 2 functions");
+}
+
+} // namespace
