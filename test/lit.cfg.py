@@ -17,6 +17,9 @@ config.substitutions.append(("%shardc_src_root", config.shardc_src_root))
 config.substitutions.append(("%shardc_tools_dir", config.shardc_tools_dir))
 config.substitutions.append(("%shardc_obj_root", config.shardc_obj_root))
 config.substitutions.append(("%python", sys.executable))
+# Debian's python3-numpy lives with the system interpreter, which need not be
+# the first python3 on PATH.
+config.substitutions.append(("%numpy_python", "/usr/bin/python3"))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])

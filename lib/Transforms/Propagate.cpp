@@ -236,8 +236,8 @@ void FunctionPropagation::visit(unsigned n, std::deque<unsigned> &queue,
       continue;
     // Credit the first factor of the first dim that grew.
     for (size_t d = 0; d < grown.getRank(); ++d) {
-      if (state.sharding &&
-          state.sharding.getDimAxes(d).size() == grown.getDimAxes(d).size())
+      size_t before = state.sharding ? state.sharding.getDimAxes(d).size() : 0;
+      if (before == grown.getDimAxes(d).size())
         continue;
       for (int64_t f : node.rule.getTensor(pos)[d])
         if (int src = fs->getFactorSource(f); src >= 0 && src != int(pos)) {

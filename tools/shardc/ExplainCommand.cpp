@@ -94,10 +94,13 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
     std::string &cell = cells[r][c];
     cell += (cell.empty() ? "D" : ",D") + std::to_string(dev);
   }
+  int64_t colSize = type.getDimSize(type.getRank() - 1);
   size_t width = 6;
   for (auto &row : cells)
     for (auto &cell : row)
       width = std::max(width, cell.size() + 2);
+  for (int64_t c = 0; c < cols; ++c)
+    width = std::max(width, rangeLabel(c, cols, colSize).size() + 2);
   std::string rowHead = type.getRank() == 2 ? "rows " : "";
   size_t headWidth = 0;
   for (int64_t r = 0; r < rows; ++r)
@@ -105,7 +108,6 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
         headWidth,
         (rowHead + (type.getRank() == 2 ? rangeLabel(r, rows, type.getDimSize(0))
                                         : std::string())).size());
-  int64_t colSize = type.getDimSize(type.getRank() - 1);
   llvm::outs() << std::string(headWidth + 2, ' ');
   for (int64_t c = 0; c < cols; ++c) {
     std::string label = rangeLabel(c, cols, colSize);
