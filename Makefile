@@ -19,10 +19,12 @@ build: deps configure
 	ninja -C $(BUILD_DIR) -j$(JOBS)
 
 # The main job on a shipped example: the 2D-mesh MLP of the tensor-parallelism
-# tutorial, imported, verified and printed as IR, then run on random inputs.
+# tutorial, sharded automatically (the per-device program is printed), then
+# run on a simulated 4x2 mesh and checked against the unsharded program.
 demo: build
-	$(SHARDC) compile examples/mlp_2d_mesh.json --emit=mlir
-	$(SHARDC) run examples/mlp_2d_mesh.json --seed 0 --out-dir $(BUILD_DIR)/demo-out
+	$(SHARDC) compile examples/mlp_2d_mesh.json --partition
+	$(SHARDC) simulate examples/mlp_2d_mesh.json --seed 0 \
+	  --report-json $(BUILD_DIR)/demo-report.json --trace $(BUILD_DIR)/demo-trace.json
 
 test: build
 	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
