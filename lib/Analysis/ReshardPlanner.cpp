@@ -78,9 +78,8 @@ struct Layout {
     SmallVector<SmallVector<StringRef>> d;
     for (const AxisVec &a : dims)
       d.push_back(SmallVector<StringRef>(a.begin(), a.end()));
-    return ShardingAttr::get(ctx, mesh, d,
-                             SmallVector<StringRef>(partial.begin(),
-                                                    partial.end()));
+    return ShardingAttr::get(
+        ctx, mesh, d, SmallVector<StringRef>(partial.begin(), partial.end()));
   }
 };
 

@@ -34,9 +34,9 @@ static FailureOr<int64_t> verifyGroup(Operation *op,
   for (Attribute a : axes) {
     StringRef axis = cast<StringAttr>(a).getValue();
     if (mesh.getAxisIndex(axis) < 0)
-      return op->emitOpError() << "uses unknown mesh axis \"" << axis
-                               << "\" (mesh " << meshRef << " has axes "
-                               << mesh.getAxisNames() << ")";
+      return op->emitOpError()
+             << "uses unknown mesh axis \"" << axis << "\" (mesh " << meshRef
+             << " has axes " << mesh.getAxisNames() << ")";
     if (!seen.insert(axis).second)
       return op->emitOpError() << "lists mesh axis \"" << axis << "\" twice";
   }
@@ -46,16 +46,16 @@ static FailureOr<int64_t> verifyGroup(Operation *op,
 static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
                               StringRef name) {
   if (dim < 0 || dim >= rank)
-    return op->emitOpError() << name << " " << dim
-                             << " is out of range for rank " << rank;
+    return op->emitOpError()
+           << name << " " << dim << " is out of range for rank " << rank;
   return success();
 }
 
 /// Expects `result` to be `input` with dim `dim` scaled by `mul / div`.
-static LogicalResult checkScaledType(Operation *op, RankedTensorType input,
-                                     RankedTensorType result,
-                                     ArrayRef<std::pair<int64_t, int64_t>> muls,
-                                     ArrayRef<std::pair<int64_t, int64_t>> divs) {
+static LogicalResult
+checkScaledType(Operation *op, RankedTensorType input, RankedTensorType result,
+                ArrayRef<std::pair<int64_t, int64_t>> muls,
+                ArrayRef<std::pair<int64_t, int64_t>> divs) {
   SmallVector<int64_t> shape(input.getShape());
   for (auto [d, n] : divs) {
     if (shape[d] % n != 0)

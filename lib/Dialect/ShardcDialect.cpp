@@ -25,7 +25,7 @@ void ShardcDialect::initialize() {
 /// local (per-device) shapes and shardings describe the global layout.
 static bool isInSpmdFunction(Operation *op) {
   auto func = isa<func::FuncOp>(op) ? cast<func::FuncOp>(op)
-                                     : op->getParentOfType<func::FuncOp>();
+                                    : op->getParentOfType<func::FuncOp>();
   return func && func->hasAttr(ShardcDialect::getSpmdAttrName());
 }
 

@@ -38,7 +38,8 @@ StringRef shardc::getNameFromLoc(Location loc) {
   return "";
 }
 
-void shardc::setResultNameFromLoc(Operation *op, OpAsmSetValueNameFn setNameFn) {
+void shardc::setResultNameFromLoc(Operation *op,
+                                  OpAsmSetValueNameFn setNameFn) {
   if (op->getNumResults() != 1)
     return;
   StringRef name = getNameFromLoc(op->getLoc());
@@ -113,15 +114,15 @@ void MeshOp::print(OpAsmPrinter &p) {
   p << " ";
   p.printSymbolName(getSymName());
   p << " [";
-  llvm::interleaveComma(llvm::zip(getAxisNames(), getAxisSizes()), p,
-                        [&](auto pair) {
-                          p << "\"" << cast<StringAttr>(std::get<0>(pair)).getValue()
-                            << "\"=" << std::get<1>(pair);
-                        });
+  llvm::interleaveComma(
+      llvm::zip(getAxisNames(), getAxisSizes()), p, [&](auto pair) {
+        p << "\"" << cast<StringAttr>(std::get<0>(pair)).getValue()
+          << "\"=" << std::get<1>(pair);
+      });
   p << "]";
-  p.printOptionalAttrDict((*this)->getAttrs(),
-                          {SymbolTable::getSymbolAttrName(), "axis_names",
-                           "axis_sizes"});
+  p.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {SymbolTable::getSymbolAttrName(), "axis_names", "axis_sizes"});
 }
 
 LogicalResult MeshOp::verify() {
@@ -141,8 +142,8 @@ LogicalResult MeshOp::verify() {
       return emitOpError() << "axis \"" << name << "\" has size " << size
                            << "; sizes must be at least 1";
     if (size > (int64_t(1) << 20) || devices * size > (int64_t(1) << 20))
-      return emitOpError() << "mesh has more than 2^20 devices (axis \""
-                           << name << "\" of size " << size << ")";
+      return emitOpError() << "mesh has more than 2^20 devices (axis \"" << name
+                           << "\" of size " << size << ")";
     devices *= size;
   }
   return success();

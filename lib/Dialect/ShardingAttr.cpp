@@ -1,4 +1,5 @@
-//===- ShardingAttr.cpp - #shardc.sharding ---------------------------------===//
+//===- ShardingAttr.cpp - #shardc.sharding
+//---------------------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingVerifier.h"
@@ -67,10 +68,10 @@ bool ShardingAttr::isFullyReplicated() const {
          llvm::all_of(getDims(), [](ArrayAttr a) { return a.empty(); });
 }
 
-LogicalResult
-ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     FlatSymbolRefAttr mesh, ArrayRef<ArrayAttr> dims,
-                     ArrayAttr partial) {
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh,
+                                   ArrayRef<ArrayAttr> dims,
+                                   ArrayAttr partial) {
   if (!mesh)
     return emitError() << "sharding needs a mesh";
   llvm::StringSet<> seen;
@@ -123,8 +124,7 @@ Attribute ShardingAttr::parse(AsmParser &p, Type) {
     return {};
   SmallVector<Attribute> partial;
   if (succeeded(p.parseOptionalComma())) {
-    if (p.parseKeyword("partial") || p.parseEqual() ||
-        parseAxisSet(p, partial))
+    if (p.parseKeyword("partial") || p.parseEqual() || parseAxisSet(p, partial))
       return {};
   }
   if (p.parseGreater())
@@ -188,9 +188,10 @@ MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
   return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, mesh.getAttr());
 }
 
-LogicalResult shardc::verifyShardingForType(
-    ShardingAttr sharding, MeshOp mesh, Type type, StringRef valueName,
-    bool localShapes, function_ref<InFlightDiagnostic()> emitError) {
+LogicalResult
+shardc::verifyShardingForType(ShardingAttr sharding, MeshOp mesh, Type type,
+                              StringRef valueName, bool localShapes,
+                              function_ref<InFlightDiagnostic()> emitError) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return emitError() << "sharding of " << valueName
@@ -202,8 +203,8 @@ LogicalResult shardc::verifyShardingForType(
   auto checkAxis = [&](StringRef axis) -> LogicalResult {
     if (mesh.getAxisIndex(axis) < 0)
       return emitError() << "sharding of " << valueName
-                         << " uses unknown mesh axis \"" << axis
-                         << "\" (mesh @" << mesh.getSymName() << " has axes "
+                         << " uses unknown mesh axis \"" << axis << "\" (mesh @"
+                         << mesh.getSymName() << " has axes "
                          << mesh.getAxisNames() << ")";
     return success();
   };

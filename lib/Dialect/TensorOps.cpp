@@ -34,8 +34,7 @@ static LogicalResult checkDimList(std::optional<Location> loc,
   for (int64_t d : dims) {
     if (d < 0 || d >= rank)
       return failInference(loc, what + " dimension " + Twine(d) +
-                                    " is out of range for rank " +
-                                    Twine(rank));
+                                    " is out of range for rank " + Twine(rank));
     if (seen.test(d))
       return failInference(loc, what + " dimension " + Twine(d) +
                                     " is listed twice");
@@ -59,7 +58,8 @@ bool shardc::hasAddressableSize(Type type) {
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   auto lhs = asTensor(adaptor.getLhs()), rhs = asTensor(adaptor.getRhs());
@@ -67,7 +67,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failInference(loc, "matmul operands must be ranked tensors");
   if (lhs.getRank() < 2 || lhs.getRank() != rhs.getRank())
     return failInference(loc, "matmul operands must have the same rank >= 2, "
-                              "got " + Twine(lhs.getRank()) + " and " +
+                              "got " +
+                                  Twine(lhs.getRank()) + " and " +
                                   Twine(rhs.getRank()));
   if (lhs.getElementType() != rhs.getElementType())
     return failInference(loc, "matmul operands have different element types");
@@ -81,11 +82,10 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     shape.push_back(lhs.getDimSize(d));
   }
   if (lhs.getDimSize(r - 1) != rhs.getDimSize(r - 2))
-    return failInference(loc, "matmul contracting sizes differ: lhs dim " +
-                                  Twine(r - 1) + " is " +
-                                  Twine(lhs.getDimSize(r - 1)) + ", rhs dim " +
-                                  Twine(r - 2) + " is " +
-                                  Twine(rhs.getDimSize(r - 2)));
+    return failInference(
+        loc, "matmul contracting sizes differ: lhs dim " + Twine(r - 1) +
+                 " is " + Twine(lhs.getDimSize(r - 1)) + ", rhs dim " +
+                 Twine(r - 2) + " is " + Twine(rhs.getDimSize(r - 2)));
   shape.push_back(lhs.getDimSize(r - 2));
   shape.push_back(rhs.getDimSize(r - 1));
   types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
@@ -259,8 +259,7 @@ LogicalResult ShardingConstraintOp::verify() {
   MeshOp mesh = lookupMesh(*this, sharding.getMesh());
   if (!mesh)
     return emitOpError() << "names unknown mesh " << sharding.getMesh();
-  return verifyShardingForType(sharding, mesh, getInput().getType(),
-                               describeValue(getResult()),
-                               /*localShapes=*/false,
-                               [&] { return emitOpError(); });
+  return verifyShardingForType(
+      sharding, mesh, getInput().getType(), describeValue(getResult()),
+      /*localShapes=*/false, [&] { return emitOpError(); });
 }

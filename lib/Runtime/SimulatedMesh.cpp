@@ -63,9 +63,8 @@ class LockstepExecutor {
 public:
   LockstepExecutor(func::FuncOp func, MeshOp mesh, MeshTopology topology,
                    const SimulationOptions &options, SimulationReport &report)
-      : func(func), mesh(mesh), topology(std::move(topology)),
-        options(options), report(report),
-        numDevices(this->topology.numDevices()) {}
+      : func(func), mesh(mesh), topology(std::move(topology)), options(options),
+        report(report), numDevices(this->topology.numDevices()) {}
 
   FailureOr<std::vector<std::vector<Tensor>>>
   run(std::vector<std::vector<Tensor>> deviceArgs);
@@ -270,8 +269,8 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
 
   Block &body = func.getBody().front();
   if (static_cast<int64_t>(deviceArgs.size()) != numDevices)
-    return func.emitError() << "simulation needs arguments for "
-                            << numDevices << " devices";
+    return func.emitError()
+           << "simulation needs arguments for " << numDevices << " devices";
   // Last use of every value, so blocks are freed as soon as possible and
   // the peak-memory figure is what a careful runtime would reach.
   llvm::DenseMap<Value, Operation *> lastUse;
@@ -305,9 +304,9 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
         for (Value v : op.getOperands())
           operands.push_back(&values[v][d]);
         // The op was verified with its function; no need to per device.
-        FailureOr<Tensor> r = evaluateTensorOp(&op, operands,
-                                               options.maxTensorBytes,
-                                               /*verifyOp=*/d == 0);
+        FailureOr<Tensor> r =
+            evaluateTensorOp(&op, operands, options.maxTensorBytes,
+                             /*verifyOp=*/d == 0);
         if (failed(r))
           return failure();
         out.push_back(std::move(*r));
@@ -331,11 +330,9 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
 
 } // namespace
 
-FailureOr<std::vector<std::vector<Tensor>>>
-shardc::simulateOnMesh(func::FuncOp spmd, MeshOp mesh,
-                       std::vector<std::vector<Tensor>> deviceArgs,
-                       const SimulationOptions &options,
-                       SimulationReport &report) {
+FailureOr<std::vector<std::vector<Tensor>>> shardc::simulateOnMesh(
+    func::FuncOp spmd, MeshOp mesh, std::vector<std::vector<Tensor>> deviceArgs,
+    const SimulationOptions &options, SimulationReport &report) {
   FailureOr<MeshTopology> topology = getMeshTopology(mesh);
   if (failed(topology))
     return failure();

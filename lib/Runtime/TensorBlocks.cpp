@@ -55,10 +55,11 @@ blockCoords(ShardingAttr sharding, MeshOp mesh, const MeshTopology &topology,
   return out;
 }
 
-llvm::Expected<Tensor>
-shardc::extractDeviceBlock(const Tensor &global, ShardingAttr sharding,
-                           MeshOp mesh, const MeshTopology &topology,
-                           int64_t device) {
+llvm::Expected<Tensor> shardc::extractDeviceBlock(const Tensor &global,
+                                                  ShardingAttr sharding,
+                                                  MeshOp mesh,
+                                                  const MeshTopology &topology,
+                                                  int64_t device) {
   Tensor block = global.clone();
   for (auto [d, bc] :
        llvm::enumerate(blockCoords(sharding, mesh, topology, device))) {

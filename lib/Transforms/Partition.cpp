@@ -64,8 +64,8 @@ private:
 
   RankedTensorType localType(Value global, ShardingAttr sharding) {
     auto type = cast<RankedTensorType>(global.getType());
-    return RankedTensorType::get(
-        getLocalShape(sharding, mesh, type.getShape()), type.getElementType());
+    return RankedTensorType::get(getLocalShape(sharding, mesh, type.getShape()),
+                                 type.getElementType());
   }
 
   func::FuncOp func;
@@ -118,8 +118,7 @@ Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
       break;
     case ReshardStep::Kind::AllToAll:
       op = builder.create<AllToAllOp>(
-          loc, type, local, meshRef, axes,
-          builder.getI64IntegerAttr(step.dim),
+          loc, type, local, meshRef, axes, builder.getI64IntegerAttr(step.dim),
           builder.getI64IntegerAttr(step.concatDim));
       break;
     case ReshardStep::Kind::CollectivePermute: {
@@ -235,10 +234,9 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
     }
     for (auto [i, v] : llvm::enumerate(op->getResults())) {
       auto type = cast<RankedTensorType>(v.getType());
-      FailureOr<ReshardPlan> plan =
-          planReshard(fs.getResultSharding(i), assigned[rule.getResultTensor(i)]
-                                                   .sharding,
-                      mesh, type.getShape(), elementBytes(type));
+      FailureOr<ReshardPlan> plan = planReshard(
+          fs.getResultSharding(i), assigned[rule.getResultTensor(i)].sharding,
+          mesh, type.getShape(), elementBytes(type));
       feasible &= succeeded(plan);
       if (succeeded(plan))
         cost += plan->seconds(machine);
@@ -354,8 +352,8 @@ LogicalResult FunctionPartitioner::run() {
   func.getBody().push_back(newBlock);
   oldBlock.dropAllDefinedValueUses();
   oldBlock.erase();
-  func.setFunctionType(FunctionType::get(func.getContext(), argTypes,
-                                         resultTypes));
+  func.setFunctionType(
+      FunctionType::get(func.getContext(), argTypes, resultTypes));
   func->setAttr(ShardcDialect::getSpmdAttrName(),
                 UnitAttr::get(func.getContext()));
   return success();

@@ -19,7 +19,8 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> outputPath("o", cl::desc("Output file (- for stdout)"),
+static cl::opt<std::string> outputPath("o",
+                                       cl::desc("Output file (- for stdout)"),
                                        cl::value_desc("path"), cl::init("-"),
                                        cl::sub(shardc::compileCommand));
 
@@ -29,15 +30,16 @@ static cl::opt<std::string>
                         "extension, else mlir)"),
                cl::init(""), cl::sub(shardc::compileCommand));
 
-static cl::opt<std::string> passPipeline(
-    "pass-pipeline",
-    cl::desc("A textual pass pipeline to run, e.g. "
-             "'builtin.module(canonicalize)'"),
-    cl::init(""), cl::sub(shardc::compileCommand));
+static cl::opt<std::string>
+    passPipeline("pass-pipeline",
+                 cl::desc("A textual pass pipeline to run, e.g. "
+                          "'builtin.module(canonicalize)'"),
+                 cl::init(""), cl::sub(shardc::compileCommand));
 
-static cl::opt<bool> propagate(
-    "propagate", cl::desc("Run sharding propagation (--shardc-propagate)"),
-    cl::init(false), cl::sub(shardc::compileCommand));
+static cl::opt<bool>
+    propagate("propagate",
+              cl::desc("Run sharding propagation (--shardc-propagate)"),
+              cl::init(false), cl::sub(shardc::compileCommand));
 
 static cl::opt<bool> partition(
     "partition",

@@ -105,19 +105,22 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
   size_t headWidth = 0;
   for (int64_t r = 0; r < rows; ++r)
     headWidth = std::max(
-        headWidth,
-        (rowHead + (type.getRank() == 2 ? rangeLabel(r, rows, type.getDimSize(0))
-                                        : std::string())).size());
+        headWidth, (rowHead + (type.getRank() == 2
+                                   ? rangeLabel(r, rows, type.getDimSize(0))
+                                   : std::string()))
+                       .size());
   llvm::outs() << std::string(headWidth + 2, ' ');
   for (int64_t c = 0; c < cols; ++c) {
     std::string label = rangeLabel(c, cols, colSize);
-    llvm::outs() << label << std::string(width > label.size() ? width - label.size() : 1, ' ');
+    llvm::outs() << label
+                 << std::string(width > label.size() ? width - label.size() : 1,
+                                ' ');
   }
   llvm::outs() << "\n";
   for (int64_t r = 0; r < rows; ++r) {
-    std::string head =
-        type.getRank() == 2 ? rowHead + rangeLabel(r, rows, type.getDimSize(0))
-                            : "";
+    std::string head = type.getRank() == 2
+                           ? rowHead + rangeLabel(r, rows, type.getDimSize(0))
+                           : "";
     llvm::outs() << head << std::string(headWidth + 2 - head.size(), ' ');
     for (int64_t c = 0; c < cols; ++c)
       llvm::outs() << cells[r][c]
@@ -176,7 +179,8 @@ int shardc::runExplainCommand() {
     if (!isCollectiveOp(op))
       return;
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
-    int64_t bytes = in.getNumElements() * ((in.getElementTypeBitWidth() + 7) / 8);
+    int64_t bytes =
+        in.getNumElements() * ((in.getElementTypeBitWidth() + 7) / 8);
     ArrayAttr axes;
     int64_t groupSize = 1;
     ReshardStep::Kind kind = ReshardStep::Kind::AllSlice;
@@ -211,8 +215,7 @@ int shardc::runExplainCommand() {
           axes = c.getAxes();
           kind = ReshardStep::Kind::CollectivePermute;
         });
-    MeshOp mesh =
-        lookupMesh(op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+    MeshOp mesh = lookupMesh(op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
     for (Attribute a : axes)
       groupSize *= mesh.getAxisSize(cast<StringAttr>(a).getValue());
     int64_t sent = collectiveBytesPerDevice(kind, groupSize, bytes);

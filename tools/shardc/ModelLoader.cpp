@@ -84,7 +84,8 @@ OwningOpRef<ModuleOp> shardc::loadModel(StringRef path, ModelFormat format,
   std::string error;
   auto file = mlir::openInputFile(path, &error);
   if (!file) {
-    emitError(UnknownLoc::get(ctx)) << "cannot read '" << path << "': " << error;
+    emitError(UnknownLoc::get(ctx))
+        << "cannot read '" << path << "': " << error;
     return nullptr;
   }
   StringRef name = path == "-" ? StringRef("<stdin>") : path;

@@ -36,7 +36,8 @@ int shardc::runRunCommand() {
   FailureOr<SmallVector<Tensor>> results = interpretFunction(func, *args);
   if (failed(results))
     return 1;
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir.getValue())) {
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(outDir.getValue())) {
     llvm::errs() << "shardc: error: cannot create '" << outDir
                  << "': " << ec.message() << "\n";
     return 1;

@@ -53,10 +53,9 @@ static cl::opt<double>
     bandwidth("link-bandwidth", cl::desc("Bytes per second per link (1/beta)"),
               cl::init(shardc::MachineModel().linkBytesPerSecond),
               cl::sub(shardc::simulateCommand));
-static cl::opt<double>
-    flopRate("flops", cl::desc("FLOP/s per device"),
-             cl::init(shardc::MachineModel().flopsPerSecond),
-             cl::sub(shardc::simulateCommand));
+static cl::opt<double> flopRate("flops", cl::desc("FLOP/s per device"),
+                                cl::init(shardc::MachineModel().flopsPerSecond),
+                                cl::sub(shardc::simulateCommand));
 static cl::opt<bool> quiet("quiet", cl::desc("Print only the summary line"),
                            cl::init(false), cl::sub(shardc::simulateCommand));
 
@@ -78,7 +77,8 @@ Errors compare(const shardc::Tensor &got, const shardc::Tensor &want) {
   return e;
 }
 
-LogicalResult writeText(StringRef path, llvm::function_ref<void(raw_ostream &)> fn) {
+LogicalResult writeText(StringRef path,
+                        llvm::function_ref<void(raw_ostream &)> fn) {
   std::string error;
   auto out = openOutputFile(path, &error);
   if (!out) {
@@ -158,8 +158,8 @@ int shardc::runSimulateCommand() {
   options.machine.linkBytesPerSecond = bandwidth;
   options.machine.flopsPerSecond = flopRate;
   SimulationReport report;
-  auto results = simulateOnMesh(func, mesh, std::move(deviceArgs), options,
-                                report);
+  auto results =
+      simulateOnMesh(func, mesh, std::move(deviceArgs), options, report);
   if (failed(results))
     return 1;
 
@@ -175,8 +175,8 @@ int shardc::runSimulateCommand() {
     for (int64_t d = 0; d < numDevices; ++d)
       blocks.push_back(&(*results)[d][i]);
     std::string why;
-    FailureOr<Tensor> global = assembleGlobal(
-        blocks, sharding, mesh, *topology, (*expected)[i].getShape(), why);
+    FailureOr<Tensor> global = assembleGlobal(blocks, sharding, mesh, *topology,
+                                              (*expected)[i].getShape(), why);
     if (failed(global)) {
       llvm::errs() << "shardc: error: output '" << names[i] << "': " << why
                    << "\n";
@@ -275,8 +275,7 @@ int shardc::runSimulateCommand() {
         })))
       return 1;
   }
-  if (!tracePath.empty() &&
-      failed(writeText(tracePath, [&](raw_ostream &os) {
+  if (!tracePath.empty() && failed(writeText(tracePath, [&](raw_ostream &os) {
         writeChromeTrace(report, os);
       })))
     return 1;

@@ -23,8 +23,8 @@ func::FuncOp shardc::getEntryFunction(ModuleOp module) {
 }
 
 std::string shardc::getInputName(func::FuncOp func, unsigned i) {
-  if (auto name =
-          func.getArgAttrOfType<StringAttr>(i, ShardcDialect::getNameAttrName()))
+  if (auto name = func.getArgAttrOfType<StringAttr>(
+          i, ShardcDialect::getNameAttrName()))
     return name.getValue().str();
   if (StringRef name = getNameFromLoc(func.getArgument(i).getLoc());
       !name.empty())

@@ -32,7 +32,8 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// Every input of `func`, from --inputs files or the --seed generator;
 /// reports the first problem by input name (to stderr) and fails.
-mlir::FailureOr<llvm::SmallVector<Tensor>> gatherInputs(mlir::func::FuncOp func);
+mlir::FailureOr<llvm::SmallVector<Tensor>>
+gatherInputs(mlir::func::FuncOp func);
 
 /// Adds propagation (and partitioning) to `pm`.
 void addShardingPipeline(mlir::PassManager &pm, bool partition, bool explain);

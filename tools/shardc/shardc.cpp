@@ -26,17 +26,21 @@ cl::SubCommand compileCommand(
     "compile",
     "Import a model, run passes on it, print it.\n\n"
     "  example: shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
-    "           shardc compile model.mlir --pass-pipeline='builtin.module(canonicalize)' -o out.json\n");
-cl::SubCommand runCommand(
-    "run",
-    "Execute the unsharded model with the reference interpreter.\n\n"
-    "  example: shardc run examples/mlp_2d_mesh.json --inputs x=x.npy w0=w0.npy w1=w1.npy --out-dir out\n"
-    "           shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out   (missing inputs are random)\n");
+    "           shardc compile model.mlir "
+    "--pass-pipeline='builtin.module(canonicalize)' -o out.json\n");
+cl::SubCommand
+    runCommand("run",
+               "Execute the unsharded model with the reference interpreter.\n\n"
+               "  example: shardc run examples/mlp_2d_mesh.json --inputs "
+               "x=x.npy w0=w0.npy w1=w1.npy --out-dir out\n"
+               "           shardc run examples/mlp_2d_mesh.json --seed 0 "
+               "--out-dir out   (missing inputs are random)\n");
 cl::SubCommand simulateCommand(
     "simulate",
     "Propagate, partition, and run the SPMD program on a simulated mesh;\n"
     "compare with the unsharded program and report bytes, memory and time.\n\n"
-    "  example: shardc simulate examples/mlp_2d_mesh.json --seed 0 --report-json report.json --trace trace.json\n");
+    "  example: shardc simulate examples/mlp_2d_mesh.json --seed 0 "
+    "--report-json report.json --trace trace.json\n");
 cl::SubCommand explainCommand(
     "explain",
     "Print each value's sharding, where it came from, and the reshards the\n"

@@ -69,8 +69,9 @@ struct ReshardPlan {
 
 /// The per-device shape of a tensor of `globalShape` under `sharding`
 /// (dims divided by the product of their axes' sizes).
-llvm::SmallVector<int64_t, 4> getLocalShape(ShardingAttr sharding, MeshOp mesh,
-                                            llvm::ArrayRef<int64_t> globalShape);
+llvm::SmallVector<int64_t, 4>
+getLocalShape(ShardingAttr sharding, MeshOp mesh,
+              llvm::ArrayRef<int64_t> globalShape);
 
 /// Plans `from` -> `to` for a tensor of `globalShape` whose elements take
 /// `elementBytes`. Fails (with `why` set) only for targets no collective

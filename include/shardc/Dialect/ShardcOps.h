@@ -16,7 +16,8 @@
 
 namespace shardc {
 /// Names an op's single result after the name its location carries, if any.
-void setResultNameFromLoc(mlir::Operation *op, mlir::OpAsmSetValueNameFn setNameFn);
+void setResultNameFromLoc(mlir::Operation *op,
+                          mlir::OpAsmSetValueNameFn setNameFn);
 /// True if `type` is a ranked tensor whose byte size fits in int64.
 bool hasAddressableSize(mlir::Type type);
 /// The source name a location carries (a NameLoc at its root), or "".

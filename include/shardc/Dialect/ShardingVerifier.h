@@ -1,4 +1,5 @@
-//===- ShardingVerifier.h - checking a sharding against its mesh -*- C++ -*-===//
+//===- ShardingVerifier.h - checking a sharding against its mesh -*- C++
+//-*-===//
 //
 // A `#shardc.sharding` is only meaningful next to a mesh and a tensor type;
 // these helpers check that pairing wherever a sharding is attached.

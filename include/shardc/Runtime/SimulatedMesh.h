@@ -1,4 +1,5 @@
-//===- SimulatedMesh.h - running an SPMD program on every device -*- C++ -*-===//
+//===- SimulatedMesh.h - running an SPMD program on every device -*- C++
+//-*-===//
 //
 // Executes a partitioned (shardc.spmd) function for every device of its mesh
 // in one process, deterministically: ops run in lockstep, each collective
@@ -25,14 +26,14 @@ namespace shardc {
 
 /// One collective as executed.
 struct CollectiveRecord {
-  std::string kind;                 ///< op mnemonic, e.g. "all_gather"
-  std::vector<std::string> axes;    ///< mesh axes of its groups
-  int64_t dim = -1;                 ///< gather/scatter/slice dim (-1: none)
-  int64_t concatDim = -1;           ///< all_to_all only
+  std::string kind;              ///< op mnemonic, e.g. "all_gather"
+  std::vector<std::string> axes; ///< mesh axes of its groups
+  int64_t dim = -1;              ///< gather/scatter/slice dim (-1: none)
+  int64_t concatDim = -1;        ///< all_to_all only
   int64_t groupSize = 1;
-  int64_t bytesPerDevice = 0;       ///< bytes each device sends
-  double seconds = 0;               ///< estimated duration
-  std::string value;                ///< the value it moves ("h", ...)
+  int64_t bytesPerDevice = 0; ///< bytes each device sends
+  double seconds = 0;         ///< estimated duration
+  std::string value;          ///< the value it moves ("h", ...)
 };
 
 /// One span of the timeline, for the Chrome trace.

@@ -24,17 +24,19 @@ Tensor reduceTensors(llvm::ArrayRef<const Tensor *> tensors,
 
 /// The block of `global` that device `device` holds under `sharding`
 /// (partial axes are ignored: the caller decides what partial data is).
-llvm::Expected<Tensor> extractDeviceBlock(const Tensor &global, ShardingAttr sharding,
-                          MeshOp mesh, const MeshTopology &topology,
-                          int64_t device);
+llvm::Expected<Tensor> extractDeviceBlock(const Tensor &global,
+                                          ShardingAttr sharding, MeshOp mesh,
+                                          const MeshTopology &topology,
+                                          int64_t device);
 
 /// Rebuilds a global tensor from every device's block (`blocks[d]` is
 /// device d's). Replicas must agree exactly; partial axes are summed.
 /// Fails with `why` naming the first disagreement.
-mlir::FailureOr<Tensor>
-assembleGlobal(llvm::ArrayRef<const Tensor *> blocks, ShardingAttr sharding,
-               MeshOp mesh, const MeshTopology &topology,
-               llvm::ArrayRef<int64_t> globalShape, std::string &why);
+mlir::FailureOr<Tensor> assembleGlobal(llvm::ArrayRef<const Tensor *> blocks,
+                                       ShardingAttr sharding, MeshOp mesh,
+                                       const MeshTopology &topology,
+                                       llvm::ArrayRef<int64_t> globalShape,
+                                       std::string &why);
 
 } // namespace shardc
 
