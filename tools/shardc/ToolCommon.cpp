@@ -58,6 +58,8 @@ void shardc::addShardingPipeline(PassManager &pm, bool partition,
   ShardcPropagateOptions propagate;
   propagate.explain = explain;
   pm.addPass(createShardcPropagate(propagate));
-  if (partition)
+  if (partition) {
     pm.addPass(createShardcPartition());
+    pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+  }
 }

@@ -128,4 +128,32 @@ def ShardcPartition : Pass<"shardc-partition", "::mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
+def ShardcCleanup : Pass<"shardc-cleanup", "::mlir::func::FuncOp"> {
+  let summary = "Removes redundant collective pairs from an SPMD program.";
+  let description = [{
+    Peephole rewrites on per-device programs, for IR written by hand or
+    produced by other tools (the partitioner itself plans reshards that need
+    none of them, and runs this pass after it as a safety net):
+
+    * `all_slice(all_gather(x))` over the same axes and dim is `x`;
+    * `all_slice(all_reduce(x))` over the same axes is one
+      `reduce_scatter(x)` on the slice's dim (a sum then a slice moves
+      `2(n-1)/n` of the data; reduce-scatter moves `(n-1)/n`);
+    * a `collective_permute` whose pairs are all `[i, i]` is its operand;
+    * a collective whose axes all have size 1 is its operand.
+
+    ```mlir
+    shardc.mesh @mesh ["x"=2]
+    func.func @f(%z: tensor<4x64xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+      %s = shardc.all_reduce %z on @mesh axes = ["x"] : tensor<4x64xf32>
+      %r = shardc.all_slice %s on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+      return %r : tensor<4x32xf32>
+    }
+    ```
+
+    becomes one `shardc.reduce_scatter %z on @mesh axes = ["x"] dim = 1`.
+  }];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 #endif // SHARDC_TRANSFORMS_PASSES_TD

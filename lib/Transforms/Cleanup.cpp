@@ -1,0 +1,90 @@
+//===- Cleanup.cpp - removing redundant collective pairs ------------------===//
+
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace shardc {
+#define GEN_PASS_DEF_SHARDCCLEANUP
+#include "shardc/Transforms/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+/// all_slice(all_gather(x)) over the same axes and dim: the gather undone.
+struct SliceOfGather : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto gather = slice.getInput().getDefiningOp<AllGatherOp>();
+    if (!gather || gather.getAxes() != slice.getAxes() ||
+        gather.getDim() != slice.getDim() ||
+        gather.getMeshAttr() != slice.getMeshAttr() ||
+        gather.getInput().getType() != slice.getType())
+      return failure();
+    rewriter.replaceOp(slice, gather.getInput());
+    return success();
+  }
+};
+
+/// all_slice(all_reduce(x)) over the same axes: a reduce_scatter.
+struct SliceOfAllReduce : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto reduce = slice.getInput().getDefiningOp<AllReduceOp>();
+    if (!reduce || reduce.getAxes() != slice.getAxes() ||
+        reduce.getMeshAttr() != slice.getMeshAttr())
+      return failure();
+    auto scatter = rewriter.replaceOpWithNewOp<ReduceScatterOp>(
+        slice, slice.getType(), reduce.getInput(), slice.getMeshAttr(),
+        slice.getAxes(), slice.getDimAttr(), reduce.getReductionAttr());
+    if (auto s = slice->getAttr(ShardcDialect::getShardingAttrName()))
+      scatter->setAttr(ShardcDialect::getShardingAttrName(), s);
+    return success();
+  }
+};
+
+/// A collective that moves nothing: identity permutations, or groups of
+/// one device.
+template <typename Op>
+struct TrivialCollective : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getInput().getType() != op.getType())
+      return failure();
+    bool trivial = false;
+    if constexpr (std::is_same_v<Op, CollectivePermuteOp>)
+      trivial = llvm::all_of(op.getSourceTargetPairs(),
+                             [](auto p) { return p.first == p.second; });
+    if (!trivial) {
+      MeshOp mesh = lookupMesh(op, op.getMeshAttr());
+      trivial = mesh && op.getGroupSize(mesh) == 1;
+    }
+    if (!trivial)
+      return failure();
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
+struct CleanupPass : public shardc::impl::ShardcCleanupBase<CleanupPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SliceOfGather, SliceOfAllReduce,
+                 TrivialCollective<CollectivePermuteOp>,
+                 TrivialCollective<AllReduceOp>, TrivialCollective<AllGatherOp>,
+                 TrivialCollective<AllSliceOp>>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

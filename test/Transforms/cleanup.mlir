@@ -1,0 +1,52 @@
+// RUN: shardc-opt --shardc-cleanup %s --split-input-file | FileCheck %s
+
+shardc.mesh @mesh ["x"=2, "y"=1]
+
+// CHECK-LABEL: func.func @gather_then_slice
+// CHECK-NEXT: return %arg0
+func.func @gather_then_slice(%a: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  %g = shardc.all_gather %a on @mesh axes = ["x"] dim = 1 : tensor<4x32xf32> -> tensor<4x64xf32>
+  %s = shardc.all_slice %g on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %s : tensor<4x32xf32>
+}
+
+// CHECK-LABEL: func.func @reduce_then_slice
+// CHECK-NEXT: %[[R:.*]] = shardc.reduce_scatter %arg0 on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @reduce_then_slice(%z: tensor<4x64xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  %s = shardc.all_reduce %z on @mesh axes = ["x"] : tensor<4x64xf32>
+  %r = shardc.all_slice %s on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %r : tensor<4x32xf32>
+}
+
+// Different dims: not a round trip, kept.
+// CHECK-LABEL: func.func @gather_then_other_slice
+// CHECK: shardc.all_gather
+// CHECK: shardc.all_slice
+func.func @gather_then_other_slice(%a: tensor<4x32xf32>) -> tensor<2x64xf32> attributes {shardc.spmd} {
+  %g = shardc.all_gather %a on @mesh axes = ["x"] dim = 1 : tensor<4x32xf32> -> tensor<4x64xf32>
+  %s = shardc.all_slice %g on @mesh axes = ["x"] dim = 0 : tensor<4x64xf32> -> tensor<2x64xf32>
+  return %s : tensor<2x64xf32>
+}
+
+// CHECK-LABEL: func.func @identity_permute
+// CHECK-NEXT: return %arg0
+func.func @identity_permute(%a: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  %p = shardc.collective_permute %a on @mesh axes = ["x"] pairs = [[0, 0], [1, 1]] : tensor<4x32xf32>
+  return %p : tensor<4x32xf32>
+}
+
+// CHECK-LABEL: func.func @real_permute
+// CHECK: shardc.collective_permute
+func.func @real_permute(%a: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  %p = shardc.collective_permute %a on @mesh axes = ["x"] pairs = [[0, 1], [1, 0]] : tensor<4x32xf32>
+  return %p : tensor<4x32xf32>
+}
+
+// An axis of size 1 moves nothing.
+// CHECK-LABEL: func.func @size_one_axis
+// CHECK-NEXT: return %arg0
+func.func @size_one_axis(%a: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {shardc.spmd} {
+  %r = shardc.all_reduce %a on @mesh axes = ["y"] : tensor<4x32xf32>
+  return %r : tensor<4x32xf32>
+}
