@@ -52,6 +52,11 @@ static cl::opt<bool> explain(
              "its sharding came from"),
     cl::init(false), cl::sub(shardc::compileCommand));
 
+static cl::alias shardcExplain("shardc-explain",
+                                cl::desc("Alias for --explain"),
+                                cl::aliasopt(explain),
+                                cl::sub(shardc::compileCommand));
+
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
