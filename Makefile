@@ -29,6 +29,10 @@ demo: build
 test: build
 	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
 
+# Compile-time benchmark against upstream MLIR's shard dialect (bench/README.md).
+bench: build
+	python3 bench/compile_bench.py --shardc $(SHARDC)
+
 # Refresh the references generated from ODS (checked by a test).
 docs: build
 	cp $(BUILD_DIR)/docs/Dialects/ShardcDialect.md docs/Dialects/

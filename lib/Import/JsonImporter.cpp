@@ -242,13 +242,18 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
   if (st.spmd)
     func->setAttr(ShardcDialect::getSpmdAttrName(), b.getUnitAttr());
   Block *body = &func.getBody().emplaceBlock();
-  for (auto [i, input] : llvm::enumerate(read)) {
+  // All argument attributes are set at once: setArgAttr rebuilds the whole
+  // list each time, which made importing N inputs O(N^2).
+  SmallVector<DictionaryAttr> argAttrs;
+  for (const Input &input : read) {
     values[input.name] = body->addArgument(input.type, input.loc);
-    func.setArgAttr(i, ShardcDialect::getNameAttrName(),
-                    b.getStringAttr(input.name));
+    NamedAttrList attrs;
+    attrs.append(ShardcDialect::getNameAttrName(), b.getStringAttr(input.name));
     if (input.sharding)
-      func.setArgAttr(i, ShardcDialect::getShardingAttrName(), input.sharding);
+      attrs.append(ShardcDialect::getShardingAttrName(), input.sharding);
+    argAttrs.push_back(attrs.getDictionary(st.ctx));
   }
+  func.setAllArgAttrs(argAttrs);
   return func;
 }
 
@@ -359,9 +364,14 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
   func::ReturnOp::create(st.builder, outputs.loc(), results);
   func.setFunctionType(FunctionType::get(st.ctx, func.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  for (auto [i, sharding] : llvm::enumerate(shardings))
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (ShardingAttr sharding : shardings) {
+    NamedAttrList attrs;
     if (sharding)
-      func.setResultAttr(i, ShardcDialect::getShardingAttrName(), sharding);
+      attrs.append(ShardcDialect::getShardingAttrName(), sharding);
+    resultAttrs.push_back(attrs.getDictionary(st.ctx));
+  }
+  func.setAllResultAttrs(resultAttrs);
   return success();
 }
 

@@ -245,6 +245,10 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
       bestCost = cost;
       best = fs;
     }
+    // Nothing beats moving nothing: the usual case (an op whose operands
+    // already sit in the layout its result wants) costs one candidate.
+    if (best && bestCost == 0)
+      break;
   }
   if (!best)
     return op->emitOpError("found no layout to compute this op in");

@@ -54,8 +54,7 @@ static cl::opt<bool> explain(
 
 static cl::alias shardcExplain("shardc-explain",
                                 cl::desc("Alias for --explain"),
-                                cl::aliasopt(explain),
-                                cl::sub(shardc::compileCommand));
+                                cl::aliasopt(explain));
 
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
