@@ -263,3 +263,18 @@ LogicalResult ShardingConstraintOp::verify() {
       sharding, mesh, getInput().getType(), describeValue(getResult()),
       /*localShapes=*/false, [&] { return emitOpError(); });
 }
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+Operation *ShardcDialect::materializeConstant(OpBuilder &builder,
+                                              Attribute value, Type type,
+                                              Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return builder.create<ConstantOp>(loc, elements);
+}

@@ -50,3 +50,18 @@ func.func @size_one_axis(%a: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {s
   %r = shardc.all_reduce %a on @mesh axes = ["y"] : tensor<4x32xf32>
   return %r : tensor<4x32xf32>
 }
+
+// -----
+
+// Regression (found by shardc-difftest): two different constants of one
+// type must stay two constants through the rewrite driver.
+shardc.mesh @mesh ["x"=2]
+// CHECK-LABEL: func.func @distinct_constants
+// CHECK-DAG: shardc.constant dense<5.000000e-01> : tensor<2xf32>
+// CHECK-DAG: shardc.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+func.func @distinct_constants() -> tensor<2xf32> attributes {shardc.spmd} {
+  %a = shardc.constant dense<0.5> : tensor<2xf32>
+  %b = shardc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %c = shardc.add %a, %b : tensor<2xf32>
+  return %c : tensor<2xf32>
+}

@@ -255,6 +255,9 @@ def Shardc_ConstantOp : Shardc_Op<"constant",
   let arguments = (ins ElementsAttr:$value);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "attr-dict $value";
+  // Folding to its value is what lets MLIR's rewrite drivers tell two
+  // constants apart (without it they all look like one unknown constant).
+  let hasFolder = 1;
 }
 
 def Shardc_ShardingConstraintOp : Shardc_Op<"sharding_constraint",
