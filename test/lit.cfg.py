@@ -26,6 +26,6 @@ llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.shardc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["shardc", "shardc-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["shardc", "shardc-opt", "shardc-difftest"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.shardc_tools_dir, append_path=True)
