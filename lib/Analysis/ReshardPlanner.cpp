@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -359,4 +360,55 @@ FailureOr<ReshardPlan> shardc::planReshard(ShardingAttr from, ShardingAttr to,
     return ReshardPlan();
   return Planner(mesh, globalShape, elementBytes, from.getMesh())
       .run(from, to, why);
+}
+
+std::optional<ReshardStep> shardc::describeCollective(Operation *op) {
+  ReshardStep step;
+  ArrayAttr axes;
+  bool found = true;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](AllGatherOp c) {
+        step.kind = ReshardStep::Kind::AllGather;
+        axes = c.getAxes();
+        step.dim = c.getDim();
+      })
+      .Case([&](ReduceScatterOp c) {
+        step.kind = ReshardStep::Kind::ReduceScatter;
+        axes = c.getAxes();
+        step.dim = c.getDim();
+      })
+      .Case([&](AllReduceOp c) {
+        step.kind = ReshardStep::Kind::AllReduce;
+        axes = c.getAxes();
+      })
+      .Case([&](AllToAllOp c) {
+        step.kind = ReshardStep::Kind::AllToAll;
+        axes = c.getAxes();
+        step.dim = c.getSplitDim();
+        step.concatDim = c.getConcatDim();
+      })
+      .Case([&](AllSliceOp c) {
+        step.kind = ReshardStep::Kind::AllSlice;
+        axes = c.getAxes();
+        step.dim = c.getDim();
+      })
+      .Case([&](CollectivePermuteOp c) {
+        step.kind = ReshardStep::Kind::CollectivePermute;
+        axes = c.getAxes();
+        step.pairs = c.getSourceTargetPairs();
+      })
+      .Default([&](Operation *) { found = false; });
+  if (!found)
+    return std::nullopt;
+  for (Attribute a : axes)
+    step.axes.push_back(cast<StringAttr>(a).getValue());
+  return step;
+}
+
+ReductionKind shardc::getCollectiveReduction(Operation *op) {
+  if (auto r = dyn_cast<AllReduceOp>(op))
+    return r.getReduction();
+  if (auto r = dyn_cast<ReduceScatterOp>(op))
+    return r.getReduction();
+  return ReductionKind::Sum;
 }

@@ -9,7 +9,6 @@
 #include "shardc/Runtime/TensorBlocks.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/JSON.h"
 
 #include <cstring>
@@ -113,52 +112,18 @@ void LockstepExecutor::advance(Operation *op, StringRef name,
 }
 
 LogicalResult LockstepExecutor::runCollective(Operation *op) {
-  ArrayAttr axesAttr;
-  ReshardStep::Kind kind;
-  int64_t dim = -1, concatDim = -1;
-  ReductionKind reduction = ReductionKind::Sum;
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](AllGatherOp c) {
-        axesAttr = c.getAxes();
-        kind = ReshardStep::Kind::AllGather;
-        dim = c.getDim();
-      })
-      .Case([&](ReduceScatterOp c) {
-        axesAttr = c.getAxes();
-        kind = ReshardStep::Kind::ReduceScatter;
-        dim = c.getDim();
-        reduction = c.getReduction();
-      })
-      .Case([&](AllReduceOp c) {
-        axesAttr = c.getAxes();
-        kind = ReshardStep::Kind::AllReduce;
-        reduction = c.getReduction();
-      })
-      .Case([&](AllToAllOp c) {
-        axesAttr = c.getAxes();
-        kind = ReshardStep::Kind::AllToAll;
-        dim = c.getSplitDim();
-        concatDim = c.getConcatDim();
-      })
-      .Case([&](AllSliceOp c) {
-        axesAttr = c.getAxes();
-        kind = ReshardStep::Kind::AllSlice;
-        dim = c.getDim();
-      })
-      .Case([&](CollectivePermuteOp c) {
-        axesAttr = c.getAxes();
-        kind = ReshardStep::Kind::CollectivePermute;
-      });
-  SmallVector<StringRef> axes;
-  for (Attribute a : axesAttr)
-    axes.push_back(cast<StringAttr>(a).getValue());
+  std::optional<ReshardStep> desc = describeCollective(op);
+  if (!desc)
+    return op->emitOpError("is not a collective");
+  ReshardStep::Kind kind = desc->kind;
+  int64_t dim = desc->dim, concatDim = desc->concatDim;
+  ReductionKind reduction = getCollectiveReduction(op);
+  ArrayRef<StringRef> axes = desc->axes;
   int64_t n = topology.groupSize(axes);
   const std::vector<Tensor> &in = values[op->getOperand(0)];
   std::vector<Tensor> out(numDevices);
   std::vector<bool> done(numDevices, false);
-  SmallVector<std::pair<int64_t, int64_t>> pairs;
-  if (auto permute = dyn_cast<CollectivePermuteOp>(op))
-    pairs = permute.getSourceTargetPairs();
+  ArrayRef<std::pair<int64_t, int64_t>> pairs = desc->pairs;
 
   // Block movement fails only on shapes the verifier already rejected;
   // report it at the op all the same.

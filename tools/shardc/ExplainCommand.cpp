@@ -19,7 +19,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -176,53 +175,28 @@ int shardc::runExplainCommand() {
   llvm::outs() << "\nreshards (bytes each device sends):\n";
   int64_t total = 0, count = 0;
   spmdFunc.walk([&](Operation *op) {
-    if (!isCollectiveOp(op))
+    std::optional<ReshardStep> desc = describeCollective(op);
+    if (!desc)
       return;
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t bytes =
         in.getNumElements() * ((in.getElementTypeBitWidth() + 7) / 8);
-    ArrayAttr axes;
-    int64_t groupSize = 1;
-    ReshardStep::Kind kind = ReshardStep::Kind::AllSlice;
-    std::string dims;
-    llvm::TypeSwitch<Operation *>(op)
-        .Case([&](AllGatherOp c) {
-          axes = c.getAxes();
-          kind = ReshardStep::Kind::AllGather;
-          dims = " dim=" + std::to_string(c.getDim());
-        })
-        .Case([&](ReduceScatterOp c) {
-          axes = c.getAxes();
-          kind = ReshardStep::Kind::ReduceScatter;
-          dims = " dim=" + std::to_string(c.getDim());
-        })
-        .Case([&](AllReduceOp c) {
-          axes = c.getAxes();
-          kind = ReshardStep::Kind::AllReduce;
-        })
-        .Case([&](AllToAllOp c) {
-          axes = c.getAxes();
-          kind = ReshardStep::Kind::AllToAll;
-          dims = " split_dim=" + std::to_string(c.getSplitDim()) +
-                 " concat_dim=" + std::to_string(c.getConcatDim());
-        })
-        .Case([&](AllSliceOp c) {
-          axes = c.getAxes();
-          kind = ReshardStep::Kind::AllSlice;
-          dims = " dim=" + std::to_string(c.getDim());
-        })
-        .Case([&](CollectivePermuteOp c) {
-          axes = c.getAxes();
-          kind = ReshardStep::Kind::CollectivePermute;
-        });
     MeshOp mesh = lookupMesh(op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
-    for (Attribute a : axes)
-      groupSize *= mesh.getAxisSize(cast<StringAttr>(a).getValue());
+    int64_t groupSize = 1;
+    for (StringRef a : desc->axes)
+      groupSize *= mesh.getAxisSize(a);
+    ReshardStep::Kind kind = desc->kind;
+    std::string dims;
+    if (kind == ReshardStep::Kind::AllToAll)
+      dims = " split_dim=" + std::to_string(desc->dim) +
+             " concat_dim=" + std::to_string(desc->concatDim);
+    else if (desc->dim >= 0)
+      dims = " dim=" + std::to_string(desc->dim);
+    auto axes = op->getAttrOfType<ArrayAttr>("axes");
     int64_t sent = collectiveBytesPerDevice(kind, groupSize, bytes);
-    if (auto permute = dyn_cast<CollectivePermuteOp>(op))
-      if (llvm::all_of(permute.getSourceTargetPairs(),
-                       [](auto p) { return p.first == p.second; }))
-        sent = 0;
+    if (kind == ReshardStep::Kind::CollectivePermute &&
+        llvm::all_of(desc->pairs, [](auto p) { return p.first == p.second; }))
+      sent = 0;
     std::string what;
     Value moved = op->getOperand(0);
     while (moved.getDefiningOp() && isCollectiveOp(moved.getDefiningOp()))

@@ -19,6 +19,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 #include <string>
 
 namespace shardc {
@@ -89,6 +91,14 @@ int64_t collectiveBytesPerDevice(ReshardStep::Kind kind, int64_t groupSize,
 
 /// Sequential messages of that collective's ring algorithm.
 int64_t collectiveMessages(ReshardStep::Kind kind, int64_t groupSize);
+
+/// A collective op read back as a reshard step (kind, axes, dims, pairs),
+/// for everything that executes or prices an SPMD program. Null for ops
+/// that are not collectives.
+std::optional<ReshardStep> describeCollective(mlir::Operation *op);
+
+/// The reduction a collective applies (sum for those without one).
+ReductionKind getCollectiveReduction(mlir::Operation *op);
 
 } // namespace shardc
 
