@@ -14,8 +14,7 @@
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/SimulatedMesh.h"
-#include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/RandomTensor.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -49,9 +48,9 @@ static cl::opt<bool> verbose("verbose", cl::desc("Log every case"),
 // Random chains of exp/tanh/matmul amplify the float rounding differences
 // that come from summing partial products in a different order, so the
 // bound is looser than `shardc simulate`'s default 1e-5.
-static cl::opt<double> tolerance(
-    "tolerance", cl::desc("Largest accepted max|sim-ref| / max|ref|"),
-    cl::init(1e-4));
+static cl::opt<double>
+    tolerance("tolerance", cl::desc("Largest accepted max|sim-ref| / max|ref|"),
+              cl::init(1e-4));
 
 namespace {
 struct CaseResult {
@@ -60,18 +59,6 @@ struct CaseResult {
   int64_t collectives = 0;
   double worstRel = 0;
 };
-
-double relError(const shardc::Tensor &got, const shardc::Tensor &want) {
-  double maxAbs = 0, maxRef = 0;
-  for (int64_t i = 0; i < want.numElements(); ++i) {
-    double d = std::fabs(double(got.data()[i]) - double(want.data()[i]));
-    if (std::isnan(d))
-      d = INFINITY;
-    maxAbs = std::max(maxAbs, d);
-    maxRef = std::max(maxRef, std::fabs(double(want.data()[i])));
-  }
-  return maxRef > 0 ? maxAbs / maxRef : maxAbs;
-}
 
 func::FuncOp mainOf(ModuleOp m) {
   for (auto f : m.getOps<func::FuncOp>())
@@ -119,44 +106,13 @@ CaseResult runCase(ModuleOp original, uint64_t inputSeed) {
   if (meshes.size() != 1 || !func)
     return fail("pipeline output lost the mesh or the function");
   shardc::MeshOp mesh = meshes.front();
-  auto topology = shardc::getMeshTopology(mesh);
-  if (failed(topology))
-    return fail("bad mesh topology");
-
-  int64_t numDevices = topology->numDevices();
-  std::vector<std::vector<shardc::Tensor>> deviceArgs(numDevices);
-  for (auto [i, input] : llvm::enumerate(inputs)) {
-    auto sharding = func.getArgAttrOfType<shardc::ShardingAttr>(
-        i, shardc::ShardcDialect::getShardingAttrName());
-    for (int64_t d = 0; d < numDevices; ++d) {
-      auto block =
-          shardc::extractDeviceBlock(input, sharding, mesh, *topology, d);
-      if (!block)
-        return fail("input " + std::to_string(i) + ": " +
-                    llvm::toString(block.takeError()));
-      deviceArgs[d].push_back(std::move(*block));
-    }
-  }
-
-  shardc::SimulationReport report;
-  auto results = shardc::simulateOnMesh(func, mesh, std::move(deviceArgs),
-                                        shardc::SimulationOptions(), report);
-  r.collectives = report.collectives.size();
-  if (failed(results))
+  auto run = shardc::runOnSimulatedMesh(func, mesh, inputs);
+  if (failed(run))
     return fail("simulation failed");
-
+  r.collectives = run->report.collectives.size();
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto sharding = func.getResultAttrOfType<shardc::ShardingAttr>(
-        i, shardc::ShardcDialect::getShardingAttrName());
-    SmallVector<const shardc::Tensor *> blocks;
-    for (int64_t d = 0; d < numDevices; ++d)
-      blocks.push_back(&(*results)[d][i]);
-    std::string why;
-    auto global = shardc::assembleGlobal(blocks, sharding, mesh, *topology,
-                                         (*expected)[i].getShape(), why);
-    if (failed(global))
-      return fail("output " + std::to_string(i) + ": " + why);
-    double rel = relError(*global, (*expected)[i]);
+    double rel =
+        shardc::compareToReference(run->outputs[i], (*expected)[i]).first;
     r.worstRel = std::max(r.worstRel, rel);
     if (!(rel <= tolerance)) {
       std::string msg;
@@ -276,9 +232,9 @@ int main(int argc, char **argv) {
       llvm::outs() << "diagnostics:\n" << diags;
     llvm::outs() << "reproducer: " << path << "\n";
   }
-  double secs = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (verbose || invalid)
     llvm::outs() << "difftest: " << invalid
                  << " generated modules were invalid and regenerated\n";

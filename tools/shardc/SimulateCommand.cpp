@@ -10,8 +10,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/SimulatedMesh.h"
-#include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -20,8 +19,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
-
-#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -60,23 +57,6 @@ static cl::opt<bool> quiet("quiet", cl::desc("Print only the summary line"),
                            cl::init(false), cl::sub(shardc::simulateCommand));
 
 namespace {
-struct Errors {
-  double maxAbs = 0, maxRef = 0;
-  double rel() const { return maxRef > 0 ? maxAbs / maxRef : maxAbs; }
-};
-
-Errors compare(const shardc::Tensor &got, const shardc::Tensor &want) {
-  Errors e;
-  for (int64_t i = 0; i < want.numElements(); ++i) {
-    double d = std::fabs(double(got.data()[i]) - double(want.data()[i]));
-    if (std::isnan(d))
-      d = INFINITY;
-    e.maxAbs = std::max(e.maxAbs, d);
-    e.maxRef = std::max(e.maxRef, std::fabs(double(want.data()[i])));
-  }
-  return e;
-}
-
 LogicalResult writeText(StringRef path,
                         llvm::function_ref<void(raw_ostream &)> fn) {
   std::string error;
@@ -133,73 +113,38 @@ int shardc::runSimulateCommand() {
       failed(writeText(spmdPath, [&](raw_ostream &os) { module->print(os); })))
     return 1;
 
-  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
-  if (failed(topology))
-    return 1;
-  int64_t numDevices = topology->numDevices();
-  std::vector<std::vector<Tensor>> deviceArgs(numDevices);
-  for (auto [i, input] : llvm::enumerate(*inputs)) {
-    auto sharding = func.getArgAttrOfType<ShardingAttr>(
-        i, ShardcDialect::getShardingAttrName());
-    for (int64_t d = 0; d < numDevices; ++d) {
-      llvm::Expected<Tensor> block =
-          extractDeviceBlock(input, sharding, mesh, *topology, d);
-      if (!block) {
-        llvm::errs() << "shardc: error: input '" << getInputName(func, i)
-                     << "': " << llvm::toString(block.takeError()) << "\n";
-        return 1;
-      }
-      deviceArgs[d].push_back(std::move(*block));
-    }
-  }
-
   SimulationOptions options;
   options.machine.linkLatencySeconds = latency;
   options.machine.linkBytesPerSecond = bandwidth;
   options.machine.flopsPerSecond = flopRate;
-  SimulationReport report;
-  auto results =
-      simulateOnMesh(func, mesh, std::move(deviceArgs), options, report);
-  if (failed(results))
+  FailureOr<ShardedRun> run = runOnSimulatedMesh(func, mesh, *inputs, options);
+  if (failed(run))
     return 1;
+  const SimulationReport &report = run->report;
+  int64_t numDevices = report.numDevices;
 
   std::vector<std::string> names = getOutputNames(func);
-  Errors worst;
-  double worstRel = 0;
+  double worstAbs = 0, worstRel = 0;
   llvm::json::Array outputsJson;
   bool ok = true;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto sharding = func.getResultAttrOfType<ShardingAttr>(
-        i, ShardcDialect::getShardingAttrName());
-    SmallVector<const Tensor *> blocks;
-    for (int64_t d = 0; d < numDevices; ++d)
-      blocks.push_back(&(*results)[d][i]);
-    std::string why;
-    FailureOr<Tensor> global = assembleGlobal(blocks, sharding, mesh, *topology,
-                                              (*expected)[i].getShape(), why);
-    if (failed(global)) {
-      llvm::errs() << "shardc: error: output '" << names[i] << "': " << why
-                   << "\n";
-      return 1;
-    }
-    Errors e = compare(*global, (*expected)[i]);
-    worst.maxAbs = std::max(worst.maxAbs, e.maxAbs);
-    worstRel = std::max(worstRel, e.rel());
-    outputsJson.push_back(llvm::json::Object{{"name", names[i]},
-                                             {"max_abs_err", e.maxAbs},
-                                             {"max_rel_err", e.rel()}});
-    if (!(e.rel() <= tolerance)) {
+    const Tensor &global = run->outputs[i];
+    auto [rel, abs] = compareToReference(global, (*expected)[i]);
+    worstAbs = std::max(worstAbs, abs);
+    worstRel = std::max(worstRel, rel);
+    outputsJson.push_back(llvm::json::Object{
+        {"name", names[i]}, {"max_abs_err", abs}, {"max_rel_err", rel}});
+    if (!(rel <= tolerance)) {
       llvm::errs() << "shardc: error: output '" << names[i]
                    << "' differs from the unsharded program: max_rel_err "
-                   << e.rel() << " > tolerance " << tolerance.getValue()
-                   << "\n";
+                   << rel << " > tolerance " << tolerance.getValue() << "\n";
       ok = false;
     }
     if (!simOutDir.empty()) {
       (void)llvm::sys::fs::create_directories(simOutDir.getValue());
       SmallString<128> path(simOutDir.getValue());
       llvm::sys::path::append(path, names[i] + ".npy");
-      if (llvm::Error err = writeNpy(path, *global)) {
+      if (llvm::Error err = writeNpy(path, global)) {
         llvm::errs() << "shardc: error: " << llvm::toString(std::move(err))
                      << "\n";
         return 1;
@@ -229,7 +174,7 @@ int shardc::runSimulateCommand() {
       "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "
       "max_rel_err=%.3g %s\n",
       (long long)numDevices, report.collectives.size(), (long long)comm,
-      (long long)peak, report.estimatedSeconds, worst.maxAbs, worstRel,
+      (long long)peak, report.estimatedSeconds, worstAbs, worstRel,
       ok ? "OK" : "MISMATCH");
 
   if (!reportJson.empty()) {
@@ -256,7 +201,7 @@ int shardc::runSimulateCommand() {
       flopsJson.push_back(report.flopsPerDevice[d]);
     }
     llvm::json::Object root{
-        {"max_abs_err", worst.maxAbs},
+        {"max_abs_err", worstAbs},
         {"max_rel_err", worstRel},
         {"collectives", std::move(collectives)},
         {"devices", numDevices},

@@ -1,0 +1,39 @@
+//===- ShardedExecution.h - a partitioned program on global data -*- C++
+//-*-===//
+//
+// The round trip every check of a partitioning makes: lay the global inputs
+// out on the mesh by the argument shardings, run the SPMD program on every
+// device, and reassemble the global outputs by the result shardings
+// (checking that replicas agree). `shardc simulate`, the differential tester
+// and, later, the engine's forward all go through it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_RUNTIME_SHARDEDEXECUTION_H
+#define SHARDC_RUNTIME_SHARDEDEXECUTION_H
+
+#include "shardc/Runtime/SimulatedMesh.h"
+
+namespace shardc {
+
+struct ShardedRun {
+  /// Global outputs, one per function result.
+  std::vector<Tensor> outputs;
+  SimulationReport report;
+};
+
+/// Runs the partitioned function `spmd` (of `mesh`) on global `inputs` on
+/// the simulated mesh. Fails with a diagnostic at the function.
+mlir::FailureOr<ShardedRun>
+runOnSimulatedMesh(mlir::func::FuncOp spmd, MeshOp mesh,
+                   llvm::ArrayRef<Tensor> inputs,
+                   const SimulationOptions &options = {});
+
+/// Normwise relative error `max |got - want| / max |want|` (the absolute
+/// error when `want` is all zeros; infinite on NaN), and the absolute one.
+std::pair<double, double> compareToReference(const Tensor &got,
+                                             const Tensor &want);
+
+} // namespace shardc
+
+#endif // SHARDC_RUNTIME_SHARDEDEXECUTION_H
