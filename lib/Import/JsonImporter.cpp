@@ -88,6 +88,22 @@ struct Definition {
   int op = -1;
 };
 
+/// Entry `i` of the list `list` must be an object with a "name": returns
+/// the name and renames `entry` so its errors read `inputs[3] (name "x")`.
+static FailureOr<std::string> readNamedEntry(JVal &entry, StringRef list,
+                                             size_t i) {
+  if (!entry->is_object())
+    return entry.error() << "must be an object, got " << describe(entry.get());
+  if (!entry.field("name").present())
+    return entry.error() << "missing required field \"name\"";
+  FailureOr<std::string> name = readName(entry.field("name"));
+  if (failed(name))
+    return failure();
+  entry = entry.renamed((list + "[" + Twine(i) + "] (name \"").str() +
+                        printable(*name) + "\")");
+  return name;
+}
+
 class GraphImporter {
 public:
   GraphImporter(ImportState &st, const JVal &root) : st(st), root(root) {}
@@ -200,16 +216,9 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
   SmallVector<Input> read;
   for (size_t i = 0, e = inputs->size(); i < e; ++i) {
     JVal entry = inputs.at(i);
-    std::string path = "inputs[" + std::to_string(i) + "]";
-    if (!entry->is_object())
-      return entry.error() << "must be an object, got "
-                           << describe(entry.get());
-    if (!entry.field("name").present())
-      return entry.error() << "missing required field \"name\"";
-    FailureOr<std::string> name = readName(entry.field("name"));
+    FailureOr<std::string> name = readNamedEntry(entry, "inputs", i);
     if (failed(name))
       return failure();
-    entry = entry.renamed(path + " (name \"" + printable(*name) + "\")");
     if (failed(checkFields(entry,
                            {"name", "shape", "dtype", "sharding", "partial"},
                            {"name", "shape"})) ||
@@ -333,16 +342,9 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
   SmallVector<ShardingAttr> shardings;
   for (size_t i = 0, e = outputs->size(); i < e; ++i) {
     JVal entry = outputs.at(i);
-    if (!entry->is_object())
-      return entry.error() << "must be an object, got "
-                           << describe(entry.get());
-    if (!entry.field("name").present())
-      return entry.error() << "missing required field \"name\"";
-    FailureOr<std::string> name = readName(entry.field("name"));
+    FailureOr<std::string> name = readNamedEntry(entry, "outputs", i);
     if (failed(name))
       return failure();
-    entry = entry.renamed("outputs[" + std::to_string(i) + "] (name \"" +
-                          printable(*name) + "\")");
     if (failed(checkFields(entry, {"name", "sharding", "partial"}, {"name"})))
       return failure();
     Value value = values.lookup(*name);

@@ -24,11 +24,9 @@ static cl::opt<std::string> outDir("out-dir",
 
 int shardc::runRunCommand() {
   ToolSession session;
-  OwningOpRef<ModuleOp> module = session.loadInputModel();
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
   if (!module)
-    return 1;
-  func::FuncOp func = getEntryFunction(*module);
-  if (!func)
     return 1;
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
   if (failed(args))

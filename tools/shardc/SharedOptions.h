@@ -3,6 +3,7 @@
 #ifndef SHARDC_TOOLS_SHAREDOPTIONS_H
 #define SHARDC_TOOLS_SHAREDOPTIONS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -24,7 +25,10 @@ public:
   ~ToolSession();
   mlir::MLIRContext &getContext() { return context; }
   /// Loads the model named on the command line; null after a diagnostic.
-  mlir::OwningOpRef<mlir::ModuleOp> loadInputModel();
+  /// Every model has an entry function (else that is the diagnostic); it
+  /// is stored in `entry` when given.
+  mlir::OwningOpRef<mlir::ModuleOp>
+  loadInputModel(mlir::func::FuncOp *entry = nullptr);
 
 private:
   mlir::MLIRContext context;

@@ -88,7 +88,7 @@ shardc::ToolSession::ToolSession() {
 
 shardc::ToolSession::~ToolSession() = default;
 
-OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel() {
+OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel(func::FuncOp *entry) {
   if (inputPath.empty()) {
     llvm::errs() << "shardc: error: no input model given (a .mlir or .json "
                     "path, or - for stdin)\n";
@@ -104,8 +104,13 @@ OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel() {
       loadModel(inputPath, *format, sourceMgr, &context);
   // Every command works on a model's function: a file without one is an
   // error, not an empty success.
-  if (module && !getEntryFunction(*module))
+  if (!module)
     return nullptr;
+  func::FuncOp func = getEntryFunction(*module);
+  if (!func)
+    return nullptr;
+  if (entry)
+    *entry = func;
   return module;
 }
 
