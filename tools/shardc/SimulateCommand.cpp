@@ -74,11 +74,9 @@ LogicalResult writeText(StringRef path,
 
 int shardc::runSimulateCommand() {
   ToolSession session;
-  OwningOpRef<ModuleOp> module = session.loadInputModel();
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
   if (!module)
-    return 1;
-  func::FuncOp func = getEntryFunction(*module);
-  if (!func)
     return 1;
   if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {
     llvm::errs() << "shardc: error: simulate takes the global program; this "
@@ -95,6 +93,10 @@ int shardc::runSimulateCommand() {
       interpretFunction(getEntryFunction(*reference), *inputs);
   if (failed(expected))
     return 1;
+
+  // Named from the global program: after partitioning, a returned value may
+  // be a collective's result, which carries no user name.
+  std::vector<std::string> names = getOutputNames(func);
 
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
@@ -123,7 +125,6 @@ int shardc::runSimulateCommand() {
   const SimulationReport &report = run->report;
   int64_t numDevices = report.numDevices;
 
-  std::vector<std::string> names = getOutputNames(func);
   double worstAbs = 0, worstRel = 0;
   llvm::json::Array outputsJson;
   bool ok = true;
