@@ -53,8 +53,8 @@ static cl::opt<bool> explain(
     cl::init(false), cl::sub(shardc::compileCommand));
 
 static cl::alias shardcExplain("shardc-explain",
-                                cl::desc("Alias for --explain"),
-                                cl::aliasopt(explain));
+                               cl::desc("Alias for --explain"),
+                               cl::aliasopt(explain));
 
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
