@@ -18,8 +18,6 @@ using namespace mlir;
 using namespace shardc;
 using llvm::SmallVector;
 
-Communicator::~Communicator() = default;
-
 FailureOr<MeshTopology> shardc::getMeshTopology(MeshOp mesh) {
   if (!mesh)
     return failure();

@@ -11,6 +11,7 @@
 #define SHARDC_INTERPRETER_INTERPRETER_H
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Communicator.h"
 #include "shardc/Support/MeshTopology.h"
 #include "shardc/Support/Tensor.h"
 
@@ -19,33 +20,6 @@
 #include <utility>
 
 namespace shardc {
-
-/// What a device's collectives go through. `group` lists device ids in
-/// group-index order and contains this device. Implementations return a
-/// tensor of the collective's local result shape, or fail after emitting a
-/// diagnostic.
-class Communicator {
-public:
-  virtual ~Communicator();
-  virtual int64_t deviceId() const = 0;
-  virtual mlir::FailureOr<Tensor> allGather(const Tensor &local,
-                                            llvm::ArrayRef<int64_t> group,
-                                            int64_t dim) = 0;
-  virtual mlir::FailureOr<Tensor> allReduce(const Tensor &local,
-                                            llvm::ArrayRef<int64_t> group,
-                                            ReductionKind kind) = 0;
-  virtual mlir::FailureOr<Tensor> reduceScatter(const Tensor &local,
-                                                llvm::ArrayRef<int64_t> group,
-                                                int64_t dim,
-                                                ReductionKind kind) = 0;
-  virtual mlir::FailureOr<Tensor> allToAll(const Tensor &local,
-                                           llvm::ArrayRef<int64_t> group,
-                                           int64_t splitDim,
-                                           int64_t concatDim) = 0;
-  virtual mlir::FailureOr<Tensor>
-  collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
-                    llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) = 0;
-};
 
 struct InterpreterOptions {
   /// Needed by every collective (all_slice only asks it for the device id);

@@ -1,0 +1,97 @@
+//===- Communicator.h - how one device talks to the others ------*- C++ -*-===//
+//
+// The seed's ShardedEngine primitives (device_id, num_devices, barrier, send,
+// receive, send_async, all_gather, all_reduce, all_to_all) plus
+// reduce_scatter and collective_permute, as one interface. The interpreter
+// runs a partitioned program's collectives through it; hand-written SPMD code
+// (examples/engine/) calls it directly. The backends of lib/Runtime implement
+// it: shared memory between threads, or Open MPI between processes.
+//
+// Names follow this codebase's C++ style; docs/engine.md maps each to the
+// seed's (device_id -> deviceId, all_gather -> allGather, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_INTERPRETER_COMMUNICATOR_H
+#define SHARDC_INTERPRETER_COMMUNICATOR_H
+
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Support/Tensor.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <future>
+#include <utility>
+
+namespace shardc {
+
+/// Collectives take a `group`: device ids in group-index order, containing
+/// this device (the group-index order is the order blocks are concatenated
+/// in). Every member of a group must make the same call with the same
+/// arguments. Implementations return a tensor of the collective's local
+/// result shape, or fail after emitting a diagnostic that names the device;
+/// a failure on one device must make the others' pending calls fail too,
+/// never hang.
+class Communicator {
+public:
+  virtual ~Communicator();
+
+  //===--- identity (seed: device_id, num_devices) ------------------------===//
+  virtual int64_t deviceId() const = 0;
+  virtual int64_t numDevices() const = 0;
+
+  //===--- synchronization and point to point -----------------------------===//
+  /// Returns when every device has called barrier() (seed: barrier).
+  virtual mlir::LogicalResult barrier() = 0;
+  /// Hands `tensor` to device `dest`; messages between a pair of devices
+  /// arrive in the order they were sent (seed: send).
+  virtual mlir::LogicalResult send(int64_t dest, const Tensor &tensor) = 0;
+  /// The next tensor device `src` sent to this device (seed: receive).
+  virtual mlir::FailureOr<Tensor> receive(int64_t src) = 0;
+  /// send() that returns at once; the future is ready when `tensor` has been
+  /// handed over (seed: send_async). The default sends synchronously.
+  virtual std::future<mlir::LogicalResult> sendAsync(int64_t dest,
+                                                     Tensor tensor);
+
+  //===--- collectives over a group ---------------------------------------===//
+  /// Concatenates the group's tensors along `dim`.
+  virtual mlir::FailureOr<Tensor> allGather(const Tensor &local,
+                                            llvm::ArrayRef<int64_t> group,
+                                            int64_t dim) = 0;
+  /// Elementwise reduction of the group's tensors, on every member.
+  virtual mlir::FailureOr<Tensor> allReduce(const Tensor &local,
+                                            llvm::ArrayRef<int64_t> group,
+                                            ReductionKind kind) = 0;
+  /// allReduce, then this member's block of `dim`.
+  virtual mlir::FailureOr<Tensor> reduceScatter(const Tensor &local,
+                                                llvm::ArrayRef<int64_t> group,
+                                                int64_t dim,
+                                                ReductionKind kind) = 0;
+  /// Splits `splitDim` into one block per member, sends block i to member i
+  /// and concatenates what arrives along `concatDim`.
+  virtual mlir::FailureOr<Tensor> allToAll(const Tensor &local,
+                                           llvm::ArrayRef<int64_t> group,
+                                           int64_t splitDim,
+                                           int64_t concatDim) = 0;
+  /// Each (source, target) pair of group indices moves source's tensor to
+  /// target; a member that is no target gets zeros.
+  virtual mlir::FailureOr<Tensor>
+  collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
+                    llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) = 0;
+
+  //===--- the seed's signatures: collectives over every device -----------===//
+  mlir::FailureOr<Tensor> allGather(const Tensor &local, int64_t dim = 0);
+  mlir::FailureOr<Tensor> allReduce(const Tensor &local,
+                                    ReductionKind kind = ReductionKind::Sum);
+  mlir::FailureOr<Tensor>
+  reduceScatter(const Tensor &local, int64_t dim = 0,
+                ReductionKind kind = ReductionKind::Sum);
+  mlir::FailureOr<Tensor> allToAll(const Tensor &local, int64_t dim = 0);
+
+  /// Device ids 0 .. numDevices()-1.
+  llvm::SmallVector<int64_t> everyDevice() const;
+};
+
+} // namespace shardc
+
+#endif // SHARDC_INTERPRETER_COMMUNICATOR_H

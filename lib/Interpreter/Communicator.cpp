@@ -1,0 +1,46 @@
+//===- Communicator.cpp - the backend-independent part --------------------===//
+//
+// The seed's whole-mesh signatures are group calls over every device, so a
+// backend implements the group collectives once and gets both.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Interpreter/Communicator.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace shardc;
+
+Communicator::~Communicator() = default;
+
+std::future<LogicalResult> Communicator::sendAsync(int64_t dest,
+                                                   Tensor tensor) {
+  std::promise<LogicalResult> done;
+  done.set_value(send(dest, tensor));
+  return done.get_future();
+}
+
+llvm::SmallVector<int64_t> Communicator::everyDevice() const {
+  llvm::SmallVector<int64_t> all(numDevices());
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+FailureOr<Tensor> Communicator::allGather(const Tensor &local, int64_t dim) {
+  return allGather(local, everyDevice(), dim);
+}
+
+FailureOr<Tensor> Communicator::allReduce(const Tensor &local,
+                                          ReductionKind kind) {
+  return allReduce(local, everyDevice(), kind);
+}
+
+FailureOr<Tensor> Communicator::reduceScatter(const Tensor &local, int64_t dim,
+                                              ReductionKind kind) {
+  return reduceScatter(local, everyDevice(), dim, kind);
+}
+
+FailureOr<Tensor> Communicator::allToAll(const Tensor &local, int64_t dim) {
+  return allToAll(local, everyDevice(), dim, dim);
+}
