@@ -287,7 +287,8 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
       define(op.getResult(0), std::move(out));
     }
     for (Value v : op.getOperands())
-      if (lastUse.lookup(v) == &op)
+      if (lastUse.lookup(v) == &op &&
+          !(options.argumentsStayLive && isa<BlockArgument>(v)))
         release(v);
   }
   return func.emitError("function has no return");

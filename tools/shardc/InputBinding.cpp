@@ -20,13 +20,16 @@ static cl::list<std::string>
                   cl::desc("Input values as name=file.npy (space or comma "
                            "separated)"),
                   cl::CommaSeparated, cl::sub(shardc::runCommand),
-                  cl::sub(shardc::simulateCommand));
+                  cl::sub(shardc::simulateCommand),
+                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Generate inputs not given by --inputs "
                                        "from this seed (uniform in [-1, 1))"),
                               cl::sub(shardc::runCommand),
-                              cl::sub(shardc::simulateCommand));
+                              cl::sub(shardc::simulateCommand),
+                              cl::sub(shardc::execCommand),
+                              cl::sub(shardc::trainCommand));
 
 std::string shardc::shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -101,4 +104,10 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
     args.push_back(std::move(*t));
   }
   return args;
+}
+
+bool shardc::isInputGivenByFile(StringRef name) {
+  return llvm::any_of(inputBindings, [&](StringRef binding) {
+    return binding.split('=').first == name;
+  });
 }

@@ -3,8 +3,9 @@
 #ifndef SHARDC_TOOLS_TOOLCOMMON_H
 #define SHARDC_TOOLS_TOOLCOMMON_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Support/Tensor.h"
+#include "shardc/Transforms/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -15,18 +16,6 @@
 
 namespace shardc {
 
-/// The function a command works on: @main, or the module's only function.
-/// Emits an error and returns null when there is no such function.
-mlir::func::FuncOp getEntryFunction(mlir::ModuleOp module);
-
-/// The user-facing name of input `i` (its shardc.name, its SSA name, or
-/// "arg<i>").
-std::string getInputName(mlir::func::FuncOp func, unsigned i);
-
-/// The names outputs are written under: the name of the returned value,
-/// made unique ("z", "z_1"), or "output<i>" for unnamed values.
-std::vector<std::string> getOutputNames(mlir::func::FuncOp func);
-
 /// "[16, 64]".
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
@@ -35,19 +24,23 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 mlir::FailureOr<llvm::SmallVector<Tensor>>
 gatherInputs(mlir::func::FuncOp func);
 
-/// Adds propagation (and partitioning) to `pm`.
-void addShardingPipeline(mlir::PassManager &pm, bool partition, bool explain);
-
 /// Subcommand entry points; each returns the process exit code.
 int runCompileCommand();
 int runRunCommand();
 int runSimulateCommand();
 int runExplainCommand();
+int runExecCommand();
+int runTrainCommand();
+
+/// Whether --inputs binds `name` to a file (else it was generated).
+bool isInputGivenByFile(llvm::StringRef name);
 
 extern llvm::cl::SubCommand compileCommand;
 extern llvm::cl::SubCommand runCommand;
 extern llvm::cl::SubCommand simulateCommand;
 extern llvm::cl::SubCommand explainCommand;
+extern llvm::cl::SubCommand execCommand;
+extern llvm::cl::SubCommand trainCommand;
 
 } // namespace shardc
 

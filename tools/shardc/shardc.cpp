@@ -47,16 +47,31 @@ cl::SubCommand explainCommand(
     "partitioner will insert with their bytes.\n\n"
     "  example: shardc explain examples/megatron_mlp.json\n"
     "           shardc explain examples/mlp_2d_mesh.json --show-layout h\n");
+cl::SubCommand execCommand(
+    "exec",
+    "Compile the model into a sharded engine and run its forward pass on a\n"
+    "backend (sim, threads, or mpi under mpirun); check it against the\n"
+    "unsharded program.\n\n"
+    "  example: shardc exec examples/mlp_2d_mesh.json --backend threads "
+    "--seed 0\n"
+    "           mpirun -n 8 shardc exec examples/mlp_2d_mesh.json --backend "
+    "mpi --seed 0\n");
+cl::SubCommand trainCommand(
+    "train",
+    "Train a model whose first output is a scalar loss: autodiff, shard,\n"
+    "run the steps on a backend, and check the final parameters against\n"
+    "the same steps run unsharded.\n\n"
+    "  example: shardc train examples/mlp_train.json --backend threads "
+    "--steps 50\n");
 } // namespace shardc
 
 static cl::OptionCategory sharedCategory("Input options");
 
-static cl::opt<std::string> inputPath(cl::Positional,
-                                      cl::desc("<model.mlir|model.json|->"),
-                                      cl::sub(shardc::compileCommand),
-                                      cl::sub(shardc::runCommand),
-                                      cl::sub(shardc::simulateCommand),
-                                      cl::sub(shardc::explainCommand));
+static cl::opt<std::string>
+    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|->"),
+              cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+              cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+              cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
@@ -65,7 +80,8 @@ static cl::opt<std::string>
                 cl::init(""), cl::cat(sharedCategory),
                 cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
                 cl::sub(shardc::simulateCommand),
-                cl::sub(shardc::explainCommand));
+                cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
+                cl::sub(shardc::trainCommand));
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
@@ -149,7 +165,9 @@ int main(int argc, char **argv) {
       "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
       "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n"
       "  shardc simulate examples/mlp_2d_mesh.json --seed 0\n"
-      "  shardc explain examples/megatron_mlp.json\n\n"
+      "  shardc explain examples/megatron_mlp.json\n"
+      "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
+      "  shardc train examples/mlp_train.json --backend threads --steps 50\n\n"
       "Run `shardc <subcommand> --help` for a subcommand's options.\n");
 
   if (shardc::compileCommand)
@@ -160,6 +178,10 @@ int main(int argc, char **argv) {
     return shardc::runSimulateCommand();
   if (shardc::explainCommand)
     return shardc::runExplainCommand();
+  if (shardc::execCommand)
+    return shardc::runExecCommand();
+  if (shardc::trainCommand)
+    return shardc::runTrainCommand();
   llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
   return 1;
 }

@@ -58,6 +58,10 @@ struct SimulationReport {
 struct SimulationOptions {
   MachineModel machine;
   uint64_t maxTensorBytes = defaultMaxTensorBytes();
+  /// Count the arguments as live for the whole run, as they are when their
+  /// owner keeps them (the engine's parameters and optimizer state); by
+  /// default an argument is freed after its last use, like a temporary.
+  bool argumentsStayLive = false;
 };
 
 /// Runs `spmd` on every device of `mesh`. `deviceArgs[d]` holds device d's

@@ -1,0 +1,136 @@
+//===- ShardedEngine.h - the seed's ShardedEngine, compiled -----*- C++ -*-===//
+//
+// The seed documents describe an abstract ShardedEngine whose subclasses
+// write load_checkpoint, forward and backward by hand against collectives.
+// This engine derives them instead: give it a global program (a mesh and a
+// few sharding annotations), and it propagates, partitions and, for
+// training, differentiates it once; then it runs the per-device programs on
+// a backend (sim, threads or mpi) with the seed's lifecycle:
+//
+//   seed                       here
+//   load_checkpoint(params)    loadCheckpoint(std::map<name, full tensor>)
+//   forward(x)                 forward({x})         -> full outputs
+//   backward(grads)            backward({dy})       -> map<name, full grad>
+//   inference_loop(in, out)    inferenceLoop(reader, writer)
+//   (optimizer API)            trainStep(inputs, optimizer) -> loss
+//
+// Parameters live on their devices between calls, each device holding only
+// its block; forward keeps the activations backward needs (the seed's tape)
+// on the devices too. Full tensors cross the API boundary only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_ENGINE_SHARDEDENGINE_H
+#define SHARDC_ENGINE_SHARDEDENGINE_H
+
+#include "shardc/Runtime/MeshBackend.h"
+#include "shardc/Runtime/SimulatedMesh.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace shardc {
+
+struct EngineOptions {
+  BackendKind backend = BackendKind::Sim;
+  /// For the sim backend.
+  SimulationOptions simulation;
+  /// Device threads' BLAS threads for the threads backend (0: cores /
+  /// devices, at least 1).
+  int blasThreadsPerDevice = 0;
+  /// The arguments that are parameters (set by loadCheckpoint, differentiated
+  /// by backward). Empty: those marked `shardc.param` in the program.
+  std::vector<std::string> parameters;
+  /// Also build the backward program. Off for inference-only engines and
+  /// for programs with ops that have no gradient rule.
+  bool training = true;
+};
+
+/// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected).
+struct OptimizerOptions {
+  enum class Kind { Sgd, Adam } kind = Kind::Sgd;
+  float learningRate = 0.01f;
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+};
+
+class ShardedEngine {
+public:
+  ~ShardedEngine();
+  ShardedEngine(const ShardedEngine &) = delete;
+  ShardedEngine &operator=(const ShardedEngine &) = delete;
+
+  /// Compiles `global` (one function, one mesh) for `options.backend`.
+  /// Fails with diagnostics in `global`'s context.
+  static mlir::FailureOr<std::unique_ptr<ShardedEngine>>
+  compile(mlir::OwningOpRef<mlir::ModuleOp> global,
+          const EngineOptions &options = {});
+
+  //===--- the mesh (seed: device_id, num_devices) ------------------------===//
+  int64_t numDevices() const;
+  /// The devices this process drives (all of them, except under mpi).
+  llvm::ArrayRef<int64_t> localDevices() const;
+  MeshBackend &backend() { return *meshBackend; }
+
+  //===--- the program's interface
+  //-----------------------------------------===//
+  const std::vector<std::string> &parameterNames() const { return paramNames; }
+  /// The non-parameter arguments, in order: forward's inputs.
+  const std::vector<std::string> &inputNames() const { return inputNamesList; }
+  const std::vector<std::string> &outputNames() const {
+    return outputNamesList;
+  }
+  /// The programs as compiled (for printing and tests).
+  mlir::ModuleOp program() { return *module; }
+
+  //===--- the seed's lifecycle
+  //--------------------------------------------===//
+  /// Shards every parameter to its devices. Every parameter must be given,
+  /// with its global shape; unknown names are an error.
+  mlir::LogicalResult
+  loadCheckpoint(const std::map<std::string, Tensor> &params);
+  /// The full parameters as the devices hold them now.
+  mlir::FailureOr<std::map<std::string, Tensor>> parameters();
+
+  /// Runs the forward pass on full inputs (one per inputNames()) and returns
+  /// the full outputs. With training on, keeps what backward needs.
+  mlir::FailureOr<std::vector<Tensor>> forward(llvm::ArrayRef<Tensor> inputs);
+  /// Gradients of every parameter given one cotangent per output, for the
+  /// last forward(). Each forward() allows one backward().
+  mlir::FailureOr<std::map<std::string, Tensor>>
+  backward(llvm::ArrayRef<Tensor> outputGrads);
+
+  /// One optimizer step on a program whose first output is a scalar loss:
+  /// forward, backward with d(loss) = 1, and the update of every parameter
+  /// on its own devices. Returns the loss before the update.
+  mlir::FailureOr<float> trainStep(llvm::ArrayRef<Tensor> inputs,
+                                   const OptimizerOptions &optimizer);
+
+  /// forward() on each input the reader gives until it returns
+  /// std::nullopt, each result handed to the writer; stops at the first
+  /// failure of any of the three.
+  using InputReader =
+      std::function<mlir::FailureOr<std::optional<std::vector<Tensor>>>()>;
+  using OutputWriter =
+      std::function<mlir::LogicalResult(std::vector<Tensor> outputs)>;
+  mlir::LogicalResult inferenceLoop(const InputReader &reader,
+                                    const OutputWriter &writer);
+
+  /// The compiled programs and device state (opaque).
+  struct Impl;
+
+private:
+  explicit ShardedEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::unique_ptr<MeshBackend> meshBackend;
+  std::vector<std::string> paramNames, inputNamesList, outputNamesList;
+};
+
+} // namespace shardc
+
+#endif // SHARDC_ENGINE_SHARDEDENGINE_H

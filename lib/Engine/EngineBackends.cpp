@@ -1,0 +1,27 @@
+//===- EngineBackends.cpp - the backend an engine runs on -----------------===//
+
+#include "EngineBackends.h"
+
+#include "shardc/Runtime/SimBackend.h"
+
+using namespace mlir;
+using namespace shardc;
+
+FailureOr<std::unique_ptr<MeshBackend>>
+shardc::createEngineBackend(MeshOp mesh, const EngineOptions &options) {
+  switch (options.backend) {
+  case BackendKind::Sim: {
+    FailureOr<std::unique_ptr<SimBackend>> sim =
+        SimBackend::create(mesh, options.simulation);
+    if (failed(sim))
+      return failure();
+    return std::unique_ptr<MeshBackend>(std::move(*sim));
+  }
+  case BackendKind::Threads:
+  case BackendKind::Mpi:
+    break;
+  }
+  return mesh.emitError() << "backend '"
+                          << stringifyBackendKind(options.backend)
+                          << "' is not available yet";
+}

@@ -1,0 +1,564 @@
+//===- ShardedEngine.cpp - the seed's ShardedEngine, compiled -------------===//
+//
+// Compilation pins the program's interface first: propagation runs once on
+// the global program and the shardings it gives every argument and result
+// are written back as annotations. The inference program and the training
+// program (autodiff, then the same propagation) are then partitioned from
+// that pinned program, so both agree on where each parameter block lives
+// and one set of device-resident parameters serves both.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Engine/ShardedEngine.h"
+
+#include "EngineBackends.h"
+#include "shardc/Engine/Optimizer.h"
+
+#include "shardc/Dialect/FunctionInterface.h"
+#include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Transforms/Pipelines.h"
+#include "shardc/Transforms/SplitForwardBackward.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+/// What the engine knows of one global argument or result.
+struct Slot {
+  std::string name;
+  SmallVector<int64_t> shape; ///< global
+  ShardingAttr sharding;
+};
+} // namespace
+
+struct ShardedEngine::Impl {
+  EngineOptions options;
+  MeshOp mesh;
+  std::optional<MeshTopology> topology;
+  OwningOpRef<ModuleOp> trainModule;
+  func::FuncOp inference;                   ///< partitioned forward
+  func::FuncOp trainForward, trainBackward; ///< split partitioned VJP
+  unsigned numResiduals = 0;
+
+  std::vector<Slot> args, results;
+  std::vector<unsigned> paramArgs, inputArgs; ///< global argument indices
+  /// Per parameter (in paramArgs order): the sharding of its gradient as
+  /// the backward program returns it.
+  std::vector<ShardingAttr> gradShardings;
+
+  /// [local device][global argument]: parameters stay, inputs are replaced
+  /// by each forward().
+  DeviceTensors deviceArgs;
+  bool paramsLoaded = false;
+  /// [local device][residual]: the last training forward's activations.
+  DeviceTensors tape;
+  bool tapeValid = false;
+  OptimizerState optimizerState;
+};
+
+ShardedEngine::ShardedEngine(std::unique_ptr<Impl> impl)
+    : impl(std::move(impl)) {}
+ShardedEngine::~ShardedEngine() = default;
+
+int64_t ShardedEngine::numDevices() const { return meshBackend->numDevices(); }
+ArrayRef<int64_t> ShardedEngine::localDevices() const {
+  return meshBackend->localDevices();
+}
+
+static LogicalResult runPipeline(ModuleOp module,
+                                 llvm::function_ref<void(OpPassManager &)> add,
+                                 StringRef textual = "") {
+  PassManager pm(module->getContext(), ModuleOp::getOperationName());
+  if (!textual.empty()) {
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    if (failed(parsePassPipeline(textual, pm, os)))
+      return emitError(module.getLoc()) << "bad pass pipeline: " << errors;
+  }
+  add(pm);
+  return pm.run(module);
+}
+
+/// Copies the sharding propagation gives every argument and result of
+/// `func` onto them as annotations.
+static LogicalResult pinInterfaceShardings(ModuleOp module, func::FuncOp func) {
+  OwningOpRef<ModuleOp> propagated = module.clone();
+  if (failed(runPipeline(*propagated, [](OpPassManager &pm) {
+        addShardingPipeline(pm, /*partition=*/false, /*explain=*/false);
+      })))
+    return failure();
+  func::FuncOp done = getEntryFunction(*propagated);
+  StringRef key = ShardcDialect::getShardingAttrName();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (Attribute s = done.getArgAttr(i, key))
+      func.setArgAttr(i, key, s);
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (Attribute s = done.getResultAttr(i, key))
+      func.setResultAttr(i, key, s);
+  return success();
+}
+
+FailureOr<std::unique_ptr<ShardedEngine>>
+ShardedEngine::compile(OwningOpRef<ModuleOp> global,
+                       const EngineOptions &options) {
+  if (!global)
+    return failure();
+  ModuleOp module = *global;
+  func::FuncOp func = getEntryFunction(module);
+  if (!func)
+    return failure();
+  if (func->hasAttr(ShardcDialect::getSpmdAttrName()))
+    return func.emitError("the engine compiles the global program; this one "
+                          "is already partitioned");
+  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+  if (meshes.size() != 1)
+    return emitError(module.getLoc())
+           << "the engine needs exactly one mesh, the model has "
+           << meshes.size();
+
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+
+  // Which arguments are parameters.
+  llvm::StringMap<unsigned> argIndex;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    argIndex[getInputName(func, i)] = i;
+  llvm::SmallBitVector isParam(func.getNumArguments());
+  if (!options.parameters.empty()) {
+    for (const std::string &name : options.parameters) {
+      auto it = argIndex.find(name);
+      if (it == argIndex.end())
+        return func.emitError()
+               << "parameter '" << name << "' is not an input of @"
+               << func.getSymName();
+      isParam.set(it->second);
+    }
+  } else {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (func.getArgAttr(i, "shardc.param"))
+        isParam.set(i);
+  }
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    (isParam.test(i) ? impl->paramArgs : impl->inputArgs).push_back(i);
+
+  if (failed(pinInterfaceShardings(module, func)))
+    return failure();
+
+  // Training program first, from a copy of the pinned global one.
+  std::vector<std::string> paramNames;
+  for (unsigned i : impl->paramArgs)
+    paramNames.push_back(getInputName(func, i));
+  if (options.training && !paramNames.empty()) {
+    impl->trainModule = module.clone();
+    std::string wrt =
+        "builtin.module(shardc-autodiff{wrt=" + llvm::join(paramNames, ",") +
+        "})";
+    if (failed(runPipeline(
+            *impl->trainModule,
+            [](OpPassManager &pm) {
+              addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+            },
+            wrt)))
+      return failure();
+    func::FuncOp vjp = getEntryFunction(*impl->trainModule);
+    FailureOr<ForwardBackwardSplit> split =
+        splitForwardBackward(vjp, func.getNumArguments(), func.getNumResults(),
+                             "forward", "backward");
+    if (failed(split))
+      return failure();
+    impl->trainForward = split->forward;
+    impl->trainBackward = split->backward;
+    impl->numResiduals = split->numResiduals;
+    vjp.erase();
+    for (unsigned g = 0; g < impl->paramArgs.size(); ++g)
+      impl->gradShardings.push_back(
+          impl->trainBackward.getResultAttrOfType<ShardingAttr>(
+              g, ShardcDialect::getShardingAttrName()));
+  }
+
+  // The inference program.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    impl->args.push_back(
+        {getInputName(func, i),
+         llvm::to_vector(
+             cast<RankedTensorType>(func.getArgumentTypes()[i]).getShape()),
+         nullptr});
+  std::vector<std::string> outputNames = getOutputNames(func);
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    impl->results.push_back(
+        {outputNames[i],
+         llvm::to_vector(
+             cast<RankedTensorType>(func.getResultTypes()[i]).getShape()),
+         nullptr});
+  if (failed(runPipeline(module, [](OpPassManager &pm) {
+        addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+      })))
+    return failure();
+  impl->inference = getEntryFunction(module);
+  impl->mesh = *module.getOps<MeshOp>().begin();
+  StringRef key = ShardcDialect::getShardingAttrName();
+  for (auto [i, slot] : llvm::enumerate(impl->args))
+    slot.sharding = impl->inference.getArgAttrOfType<ShardingAttr>(i, key);
+  for (auto [i, slot] : llvm::enumerate(impl->results))
+    slot.sharding = impl->inference.getResultAttrOfType<ShardingAttr>(i, key);
+  for (const Slot &slot : llvm::concat<const Slot>(impl->args, impl->results))
+    if (!slot.sharding)
+      return func.emitError()
+             << "'" << slot.name << "' has no sharding after partitioning";
+  FailureOr<MeshTopology> topology = getMeshTopology(impl->mesh);
+  if (failed(topology))
+    return failure();
+  impl->topology = std::move(*topology);
+
+  FailureOr<std::unique_ptr<MeshBackend>> backend =
+      createEngineBackend(impl->mesh, options);
+  if (failed(backend))
+    return failure();
+
+  auto engine =
+      std::unique_ptr<ShardedEngine>(new ShardedEngine(std::move(impl)));
+  engine->module = std::move(global);
+  engine->meshBackend = std::move(*backend);
+  for (unsigned i : engine->impl->paramArgs)
+    engine->paramNames.push_back(engine->impl->args[i].name);
+  for (unsigned i : engine->impl->inputArgs)
+    engine->inputNamesList.push_back(engine->impl->args[i].name);
+  engine->outputNamesList = std::move(outputNames);
+  engine->impl->deviceArgs.resize(engine->localDevices().size());
+  for (auto &perDevice : engine->impl->deviceArgs)
+    perDevice.resize(engine->impl->args.size());
+  return engine;
+}
+
+/// Each local device's block of `global`, laid out by `sharding`.
+static LogicalResult
+scatterToDevices(ShardedEngine &engine, const ShardedEngine::Impl &impl,
+                 const Tensor &global, ShardingAttr sharding, StringRef name,
+                 llvm::function_ref<void(size_t, Tensor)> place) {
+  for (auto [local, device] : llvm::enumerate(engine.localDevices())) {
+    llvm::Expected<Tensor> block =
+        extractDeviceBlock(global, sharding, impl.mesh, *impl.topology, device);
+    if (!block)
+      return emitError(engine.program().getLoc())
+             << "'" << name << "': " << llvm::toString(block.takeError());
+    place(local, std::move(*block));
+  }
+  return success();
+}
+
+/// The full tensor from every device's block of one value.
+static FailureOr<Tensor>
+assembleFromDevices(ShardedEngine::Impl &impl, MeshBackend &backend,
+                    std::vector<Tensor> localBlocks, ShardingAttr sharding,
+                    ArrayRef<int64_t> shape, StringRef name) {
+  FailureOr<std::vector<Tensor>> blocks =
+      backend.gatherBlocks(std::move(localBlocks));
+  if (failed(blocks))
+    return failure();
+  SmallVector<const Tensor *> pointers;
+  for (const Tensor &t : *blocks)
+    pointers.push_back(&t);
+  std::string why;
+  FailureOr<Tensor> global =
+      assembleGlobal(pointers, sharding, impl.mesh, *impl.topology, shape, why);
+  if (failed(global))
+    return emitError(impl.mesh.getLoc()) << "'" << name << "': " << why;
+  return global;
+}
+
+static LogicalResult checkShape(Location loc, StringRef what, StringRef name,
+                                const Tensor &t, ArrayRef<int64_t> shape) {
+  if (t.shape() == shape)
+    return success();
+  std::string want;
+  llvm::raw_string_ostream os(want);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return emitError(loc) << what << " '" << name << "' must have shape " << want
+                        << ", got " << t.describe();
+}
+
+LogicalResult
+ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
+  Location loc = impl->inference.getLoc();
+  llvm::StringSet<> known;
+  for (unsigned i : impl->paramArgs)
+    known.insert(impl->args[i].name);
+  for (const auto &[name, tensor] : params)
+    if (!known.contains(name))
+      return emitError(loc) << "checkpoint entry '" << name
+                            << "' is not a parameter of the model";
+  for (unsigned i : impl->paramArgs) {
+    const Slot &slot = impl->args[i];
+    auto it = params.find(slot.name);
+    if (it == params.end())
+      return emitError(loc)
+             << "checkpoint has no entry for parameter '" << slot.name << "'";
+    if (failed(checkShape(loc, "parameter", slot.name, it->second, slot.shape)))
+      return failure();
+  }
+  for (unsigned i : impl->paramArgs) {
+    const Slot &slot = impl->args[i];
+    if (failed(scatterToDevices(*this, *impl, params.at(slot.name),
+                                slot.sharding, slot.name,
+                                [&](size_t local, Tensor block) {
+                                  impl->deviceArgs[local][i] = std::move(block);
+                                })))
+      return failure();
+  }
+  impl->paramsLoaded = true;
+  impl->tapeValid = false;
+  impl->optimizerState = OptimizerState();
+  return success();
+}
+
+FailureOr<std::map<std::string, Tensor>> ShardedEngine::parameters() {
+  if (!impl->paramsLoaded)
+    return emitError(impl->inference.getLoc())
+           << "no parameters: call loadCheckpoint first";
+  std::map<std::string, Tensor> out;
+  for (unsigned i : impl->paramArgs) {
+    const Slot &slot = impl->args[i];
+    std::vector<Tensor> blocks;
+    for (auto &perDevice : impl->deviceArgs)
+      blocks.push_back(perDevice[i].clone());
+    FailureOr<Tensor> full =
+        assembleFromDevices(*impl, *meshBackend, std::move(blocks),
+                            slot.sharding, slot.shape, slot.name);
+    if (failed(full))
+      return failure();
+    out.emplace(slot.name, std::move(*full));
+  }
+  return out;
+}
+
+/// Checks `inputs` against the program and lays them out on the devices.
+static LogicalResult placeInputs(ShardedEngine &engine,
+                                 ShardedEngine::Impl &impl,
+                                 ArrayRef<Tensor> inputs) {
+  Location loc = impl.inference.getLoc();
+  if (!impl.paramsLoaded && !impl.paramArgs.empty())
+    return emitError(loc) << "no parameters: call loadCheckpoint first";
+  if (inputs.size() != impl.inputArgs.size())
+    return emitError(loc) << "the model takes " << impl.inputArgs.size()
+                          << " inputs, got " << inputs.size();
+  for (auto [k, i] : llvm::enumerate(impl.inputArgs))
+    if (failed(checkShape(loc, "input", impl.args[i].name, inputs[k],
+                          impl.args[i].shape)))
+      return failure();
+  for (auto [k, i] : llvm::enumerate(impl.inputArgs))
+    if (failed(scatterToDevices(engine, impl, inputs[k], impl.args[i].sharding,
+                                impl.args[i].name,
+                                [&](size_t local, Tensor block) {
+                                  impl.deviceArgs[local][i] = std::move(block);
+                                })))
+      return failure();
+  return success();
+}
+
+/// The full outputs from the first results of each device.
+static FailureOr<std::vector<Tensor>>
+assembleOutputs(ShardedEngine::Impl &impl, MeshBackend &backend,
+                DeviceTensors &perDevice) {
+  std::vector<Tensor> outputs;
+  for (auto [r, slot] : llvm::enumerate(impl.results)) {
+    std::vector<Tensor> blocks;
+    for (auto &results : perDevice)
+      blocks.push_back(std::move(results[r]));
+    FailureOr<Tensor> full = assembleFromDevices(
+        impl, backend, std::move(blocks), slot.sharding, slot.shape, slot.name);
+    if (failed(full))
+      return failure();
+    outputs.push_back(std::move(*full));
+  }
+  return outputs;
+}
+
+FailureOr<std::vector<Tensor>> ShardedEngine::forward(ArrayRef<Tensor> inputs) {
+  if (failed(placeInputs(*this, *impl, inputs)))
+    return failure();
+  bool training = static_cast<bool>(impl->trainForward);
+  FailureOr<DeviceTensors> results = meshBackend->run(
+      training ? impl->trainForward : impl->inference, impl->deviceArgs);
+  if (failed(results))
+    return failure();
+  if (training) {
+    impl->tape.clear();
+    impl->tape.resize(results->size());
+    for (auto [local, perDevice] : llvm::enumerate(*results))
+      for (unsigned r = impl->results.size(); r < perDevice.size(); ++r)
+        impl->tape[local].push_back(std::move(perDevice[r]));
+    impl->tapeValid = true;
+  }
+  return assembleOutputs(*impl, *meshBackend, *results);
+}
+
+/// Runs the backward program on the tape and `outputGrads`; returns each
+/// local device's gradient blocks, in parameter order.
+static FailureOr<DeviceTensors> runBackward(ShardedEngine &engine,
+                                            ShardedEngine::Impl &impl,
+                                            MeshBackend &backend,
+                                            ArrayRef<Tensor> outputGrads) {
+  func::FuncOp bwd = impl.trainBackward;
+  if (!bwd)
+    return emitError(impl.inference.getLoc())
+           << "this engine was compiled without training (no parameters, "
+              "or EngineOptions::training is off)";
+  if (!impl.tapeValid)
+    return bwd.emitError("backward needs a forward first (each forward "
+                         "allows one backward)");
+  if (outputGrads.size() != impl.results.size())
+    return bwd.emitError() << "backward takes one gradient per output ("
+                           << impl.results.size() << "), got "
+                           << outputGrads.size();
+  for (auto [r, slot] : llvm::enumerate(impl.results))
+    if (failed(checkShape(bwd.getLoc(), "gradient of output", slot.name,
+                          outputGrads[r], slot.shape)))
+      return failure();
+
+  // backward(args..., residuals..., cotangents...): borrow the devices'
+  // arguments and tape for the call and give them back after.
+  size_t numArgs = impl.args.size();
+  size_t firstCotangent = numArgs + impl.numResiduals;
+  DeviceTensors callArgs(impl.deviceArgs.size());
+  for (auto [local, perDevice] : llvm::enumerate(callArgs)) {
+    for (Tensor &t : impl.deviceArgs[local])
+      perDevice.push_back(std::move(t));
+    for (Tensor &t : impl.tape[local])
+      perDevice.push_back(std::move(t));
+    perDevice.resize(firstCotangent + impl.results.size());
+  }
+  auto giveBack = [&] {
+    for (auto [local, perDevice] : llvm::enumerate(callArgs)) {
+      for (size_t i = 0; i < numArgs; ++i)
+        impl.deviceArgs[local][i] = std::move(perDevice[i]);
+      impl.tape[local].clear();
+    }
+    impl.tapeValid = false;
+  };
+  for (auto [r, slot] : llvm::enumerate(impl.results)) {
+    auto sharding = bwd.getArgAttrOfType<ShardingAttr>(
+        firstCotangent + r, ShardcDialect::getShardingAttrName());
+    if (failed(scatterToDevices(
+            engine, impl, outputGrads[r], sharding ? sharding : slot.sharding,
+            slot.name + ".grad", [&](size_t local, Tensor block) {
+              callArgs[local][firstCotangent + r] = std::move(block);
+            }))) {
+      giveBack();
+      return failure();
+    }
+  }
+  FailureOr<DeviceTensors> grads = backend.run(bwd, callArgs);
+  giveBack();
+  return grads;
+}
+
+FailureOr<std::map<std::string, Tensor>>
+ShardedEngine::backward(ArrayRef<Tensor> outputGrads) {
+  FailureOr<DeviceTensors> grads =
+      runBackward(*this, *impl, *meshBackend, outputGrads);
+  if (failed(grads))
+    return failure();
+  std::map<std::string, Tensor> out;
+  for (auto [g, argIndex] : llvm::enumerate(impl->paramArgs)) {
+    const Slot &slot = impl->args[argIndex];
+    std::vector<Tensor> blocks;
+    for (auto &perDevice : *grads)
+      blocks.push_back(std::move(perDevice[g]));
+    ShardingAttr sharding =
+        impl->gradShardings[g] ? impl->gradShardings[g] : slot.sharding;
+    FailureOr<Tensor> full =
+        assembleFromDevices(*impl, *meshBackend, std::move(blocks), sharding,
+                            slot.shape, slot.name + ".grad");
+    if (failed(full))
+      return failure();
+    out.emplace(slot.name, std::move(*full));
+  }
+  return out;
+}
+
+FailureOr<float> ShardedEngine::trainStep(ArrayRef<Tensor> inputs,
+                                          const OptimizerOptions &optimizer) {
+  Location loc = impl->inference.getLoc();
+  if (impl->results.empty() || !impl->results.front().shape.empty())
+    return emitError(loc) << "trainStep needs a program whose first output "
+                             "is the scalar loss";
+  FailureOr<std::vector<Tensor>> outputs = forward(inputs);
+  if (failed(outputs))
+    return failure();
+  float loss = outputs->front().data()[0];
+  // d(loss) = 1; the other outputs do not contribute.
+  std::vector<Tensor> cotangents;
+  for (const Slot &slot : impl->results) {
+    llvm::Expected<Tensor> zero = Tensor::allocate(slot.shape);
+    if (!zero)
+      return emitError(loc) << llvm::toString(zero.takeError());
+    cotangents.push_back(std::move(*zero));
+  }
+  cotangents.front().data()[0] = 1.0f;
+  FailureOr<DeviceTensors> grads =
+      runBackward(*this, *impl, *meshBackend, cotangents);
+  if (failed(grads))
+    return failure();
+
+  // Update each device's parameter blocks with its own gradient blocks;
+  // where the backward program returns a gradient laid out differently from
+  // its parameter, re-lay it out first.
+  for (auto [g, argIndex] : llvm::enumerate(impl->paramArgs)) {
+    const Slot &slot = impl->args[argIndex];
+    if (impl->gradShardings[g] && impl->gradShardings[g] != slot.sharding) {
+      std::vector<Tensor> blocks;
+      for (auto &perDevice : *grads)
+        blocks.push_back(std::move(perDevice[g]));
+      FailureOr<Tensor> full =
+          assembleFromDevices(*impl, *meshBackend, std::move(blocks),
+                              impl->gradShardings[g], slot.shape, slot.name);
+      if (failed(full) ||
+          failed(scatterToDevices(*this, *impl, *full, slot.sharding, slot.name,
+                                  [&](size_t local, Tensor block) {
+                                    (*grads)[local][g] = std::move(block);
+                                  })))
+        return failure();
+    }
+  }
+  std::vector<std::vector<Tensor *>> params(impl->deviceArgs.size());
+  std::vector<std::vector<const Tensor *>> gradBlocks(impl->deviceArgs.size());
+  for (size_t local = 0; local < impl->deviceArgs.size(); ++local)
+    for (auto [g, argIndex] : llvm::enumerate(impl->paramArgs)) {
+      params[local].push_back(&impl->deviceArgs[local][argIndex]);
+      gradBlocks[local].push_back(&(*grads)[local][g]);
+    }
+  applyOptimizer(optimizer, impl->optimizerState, params, gradBlocks);
+  return loss;
+}
+
+LogicalResult ShardedEngine::inferenceLoop(const InputReader &reader,
+                                           const OutputWriter &writer) {
+  while (true) {
+    FailureOr<std::optional<std::vector<Tensor>>> next = reader();
+    if (failed(next))
+      return failure();
+    if (!*next)
+      return success();
+    if (failed(placeInputs(*this, *impl, **next)))
+      return failure();
+    FailureOr<DeviceTensors> results =
+        meshBackend->run(impl->inference, impl->deviceArgs);
+    if (failed(results))
+      return failure();
+    FailureOr<std::vector<Tensor>> outputs =
+        assembleOutputs(*impl, *meshBackend, *results);
+    if (failed(outputs) || failed(writer(std::move(*outputs))))
+      return failure();
+  }
+}

@@ -1,0 +1,43 @@
+//===- EngineSession.cpp - what `exec` and `train` share ------------------===//
+
+#include "EngineSession.h"
+
+#include "shardc/Runtime/ShardedExecution.h"
+
+namespace cl = llvm::cl;
+using namespace shardc;
+
+BackendOptions::BackendOptions(cl::SubCommand &sub)
+    : backend("backend",
+              cl::desc("Where the devices run: sim (simulated, in lockstep), "
+                       "threads (one thread per device) or mpi (one process "
+                       "per device, under mpirun)"),
+              cl::init("sim"), cl::sub(sub)),
+      blasThreads("blas-threads",
+                  cl::desc("BLAS threads per device (threads backend; 0: "
+                           "cores / devices)"),
+                  cl::init(0), cl::sub(sub)) {}
+
+mlir::LogicalResult BackendOptions::apply(EngineOptions &options) const {
+  std::optional<BackendKind> kind = parseBackendKind(backend);
+  if (!kind) {
+    llvm::errs() << "shardc: error: unknown --backend '" << backend
+                 << "' (expected sim, threads or mpi)\n";
+    return mlir::failure();
+  }
+  if (blasThreads < 0) {
+    llvm::errs() << "shardc: error: --blas-threads must be >= 0\n";
+    return mlir::failure();
+  }
+  options.backend = *kind;
+  options.blasThreadsPerDevice = blasThreads;
+  return mlir::success();
+}
+
+bool shardc::isPrintingProcess(ShardedEngine &engine) {
+  return !engine.localDevices().empty() && engine.localDevices().front() == 0;
+}
+
+double shardc::relativeError(const Tensor &got, const Tensor &want) {
+  return compareToReference(got, want).first;
+}

@@ -1,0 +1,41 @@
+//===- EngineSession.h - what `exec` and `train` share ----------*- C++ -*-===//
+//
+// Both commands build a ShardedEngine from the model on the command line
+// and check what it computes against the reference interpreter on the
+// unsharded program. Under `--backend mpi` every rank runs the same command;
+// only the process that holds device 0 prints.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_TOOLS_ENGINESESSION_H
+#define SHARDC_TOOLS_ENGINESESSION_H
+
+#include "shardc/Engine/ShardedEngine.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace shardc {
+
+/// Registers --backend and --blas-threads on `sub`; call once per
+/// subcommand at static-initialization time.
+class BackendOptions {
+public:
+  explicit BackendOptions(llvm::cl::SubCommand &sub);
+  /// Fills `options` from the command line; reports an unknown backend.
+  mlir::LogicalResult apply(EngineOptions &options) const;
+
+private:
+  llvm::cl::opt<std::string> backend;
+  llvm::cl::opt<int> blasThreads;
+};
+
+/// True in the process that should print (the one holding device 0).
+bool isPrintingProcess(ShardedEngine &engine);
+
+/// max |got - want| / max |want| over the elements (exact zero when both are
+/// zero), the figure every comparison here reports.
+double relativeError(const Tensor &got, const Tensor &want);
+
+} // namespace shardc
+
+#endif // SHARDC_TOOLS_ENGINESESSION_H

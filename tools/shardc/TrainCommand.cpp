@@ -1,0 +1,281 @@
+//===- TrainCommand.cpp - `shardc train` ----------------------------------===//
+//
+// Trains a model whose first output is a scalar loss: compiled once into a
+// ShardedEngine (autodiff, propagation, partitioning), then one trainStep
+// per step on the chosen backend. The data is a fixed regression set (the
+// non-parameter inputs, from --inputs or the seed), fitted full-batch.
+//
+// The same steps then run unsharded, on the reference interpreter with the
+// same optimizer, and the final parameters must agree: the sharded training
+// run is checked the way every partitioned program here is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EngineSession.h"
+#include "SharedOptions.h"
+#include "ToolCommon.h"
+
+#include "shardc/Engine/Optimizer.h"
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Support/Npy.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+#include <cmath>
+
+using namespace mlir;
+using shardc::Tensor;
+namespace cl = llvm::cl;
+
+static shardc::BackendOptions trainBackend(shardc::trainCommand);
+static cl::opt<unsigned> steps("steps", cl::desc("Optimizer steps"),
+                               cl::init(50), cl::sub(shardc::trainCommand));
+static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd or adam"),
+                                          cl::init("sgd"),
+                                          cl::sub(shardc::trainCommand));
+static cl::opt<float> learningRate("lr", cl::desc("Learning rate"),
+                                   cl::init(0.05f),
+                                   cl::sub(shardc::trainCommand));
+static cl::list<std::string>
+    paramList("params",
+              cl::desc("The inputs that are parameters (default: those "
+                       "marked \"param\": true / shardc.param)"),
+              cl::CommaSeparated, cl::sub(shardc::trainCommand));
+static cl::opt<bool>
+    check("check",
+          cl::desc("Repeat the steps unsharded and compare the final "
+                   "parameters (default on; --check=false to skip)"),
+          cl::init(true), cl::sub(shardc::trainCommand));
+static cl::opt<double> trainTolerance(
+    "tolerance",
+    cl::desc("Largest accepted max_rel_err of the final parameters"),
+    cl::init(1e-4), cl::sub(shardc::trainCommand));
+static cl::opt<std::string>
+    trainOutDir("out-dir", cl::desc("Write each final parameter as <name>.npy"),
+                cl::init(""), cl::sub(shardc::trainCommand));
+
+namespace {
+/// "step 7/50 loss 0.1234", or on a terminal a bar redrawn in place.
+class ProgressPrinter {
+public:
+  ProgressPrinter(unsigned total)
+      : total(total), terminal(llvm::sys::Process::StandardOutIsDisplayed()) {}
+
+  void step(unsigned done, float loss) {
+    llvm::raw_ostream &os = llvm::outs();
+    if (!terminal) {
+      os << "step " << done << "/" << total << llvm::format(" loss %.6g", loss)
+         << "\n";
+      return;
+    }
+    constexpr unsigned width = 30;
+    unsigned filled = total ? done * width / total : width;
+    os << "\r[" << std::string(filled, '#') << std::string(width - filled, '.')
+       << "] step " << done << "/" << total << llvm::format(" loss %.6g", loss);
+    if (done == total)
+      os << "\n";
+    os.flush();
+  }
+
+private:
+  unsigned total;
+  bool terminal;
+};
+} // namespace
+
+/// A parameter not given by --inputs starts uniform in +-1/sqrt(fan_in)
+/// (fan_in = its first dim), so activations keep their scale through the
+/// layers; the seed's [-1, 1) values are scaled down accordingly.
+static void scaleInitialParameter(Tensor &param) {
+  if (param.rank() == 0 || param.dim(0) == 0)
+    return;
+  float scale = 1.0f / std::sqrt(float(param.dim(0)));
+  for (float &v : param.values())
+    v *= scale;
+}
+
+/// The same training steps on the unsharded program: the VJP by the
+/// reference interpreter, the update by the same optimizer code on full
+/// tensors (one "device" holding everything).
+static FailureOr<std::map<std::string, Tensor>>
+trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
+               const std::map<std::string, Tensor> &initial,
+               ArrayRef<std::string> argNames, ArrayRef<Tensor> args,
+               const shardc::OptimizerOptions &optimizer, unsigned numSteps,
+               std::vector<float> &losses) {
+  PassManager pm(global->getContext(), ModuleOp::getOperationName());
+  std::string pipeline =
+      "builtin.module(shardc-autodiff{wrt=" + llvm::join(paramNames, ",") +
+      "})";
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    return emitError(global.getLoc()) << errors;
+  if (failed(pm.run(global)))
+    return failure();
+  func::FuncOp vjp = shardc::getEntryFunction(global);
+  unsigned numArgs = argNames.size();
+  unsigned numOutputs = vjp.getNumArguments() - numArgs;
+
+  std::map<std::string, Tensor> params;
+  for (const auto &[name, t] : initial)
+    params.emplace(name, t.clone());
+  shardc::OptimizerState state;
+  for (unsigned s = 0; s < numSteps; ++s) {
+    SmallVector<Tensor> call;
+    for (auto [i, name] : llvm::enumerate(argNames))
+      call.push_back(params.count(name) ? params.at(name).clone()
+                                        : args[i].clone());
+    for (unsigned r = 0; r < numOutputs; ++r) {
+      auto type = cast<RankedTensorType>(vjp.getArgumentTypes()[numArgs + r]);
+      Tensor cotangent = llvm::cantFail(Tensor::allocate(type.getShape()));
+      if (r == 0)
+        cotangent.data()[0] = 1.0f;
+      call.push_back(std::move(cotangent));
+    }
+    FailureOr<SmallVector<Tensor>> results =
+        shardc::interpretFunction(vjp, call);
+    if (failed(results))
+      return failure();
+    losses.push_back((*results)[0].data()[0]);
+    std::vector<std::vector<Tensor *>> blocks(1);
+    std::vector<std::vector<const Tensor *>> grads(1);
+    for (auto [g, name] : llvm::enumerate(paramNames)) {
+      blocks[0].push_back(&params.at(name));
+      grads[0].push_back(&(*results)[numOutputs + g]);
+    }
+    shardc::applyOptimizer(optimizer, state, blocks, grads);
+  }
+  return params;
+}
+
+int shardc::runTrainCommand() {
+  ToolSession session;
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
+  if (!module)
+    return 1;
+  EngineOptions options;
+  if (failed(trainBackend.apply(options)))
+    return 1;
+  options.parameters.assign(paramList.begin(), paramList.end());
+  OptimizerOptions optimizer;
+  optimizer.learningRate = learningRate;
+  if (optimizerName == "adam")
+    optimizer.kind = OptimizerOptions::Kind::Adam;
+  else if (optimizerName != "sgd") {
+    llvm::errs() << "shardc: error: unknown --optimizer '" << optimizerName
+                 << "' (expected sgd or adam)\n";
+    return 1;
+  }
+  if (func.getNumResults() == 0 ||
+      cast<RankedTensorType>(func.getResultTypes()[0]).getRank() != 0) {
+    llvm::errs() << "shardc: error: train needs a model whose first output "
+                    "is the scalar loss; @"
+                 << func.getSymName() << "'s is not\n";
+    return 1;
+  }
+  FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
+  if (failed(args))
+    return 1;
+  std::vector<std::string> argNames;
+  llvm::StringMap<unsigned> argIndex;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    argNames.push_back(getInputName(func, i));
+    argIndex[argNames.back()] = i;
+  }
+  OwningOpRef<ModuleOp> global = module->clone();
+
+  FailureOr<std::unique_ptr<ShardedEngine>> compiled =
+      ShardedEngine::compile(std::move(module), options);
+  if (failed(compiled))
+    return 1;
+  ShardedEngine &engine = **compiled;
+  if (engine.parameterNames().empty()) {
+    llvm::errs() << "shardc: error: the model has no parameters to train; "
+                    "mark them \"param\": true or name them with --params\n";
+    return 1;
+  }
+  std::map<std::string, Tensor> initial;
+  for (const std::string &name : engine.parameterNames()) {
+    Tensor t = (*args)[argIndex[name]].clone();
+    if (!isInputGivenByFile(name))
+      scaleInitialParameter(t);
+    initial.emplace(name, std::move(t));
+  }
+  if (failed(engine.loadCheckpoint(initial)))
+    return 1;
+  std::vector<Tensor> inputs;
+  for (const std::string &name : engine.inputNames())
+    inputs.push_back((*args)[argIndex[name]].clone());
+
+  bool printing = isPrintingProcess(engine);
+  if (printing)
+    llvm::outs() << "training " << engine.parameterNames().size()
+                 << " parameters on " << engine.numDevices() << " devices ("
+                 << stringifyBackendKind(options.backend) << "), "
+                 << optimizerName << " lr=" << learningRate.getValue() << "\n";
+  ProgressPrinter progress(steps);
+  std::vector<float> losses;
+  for (unsigned s = 0; s < steps; ++s) {
+    FailureOr<float> loss = engine.trainStep(inputs, optimizer);
+    if (failed(loss))
+      return 1;
+    losses.push_back(*loss);
+    if (printing)
+      progress.step(s + 1, *loss);
+  }
+  FailureOr<std::map<std::string, Tensor>> final = engine.parameters();
+  if (failed(final))
+    return 1;
+  if (printing && !losses.empty())
+    llvm::outs() << llvm::format("loss %.6g -> %.6g\n", losses.front(),
+                                 losses.back());
+
+  if (!trainOutDir.empty() && printing) {
+    (void)llvm::sys::fs::create_directories(trainOutDir.getValue());
+    for (const auto &[name, t] : *final) {
+      SmallString<128> path(trainOutDir.getValue());
+      llvm::sys::path::append(path, name + ".npy");
+      if (llvm::Error err = writeNpy(path, t)) {
+        llvm::errs() << "shardc: error: " << llvm::toString(std::move(err))
+                     << "\n";
+        return 1;
+      }
+    }
+  }
+  if (!check)
+    return 0;
+
+  std::vector<float> referenceLosses;
+  FailureOr<std::map<std::string, Tensor>> want =
+      trainUnsharded(*global, engine.parameterNames(), initial, argNames, *args,
+                     optimizer, steps, referenceLosses);
+  if (failed(want))
+    return 1;
+  double worst = 0;
+  bool ok = true;
+  for (const auto &[name, t] : *want) {
+    double rel = relativeError(final->at(name), t);
+    worst = std::max(worst, rel);
+    if (!(rel <= trainTolerance)) {
+      llvm::errs() << "shardc: error: parameter '" << name
+                   << "' differs from the unsharded run: max_rel_err " << rel
+                   << " > tolerance " << trainTolerance.getValue() << "\n";
+      ok = false;
+    }
+  }
+  if (printing)
+    llvm::outs() << llvm::format("final parameters vs the unsharded run: "
+                                 "max_rel_err=%.3g (unsharded loss %.6g) %s\n",
+                                 worst, referenceLosses.back(),
+                                 ok ? "OK" : "MISMATCH");
+  return ok ? 0 : 1;
+}
