@@ -375,7 +375,7 @@ TEST_F(MpiTest, BadArgumentsAreDiagnosticsNamingTheRank) {
   EXPECT_NE(diagnostics.find("is not a rank of the job"), std::string::npos);
   EXPECT_TRUE(failed(comm->allGather(t, comm->everyDevice(), 2)));
   EXPECT_NE(diagnostics.find("dim 2 is out of range"), std::string::npos);
-  if (worldSize() % 3 != 0) {
+  if (3 % worldSize() != 0) {
     EXPECT_TRUE(failed(comm->reduceScatter(
         inputOf(rank(), {3}), comm->everyDevice(), 0, ReductionKind::Sum)));
     EXPECT_NE(diagnostics.find("not divisible"), std::string::npos);
