@@ -91,7 +91,9 @@ shardc::createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options) {
   if (failed(topology))
     return failure();
   int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (int rc = MPI_Comm_size(MPI_COMM_WORLD, &size); rc != MPI_SUCCESS)
+    return mesh.emitError()
+           << "MPI_Comm_size failed: " << detail::mpiErrorString(rc);
   // Every rank sees the same mesh and world, so all fail here alike and
   // nobody is left waiting.
   if (topology->numDevices() != size)

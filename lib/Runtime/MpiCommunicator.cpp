@@ -197,6 +197,8 @@ void MpiCommunicator::Impl::freeAll() {
   MPI_Finalized(&finalized);
   if (finalized)
     return;
+  // Errors here are reported by reapSends; freeing a communicator this
+  // process created cannot fail in a way anyone could act on.
   (void)reapSends(/*waitForAll=*/true);
   for (auto &entry : groups)
     MPI_Comm_free(&entry.second);
@@ -267,6 +269,8 @@ FailureOr<MPI_Comm> MpiCommunicator::Impl::commFor(ArrayRef<int64_t> group,
     return failure();
   int rc = MPI_Group_incl(worldGroup, static_cast<int>(ranks.size()),
                           ranks.data(), &subGroup);
+  // Freeing a group handle cannot fail on a valid handle; the result of
+  // the call that matters is checked.
   MPI_Group_free(&worldGroup);
   if (failed(check(rc, "MPI_Group_incl")))
     return failure();
@@ -326,8 +330,11 @@ MpiCommunicator::create(MLIRContext *context, MpiCommunicatorOptions options) {
                      "initializeMpi before creating an mpi backend)");
     return failure();
   }
-  MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &impl->size);
+  if (failed(impl->check(MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank),
+                         "MPI_Comm_rank")) ||
+      failed(impl->check(MPI_Comm_size(MPI_COMM_WORLD, &impl->size),
+                         "MPI_Comm_size")))
+    return failure();
   // Duplicates keep shardc's traffic apart from any other MPI user of the
   // process; errors on them are returned, never fatal inside MPI.
   for (MPI_Comm *comm : {&impl->world, &impl->pointToPoint}) {
@@ -474,7 +481,9 @@ FailureOr<Tensor> MpiCommunicator::receive(int64_t src) {
                          "MPI_Recv (header)")))
     return failure();
   int got = 0;
-  MPI_Get_count(&status, MPI_INT64_T, &got);
+  if (failed(impl->check(MPI_Get_count(&status, MPI_INT64_T, &got),
+                         "MPI_Get_count")))
+    return failure();
   if (got < 2 || header[1] != got - 2 || header[0] < 0 ||
       header[0] > static_cast<int64_t>(DType::F64)) {
     (void)impl->fail("malformed tensor header from device " + llvm::Twine(src));
