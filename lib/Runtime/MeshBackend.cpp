@@ -1,6 +1,8 @@
-//===- MeshBackend.cpp - the parts every backend shares -------------------===//
+//===- MeshBackend.cpp - backend names ------------------------------------===//
 
 #include "shardc/Runtime/MeshBackend.h"
+
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace shardc;
 
@@ -15,13 +17,13 @@ llvm::StringRef shardc::stringifyBackendKind(BackendKind kind) {
   case BackendKind::Mpi:
     return "mpi";
   }
-  return "unknown";
+  return "?";
 }
 
 std::optional<BackendKind> shardc::parseBackendKind(llvm::StringRef name) {
-  for (BackendKind kind :
-       {BackendKind::Sim, BackendKind::Threads, BackendKind::Mpi})
-    if (name == stringifyBackendKind(kind))
-      return kind;
-  return std::nullopt;
+  return llvm::StringSwitch<std::optional<BackendKind>>(name)
+      .Case("sim", BackendKind::Sim)
+      .Case("threads", BackendKind::Threads)
+      .Case("mpi", BackendKind::Mpi)
+      .Default(std::nullopt);
 }
