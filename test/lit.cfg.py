@@ -20,6 +20,8 @@ config.substitutions.append(("%python", sys.executable))
 # Debian's python3-numpy lives with the system interpreter, which need not be
 # the first python3 on PATH.
 config.substitutions.append(("%numpy_python", "/usr/bin/python3"))
+# `%mpirun -n 4 shardc ...`: mpirun with this machine's flags (docs/mpi.md).
+config.substitutions.append(("%mpirun", config.shardc_mpirun))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
