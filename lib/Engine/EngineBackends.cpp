@@ -2,6 +2,7 @@
 
 #include "EngineBackends.h"
 
+#include "shardc/Runtime/MpiBackend.h"
 #include "shardc/Runtime/SimBackend.h"
 
 using namespace mlir;
@@ -17,8 +18,13 @@ shardc::createEngineBackend(MeshOp mesh, const EngineOptions &options) {
       return failure();
     return std::unique_ptr<MeshBackend>(std::move(*sim));
   }
+  case BackendKind::Mpi: {
+    FailureOr<std::unique_ptr<MpiBackend>> mpi = createMpiBackend(mesh);
+    if (failed(mpi))
+      return failure();
+    return std::unique_ptr<MeshBackend>(std::move(*mpi));
+  }
   case BackendKind::Threads:
-  case BackendKind::Mpi:
     break;
   }
   return mesh.emitError() << "backend '"

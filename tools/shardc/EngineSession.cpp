@@ -18,7 +18,9 @@ BackendOptions::BackendOptions(cl::SubCommand &sub)
                            "cores / devices)"),
                   cl::init(0), cl::sub(sub)) {}
 
-mlir::LogicalResult BackendOptions::apply(EngineOptions &options) const {
+mlir::LogicalResult
+BackendOptions::apply(EngineOptions &options,
+                      std::optional<MpiEnvironment> &mpi) const {
   std::optional<BackendKind> kind = parseBackendKind(backend);
   if (!kind) {
     llvm::errs() << "shardc: error: unknown --backend '" << backend
@@ -31,6 +33,19 @@ mlir::LogicalResult BackendOptions::apply(EngineOptions &options) const {
   }
   options.backend = *kind;
   options.blasThreadsPerDevice = blasThreads;
+  if (*kind == BackendKind::Mpi) {
+    // mpirun passes what MPI needs in the environment; the command line
+    // was parsed already.
+    int argc = 0;
+    char **argv = nullptr;
+    llvm::Expected<MpiEnvironment> env = initializeMpi(argc, argv);
+    if (!env) {
+      llvm::errs() << "shardc: error: " << llvm::toString(env.takeError())
+                   << "\n";
+      return mlir::failure();
+    }
+    mpi.emplace(std::move(*env));
+  }
   return mlir::success();
 }
 

@@ -11,6 +11,7 @@
 #define SHARDC_TOOLS_ENGINESESSION_H
 
 #include "shardc/Engine/ShardedEngine.h"
+#include "shardc/Runtime/MpiBackend.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -22,7 +23,10 @@ class BackendOptions {
 public:
   explicit BackendOptions(llvm::cl::SubCommand &sub);
   /// Fills `options` from the command line; reports an unknown backend.
-  mlir::LogicalResult apply(EngineOptions &options) const;
+  /// For `mpi`, also joins the MPI job: `mpi` then holds it, and must
+  /// outlive every engine (MPI is finalized when it is destroyed).
+  mlir::LogicalResult apply(EngineOptions &options,
+                            std::optional<MpiEnvironment> &mpi) const;
 
 private:
   llvm::cl::opt<std::string> backend;

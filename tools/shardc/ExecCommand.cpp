@@ -45,7 +45,8 @@ int shardc::runExecCommand() {
   if (!module)
     return 1;
   EngineOptions options;
-  if (failed(backendOptions.apply(options)))
+  std::optional<MpiEnvironment> mpi; // outlives the engine
+  if (failed(backendOptions.apply(options, mpi)))
     return 1;
   options.training = false;
   if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {

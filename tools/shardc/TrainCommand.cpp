@@ -163,7 +163,8 @@ int shardc::runTrainCommand() {
   if (!module)
     return 1;
   EngineOptions options;
-  if (failed(trainBackend.apply(options)))
+  std::optional<MpiEnvironment> mpi; // outlives the engine
+  if (failed(trainBackend.apply(options, mpi)))
     return 1;
   options.parameters.assign(paramList.begin(), paramList.end());
   OptimizerOptions optimizer;
