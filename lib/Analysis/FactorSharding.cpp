@@ -265,6 +265,17 @@ ShardingAttr FactorShardings::getTensorSharding(unsigned t,
                                                 bool withPartial) const {
   if (!mesh || t >= rule.getNumTensors())
     return {};
+  withPartial &= rule.isResultTensor(t);
+  if (projections.empty())
+    projections.resize(2 * rule.getNumTensors());
+  ShardingAttr &memo = projections[2 * t + withPartial];
+  if (!memo)
+    memo = projectTensor(t, withPartial);
+  return memo;
+}
+
+ShardingAttr FactorShardings::projectTensor(unsigned t,
+                                            bool withPartial) const {
   SmallVector<SmallVector<StringRef>> dims;
   for (unsigned d = 0, e = rule.getTensor(t).size(); d < e; ++d) {
     AxisList axes;
@@ -272,7 +283,7 @@ ShardingAttr FactorShardings::getTensorSharding(unsigned t,
     dims.emplace_back(axes.begin(), axes.end());
   }
   AxisList partial;
-  if (withPartial && rule.isResultTensor(t))
+  if (withPartial)
     partial = getPartialAxes();
   MLIRContext *ctx = MeshOp(mesh).getContext();
   return ShardingAttr::get(

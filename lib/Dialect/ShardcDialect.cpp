@@ -29,8 +29,11 @@ static bool isInSpmdFunction(Operation *op) {
   return func && func->hasAttr(ShardcDialect::getSpmdAttrName());
 }
 
+/// `valueName` is only called for a message: verification runs on every
+/// sharded value, and naming one builds a string.
 static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
-                                      Type type, StringRef valueName) {
+                                      Type type,
+                                      function_ref<std::string()> valueName) {
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return anchor->emitOpError()
@@ -39,7 +42,7 @@ static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
   MeshOp mesh = lookupMesh(anchor, sharding.getMesh());
   if (!mesh)
     return anchor->emitOpError()
-           << "sharding of " << valueName << " names unknown mesh "
+           << "sharding of " << valueName() << " names unknown mesh "
            << sharding.getMesh();
   return verifyShardingForType(sharding, mesh, type, valueName,
                                isInSpmdFunction(anchor),
@@ -60,7 +63,7 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError()
            << "'shardc.sharding' needs an operation with exactly one result";
   return verifyShardingOn(op, attr, op->getResult(0).getType(),
-                          describeValue(op->getResult(0)));
+                          [&] { return describeValue(op->getResult(0)); });
 }
 
 LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
@@ -81,7 +84,8 @@ LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitOpError("'shardc.sharding' on an argument needs a function "
                            "with a body");
   BlockArgument arg = func.getArgument(argIndex);
-  return verifyShardingOn(op, attr, arg.getType(), describeValue(arg));
+  return verifyShardingOn(op, attr, arg.getType(),
+                          [&] { return describeValue(arg); });
 }
 
 LogicalResult ShardcDialect::verifyRegionResultAttribute(Operation *op,
@@ -94,6 +98,7 @@ LogicalResult ShardcDialect::verifyRegionResultAttribute(Operation *op,
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func || resultIndex >= func.getResultTypes().size())
     return op->emitOpError("'shardc.sharding' on a result needs a function");
-  return verifyShardingOn(op, attr, func.getResultTypes()[resultIndex],
-                          "result #" + std::to_string(resultIndex));
+  return verifyShardingOn(op, attr, func.getResultTypes()[resultIndex], [&] {
+    return "result #" + std::to_string(resultIndex);
+  });
 }

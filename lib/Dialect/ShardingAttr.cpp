@@ -190,43 +190,49 @@ MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
 
 LogicalResult
 shardc::verifyShardingForType(ShardingAttr sharding, MeshOp mesh, Type type,
-                              StringRef valueName, bool localShapes,
+                              function_ref<std::string()> valueName,
+                              bool localShapes,
                               function_ref<InFlightDiagnostic()> emitError) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
-    return emitError() << "sharding of " << valueName
+    return emitError() << "sharding of " << valueName()
                        << " needs a ranked tensor, got " << type;
   if (sharding.getRank() != static_cast<size_t>(tensor.getRank()))
-    return emitError() << "sharding of " << valueName << " has "
+    return emitError() << "sharding of " << valueName() << " has "
                        << sharding.getRank() << " dim entries but " << type
                        << " has rank " << tensor.getRank();
-  auto checkAxis = [&](StringRef axis) -> LogicalResult {
-    if (mesh.getAxisIndex(axis) < 0)
-      return emitError() << "sharding of " << valueName
-                         << " uses unknown mesh axis \"" << axis << "\" (mesh @"
+  // The axis lists are walked as attributes: this runs for every sharded
+  // value each time a module is verified.
+  auto axisSize = [&](Attribute axis) -> FailureOr<int64_t> {
+    StringRef name = cast<StringAttr>(axis).getValue();
+    int64_t size = mesh.getAxisSize(name);
+    if (size < 0)
+      return emitError() << "sharding of " << valueName()
+                         << " uses unknown mesh axis \"" << name << "\" (mesh @"
                          << mesh.getSymName() << " has axes "
                          << mesh.getAxisNames() << ")";
-    return success();
+    return size;
   };
-  for (StringRef axis : sharding.getPartialAxes())
-    if (failed(checkAxis(axis)))
+  for (Attribute axis : sharding.getPartial())
+    if (failed(axisSize(axis)))
       return failure();
-  for (size_t d = 0; d < sharding.getRank(); ++d) {
+  for (auto [d, axes] : llvm::enumerate(sharding.getDims())) {
     int64_t split = 1;
-    for (StringRef axis : sharding.getDimAxes(d)) {
-      if (failed(checkAxis(axis)))
+    for (Attribute axis : axes) {
+      FailureOr<int64_t> size = axisSize(axis);
+      if (failed(size))
         return failure();
-      split *= mesh.getAxisSize(axis);
+      split *= *size;
     }
     int64_t size = tensor.getDimSize(d);
     if (!localShapes && size % split != 0) {
-      std::string axes;
-      llvm::raw_string_ostream os(axes);
+      std::string axesText;
+      llvm::raw_string_ostream os(axesText);
       llvm::interleaveComma(sharding.getDimAxes(d), os,
                             [&](StringRef a) { os << "\"" << a << "\""; });
-      return emitError() << "sharding of " << valueName << ": dim " << d
+      return emitError() << "sharding of " << valueName() << ": dim " << d
                          << " of size " << size << " is not divisible by "
-                         << split << " (axes [" << axes
+                         << split << " (axes [" << axesText
                          << "]); uneven dims are not supported";
     }
   }

@@ -260,7 +260,8 @@ LogicalResult ShardingConstraintOp::verify() {
   if (!mesh)
     return emitOpError() << "names unknown mesh " << sharding.getMesh();
   return verifyShardingForType(
-      sharding, mesh, getInput().getType(), describeValue(getResult()),
+      sharding, mesh, getInput().getType(),
+      [&] { return describeValue(getResult()); },
       /*localShapes=*/false, [&] { return emitOpError(); });
 }
 

@@ -190,11 +190,12 @@ buildCollective(const OpEntry &op, mlir::Value input, mlir::Location loc);
 /// concern, prefixed with its path: MLIR's verifiers and type inference
 /// report at an op's location, which is a NameLoc around the entry's file
 /// location. Diagnostics without a file location go to `fallback`; `note`,
-/// if given, is attached to every error.
+/// if given, is called to write a note attached to every error (only then:
+/// `fn` runs for every entry and nearly always succeeds).
 mlir::LogicalResult
 reportAtEntries(ImportState &state, mlir::FileLineColLoc fallback,
                 llvm::function_ref<mlir::LogicalResult()> fn,
-                llvm::StringRef note = {});
+                llvm::function_ref<std::string()> note = nullptr);
 
 } // namespace shardc::jsonimport
 

@@ -405,8 +405,9 @@ LogicalResult shardc::jsonimport::checkShardingFits(const JVal &at,
                                                     Type type,
                                                     StringRef valueDesc) {
   ImportState &state = at.state();
-  return verifyShardingForType(sharding, state.mesh.op, type, valueDesc,
-                               state.spmd, [&] { return at.error(); });
+  return verifyShardingForType(
+      sharding, state.mesh.op, type, [&] { return valueDesc.str(); },
+      state.spmd, [&] { return at.error(); });
 }
 
 FailureOr<SmallVector<std::string>>

@@ -31,7 +31,7 @@ using llvm::StringRef;
 LogicalResult
 shardc::jsonimport::reportAtEntries(ImportState &state, FileLineColLoc fallback,
                                     llvm::function_ref<LogicalResult()> fn,
-                                    StringRef note) {
+                                    llvm::function_ref<std::string()> note) {
   struct Captured {
     DiagnosticSeverity severity;
     Location loc;
@@ -74,8 +74,9 @@ shardc::jsonimport::reportAtEntries(ImportState &state, FileLineColLoc fallback,
       FileLineColLoc noteAt = findFileLoc(loc);
       diag.attachNote(noteAt ? Location(noteAt) : Location(at)) << text;
     }
-    if (!note.empty() && c.severity == DiagnosticSeverity::Error)
-      diag.attachNote(at) << note;
+    if (note && c.severity == DiagnosticSeverity::Error)
+      if (std::string text = note(); !text.empty())
+        diag.attachNote(at) << text;
   }
   return result;
 }

@@ -210,7 +210,7 @@ static FailureOr<Type> inferResult(const OpEntry &op, Location loc,
                                        props);
         return OpTy::inferReturnTypes(st.ctx, loc, adaptor, types);
       },
-      describeOperands(op, operands));
+      [&] { return describeOperands(op, operands); });
   if (failed(ok) || types.size() != 1)
     return failure();
   return types.front();

@@ -7,11 +7,14 @@
 // consumer needs it whole (all_reduce) or split over the summed axis
 // (reduce_scatter). Reshards go through the ReshardPlanner and are cached
 // per (value, target sharding), so a value feeding several consumers in the
-// same layout is moved once.
+// same layout is moved once. The choice of layout is memoized per distinct
+// question (LayoutChoices), since models repeat the same ops in the same
+// shardings layer after layer.
 //
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Analysis/FactorSharding.h"
+#include "shardc/Analysis/FactorShardingCache.h"
 #include "shardc/Analysis/ReshardPlanner.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingRule.h"
@@ -21,6 +24,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <deque>
+#include <vector>
 
 namespace shardc {
 #define GEN_PASS_DEF_SHARDCPARTITION
@@ -45,10 +51,41 @@ Location stripName(Location loc) {
   return loc;
 }
 
+/// The layouts chosen for ops, memoized.
+///
+/// The choice (FunctionPartitioner::chooseLayout) is a pure function of the
+/// op's sharding rule, the mesh, the types of its operands and results, the
+/// shardings propagation assigned to them and the layouts its operands are
+/// currently in; the key holds all of these (types and attributes are
+/// uniqued, so their pointers stand for their content). The answers are
+/// owned by `factors`, which outlives the memo.
+class LayoutChoices {
+public:
+  FactorShardingCache factors;
+
+  /// The stored choice for `key`, or null if none is stored; `found` says
+  /// which (a stored choice may be null: no layout works).
+  const FactorShardings *lookup(ArrayRef<int64_t> key, bool &found) const {
+    auto it = index.find(key);
+    found = it != index.end();
+    return found ? it->second : nullptr;
+  }
+  void insert(ArrayRef<int64_t> key, const FactorShardings *choice) {
+    const std::vector<int64_t> &stored =
+        keys.emplace_back(key.begin(), key.end());
+    index[stored] = choice;
+  }
+
+private:
+  /// A deque, so that the keys the index points into never move.
+  std::deque<std::vector<int64_t>> keys;
+  llvm::DenseMap<ArrayRef<int64_t>, const FactorShardings *> index;
+};
+
 class FunctionPartitioner {
 public:
-  FunctionPartitioner(func::FuncOp func, MeshOp mesh)
-      : func(func), mesh(mesh), builder(func.getContext()) {}
+  FunctionPartitioner(func::FuncOp func, MeshOp mesh, LayoutChoices &choices)
+      : func(func), mesh(mesh), builder(func.getContext()), choices(choices) {}
 
   LogicalResult run();
 
@@ -59,6 +96,10 @@ private:
   FailureOr<Value> getLocal(Value v, ShardingAttr target, Location loc);
   /// Materializes `plan` on `local`.
   Value emitPlan(Value local, const ReshardPlan &plan, Location loc);
+  /// The factor shardings to compute `op` in (owned by `choices`), or null
+  /// if no candidate layout works.
+  const FactorShardings *chooseLayout(Operation *op, const ShardingRule &rule,
+                                      ArrayRef<TensorShardingInput> assigned);
   LogicalResult partitionRuleOp(Operation *op, ShardingRule rule);
   LogicalResult partitionConstant(ConstantOp op);
 
@@ -71,6 +112,7 @@ private:
   func::FuncOp func;
   MeshOp mesh;
   OpBuilder builder;
+  LayoutChoices &choices;
   /// Each global value's local value and the layout it is in.
   llvm::DenseMap<Value, std::pair<Value, ShardingAttr>> current;
   /// Reshards already made: (global value, target) -> local value.
@@ -174,17 +216,26 @@ LogicalResult FunctionPartitioner::partitionConstant(ConstantOp op) {
   return success();
 }
 
-LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
-                                                   ShardingRule rule) {
-  std::string why;
-  if (!rule.matchesOp(op, why))
-    return op->emitOpError() << "has an inconsistent sharding rule: " << why;
-
-  SmallVector<TensorShardingInput> assigned;
+const FactorShardings *
+FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
+                                  ArrayRef<TensorShardingInput> assigned) {
+  SmallVector<int64_t, 64> key;
+  appendRuleKey(rule, key);
+  auto addPointer = [&](const void *p) {
+    key.push_back(reinterpret_cast<intptr_t>(p));
+  };
+  addPointer(mesh.getOperation());
+  for (Type t : op->getOperandTypes())
+    addPointer(t.getAsOpaquePointer());
+  for (Type t : op->getResultTypes())
+    addPointer(t.getAsOpaquePointer());
+  for (const TensorShardingInput &t : assigned)
+    addPointer(t.sharding.getAsOpaquePointer());
   for (Value v : op->getOperands())
-    assigned.push_back({getAssigned(v), true});
-  for (Value v : op->getResults())
-    assigned.push_back({getAssigned(v), true});
+    addPointer(current.lookup(v).second.getAsOpaquePointer());
+  bool found;
+  if (const FactorShardings *memo = choices.lookup(key, found); found)
+    return memo;
 
   // Candidate layouts for computing the op, each from a different view of
   // the shardings around it; the one whose reshards take the least
@@ -193,13 +244,14 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   // ties (all tensors together is the usual answer).
   unsigned numTensors = rule.getNumTensors();
   SmallVector<SmallVector<TensorShardingInput>> views;
-  views.push_back(assigned);
+  views.emplace_back(assigned.begin(), assigned.end());
   {
     SmallVector<TensorShardingInput> resultOnly(numTensors);
     for (unsigned t = rule.getNumOperands(); t < numTensors; ++t)
       resultOnly[t] = assigned[t];
     views.push_back(resultOnly);
-    SmallVector<TensorShardingInput> operandsOnly(assigned);
+    SmallVector<TensorShardingInput> operandsOnly(assigned.begin(),
+                                                  assigned.end());
     for (unsigned t = rule.getNumOperands(); t < numTensors; ++t)
       operandsOnly[t] = {};
     views.push_back(operandsOnly);
@@ -211,11 +263,11 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
     views.push_back(SmallVector<TensorShardingInput>(numTensors));
   }
 
-  std::optional<FactorShardings> best;
+  const FactorShardings *best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   MachineModel machine;
   for (const auto &view : views) {
-    FactorShardings fs = FactorShardings::compute(rule, mesh, view);
+    const FactorShardings &fs = choices.factors.get(rule, mesh, view);
     bool exact = true;
     for (unsigned t = 0; t < numTensors; ++t)
       exact &= fs.isExactFor(t);
@@ -243,13 +295,29 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
     }
     if (feasible && cost < bestCost) {
       bestCost = cost;
-      best = fs;
+      best = &fs;
     }
     // Nothing beats moving nothing: the usual case (an op whose operands
     // already sit in the layout its result wants) costs one candidate.
     if (best && bestCost == 0)
       break;
   }
+  choices.insert(key, best);
+  return best;
+}
+
+LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
+                                                   ShardingRule rule) {
+  std::string why;
+  if (!rule.matchesOp(op, why))
+    return op->emitOpError() << "has an inconsistent sharding rule: " << why;
+
+  SmallVector<TensorShardingInput> assigned;
+  for (Value v : op->getOperands())
+    assigned.push_back({getAssigned(v), true});
+  for (Value v : op->getResults())
+    assigned.push_back({getAssigned(v), true});
+  const FactorShardings *best = chooseLayout(op, rule, assigned);
   if (!best)
     return op->emitOpError("found no layout to compute this op in");
 
@@ -367,6 +435,7 @@ struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+    LayoutChoices choices;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
         continue;
@@ -384,7 +453,7 @@ struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
         func.emitOpError("has no mesh to partition over");
         return signalPassFailure();
       }
-      if (failed(FunctionPartitioner(func, mesh).run()))
+      if (failed(FunctionPartitioner(func, mesh, choices).run()))
         return signalPassFailure();
     }
   }

@@ -159,7 +159,7 @@ LogicalResult FunctionPropagation::build() {
 // The worklist
 //===----------------------------------------------------------------------===//
 
-std::optional<FactorShardings>
+const FactorShardings *
 FunctionPropagation::computeFactors(const Node &node) const {
   // The node works on the mesh of its best-ranked sharded tensor (the same
   // ranking as candidates: user, then larger, then earlier).
@@ -174,15 +174,15 @@ FunctionPropagation::computeFactors(const Node &node) const {
         (bestPos < 0 || key(pos) < key(bestPos)))
       bestPos = pos;
   if (bestPos < 0)
-    return std::nullopt;
+    return nullptr;
   MeshOp mesh =
       meshes.lookup(tensors[node.tensors[bestPos]].sharding.getMesh());
   if (!mesh)
-    return std::nullopt;
+    return nullptr;
   SmallVector<TensorShardingInput, 4> inputs;
   for (unsigned id : node.tensors)
     inputs.push_back({tensors[id].sharding, tensors[id].isUser});
-  return FactorShardings::compute(node.rule, mesh, inputs);
+  return &factorCache.get(node.rule, mesh, inputs);
 }
 
 /// `current` extended, dim by dim, towards `proposed` where it is a prefix
@@ -220,7 +220,7 @@ static ShardingAttr grow(ShardingAttr current, ShardingAttr proposed) {
 void FunctionPropagation::visit(unsigned n, std::deque<unsigned> &queue,
                                 llvm::BitVector &queued) {
   const Node &node = nodes[n];
-  std::optional<FactorShardings> fs = computeFactors(node);
+  const FactorShardings *fs = computeFactors(node);
   if (!fs)
     return;
   FlatSymbolRefAttr meshName =
@@ -339,10 +339,11 @@ struct PropagatePass : shardc::impl::ShardcPropagateBase<PropagatePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MeshTable meshes(module);
+    FactorShardingCache factorCache;
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
         continue;
-      FunctionPropagation propagation(func, meshes, explain);
+      FunctionPropagation propagation(func, meshes, factorCache, explain);
       if (failed(propagation.run()))
         return signalPassFailure();
     }

@@ -90,7 +90,7 @@ void FunctionPropagation::emitValueRemark(Location loc, unsigned id,
 }
 
 void FunctionPropagation::emitConflictRemarks(const Node &node) const {
-  std::optional<FactorShardings> fs = computeFactors(node);
+  const FactorShardings *fs = computeFactors(node);
   if (!fs)
     return;
   auto factor = [&](int64_t f) {

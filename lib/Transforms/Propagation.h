@@ -9,6 +9,7 @@
 #define SHARDC_LIB_TRANSFORMS_PROPAGATION_H
 
 #include "shardc/Analysis/FactorSharding.h"
+#include "shardc/Analysis/FactorShardingCache.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -62,8 +63,9 @@ std::string formatLoc(mlir::Location loc);
 class FunctionPropagation {
 public:
   FunctionPropagation(mlir::func::FuncOp func, const MeshTable &meshes,
-                      bool explain)
-      : func(func), meshes(meshes), explain(explain) {}
+                      FactorShardingCache &factorCache, bool explain)
+      : func(func), meshes(meshes), factorCache(factorCache), explain(explain) {
+  }
 
   /// Propagates and writes the shardings; fails on an op whose rule does
   /// not fit it (an internal error, reported on the op).
@@ -74,7 +76,9 @@ private:
   void annotate(unsigned id, ShardingAttr sharding,
                 llvm::function_ref<std::string()> describe);
   mlir::LogicalResult build();
-  std::optional<FactorShardings> computeFactors(const Node &node) const;
+  /// The node's factor shardings now (owned by `factorCache`), or null
+  /// when none of its tensors has a sharding yet.
+  const FactorShardings *computeFactors(const Node &node) const;
   void visit(unsigned n, std::deque<unsigned> &queue, llvm::BitVector &queued);
   void propagate();
   ShardingAttr finalSharding(unsigned id, mlir::Type type) const;
@@ -89,6 +93,7 @@ private:
 
   mlir::func::FuncOp func;
   const MeshTable &meshes;
+  FactorShardingCache &factorCache;
   bool explain;
   /// Used for values no sharding reached.
   MeshOp defaultMesh;

@@ -13,6 +13,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -56,6 +57,12 @@ static cl::alias shardcExplain("shardc-explain",
                                cl::desc("Alias for --explain"),
                                cl::aliasopt(explain));
 
+static cl::opt<bool>
+    timing("mlir-timing",
+           cl::desc("Print the time each phase takes (load, every pass, "
+                    "verify, print) to stderr"),
+           cl::init(false), cl::sub(shardc::compileCommand));
+
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
@@ -82,14 +89,35 @@ int shardc::runCompileCommand() {
     return 1;
   }
 
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(timing);
+  TimingScope rootTiming = timingManager.getRootScope();
+
   ToolSession session;
+  TimingScope loadTiming = rootTiming.nest("load model (import, verify)");
   OwningOpRef<ModuleOp> module = session.loadInputModel();
+  loadTiming.stop();
   if (!module)
     return 1;
 
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
-  if (failed(buildPipeline(pm)) || failed(pm.run(*module)))
+  if (failed(buildPipeline(pm)))
     return 1;
+  // The model was verified when loaded. Our own passes are tested to keep
+  // it valid, so their output is verified once, after the last one, not
+  // after each; a user's --pass-pipeline keeps MLIR's per-pass verification.
+  bool verifyOnce = passPipeline.empty();
+  pm.enableVerifier(!verifyOnce);
+  TimingScope passTiming = rootTiming.nest("passes");
+  pm.enableTiming(passTiming);
+  if (failed(pm.run(*module)))
+    return 1;
+  passTiming.stop();
+  if (verifyOnce && !pm.empty()) {
+    TimingScope verifyTiming = rootTiming.nest("verify the result");
+    if (failed(verify(*module)))
+      return 1;
+  }
 
   std::string error;
   auto output = openOutputFile(outputPath, &error);
@@ -98,11 +126,13 @@ int shardc::runCompileCommand() {
                  << "': " << error << "\n";
     return 1;
   }
+  TimingScope printTiming = rootTiming.nest("print");
   if (emit == "json") {
     if (failed(exportJsonGraph(*module, output->os())))
       return 1;
   } else {
-    module->print(output->os());
+    // Verified above: the printer need not verify it again.
+    module->print(output->os(), OpPrintingFlags().assumeVerified());
   }
   output->keep();
   return 0;

@@ -149,6 +149,8 @@ private:
       : rule(rule), mesh(mesh) {}
   /// Dim `d` of tensor `t`; returns false if some axis had to be left out.
   bool projectDim(unsigned t, unsigned d, AxisList &axes) const;
+  /// getTensorSharding without the memo.
+  ShardingAttr projectTensor(unsigned t, bool withPartial) const;
   int64_t axisSize(llvm::StringRef axis) const;
 
   ShardingRule rule;
@@ -156,6 +158,11 @@ private:
   llvm::SmallVector<AxisList> factorAxes;
   llvm::SmallVector<int> factorSource;
   llvm::SmallVector<FactorConflict> conflicts;
+  /// getTensorSharding's answers, at 2 * t + withPartial, filled on first
+  /// use: they depend only on the members above, which never change after
+  /// compute(), and a memoized FactorShardings (FactorShardingCache) is
+  /// asked the same projections over and over.
+  mutable llvm::SmallVector<ShardingAttr, 8> projections;
 };
 
 } // namespace shardc

@@ -21,10 +21,12 @@ std::string describeValue(mlir::Value value);
 
 /// Checks `sharding` against `mesh` and the global tensor type `type`: rank,
 /// axes known, and (unless `localShapes`) every dim divisible by its axes.
-/// `valueName` names the value in the message.
+/// `valueName` names the value in the message; it is only called on an
+/// error, since the verifier runs on every sharded value and most pass.
 mlir::LogicalResult
 verifyShardingForType(ShardingAttr sharding, MeshOp mesh, mlir::Type type,
-                      llvm::StringRef valueName, bool localShapes,
+                      llvm::function_ref<std::string()> valueName,
+                      bool localShapes,
                       llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Finds the mesh a sharding or collective names, starting from `from`.
