@@ -59,6 +59,9 @@ static cl::alias shardcExplain("shardc-explain",
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
+  // The backward pass is derived on the global program, so that
+  // propagation and partitioning shard it with the forward pass.
+  shardc::addAutodiffPass(pm);
   if (propagate || partition || explain)
     shardc::addShardingPipeline(pm, partition, explain);
   if (passPipeline.empty())

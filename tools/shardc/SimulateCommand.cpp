@@ -83,6 +83,9 @@ int shardc::runSimulateCommand() {
                     "one is already partitioned\n";
     return 1;
   }
+  // Before the reference is cloned: both runs execute the backward program.
+  if (failed(applyAutodiff(*module)))
+    return 1;
   FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
   if (failed(inputs))
     return 1;

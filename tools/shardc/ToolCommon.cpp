@@ -3,11 +3,21 @@
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
 
-#include "llvm/ADT/StringSet.h"
-
 using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> autodiff(
+    "autodiff",
+    cl::desc("First rewrite the model into its backward pass "
+             "(--shardc-autodiff): outputs, then the gradient of each input "
+             "named (--autodiff=w0,w1), else of each \"param\" input, else "
+             "of all; one cotangent input <output>.grad per output"),
+    cl::ValueOptional, cl::value_desc("input,..."), cl::init(""),
+    cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+    cl::sub(shardc::simulateCommand));
 
 func::FuncOp shardc::getEntryFunction(ModuleOp module) {
   auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
@@ -23,34 +33,32 @@ func::FuncOp shardc::getEntryFunction(ModuleOp module) {
 }
 
 std::string shardc::getInputName(func::FuncOp func, unsigned i) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(
-          i, ShardcDialect::getNameAttrName()))
-    return name.getValue().str();
-  if (StringRef name = getNameFromLoc(func.getArgument(i).getLoc());
-      !name.empty())
-    return name.str();
-  return "arg" + std::to_string(i);
+  return getArgumentName(func, i);
 }
 
 std::vector<std::string> shardc::getOutputNames(func::FuncOp func) {
-  std::vector<std::string> names;
-  llvm::StringSet<> used;
-  Operation *ret = func.getBody().front().getTerminator();
-  for (auto [i, v] : llvm::enumerate(ret->getOperands())) {
-    std::string name;
-    if (auto arg = dyn_cast<BlockArgument>(v))
-      name = getInputName(func, arg.getArgNumber());
-    else
-      name = getNameFromLoc(v.getLoc()).str();
-    if (name.empty())
-      name = "output" + std::to_string(i);
-    std::string unique = name;
-    for (int k = 1; used.contains(unique); ++k)
-      unique = name + "_" + std::to_string(k);
-    used.insert(unique);
-    names.push_back(unique);
-  }
-  return names;
+  return getResultNames(func);
+}
+
+bool shardc::isAutodiffRequested() { return autodiff.getNumOccurrences() > 0; }
+
+void shardc::addAutodiffPass(PassManager &pm) {
+  if (!isAutodiffRequested())
+    return;
+  ShardcAutodiffOptions options;
+  SmallVector<StringRef> names;
+  StringRef(autodiff).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef name : names)
+    options.wrt.push_back(name.trim().str());
+  pm.addPass(createShardcAutodiff(options));
+}
+
+LogicalResult shardc::applyAutodiff(ModuleOp module) {
+  if (!isAutodiffRequested())
+    return success();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  addAutodiffPass(pm);
+  return pm.run(module);
 }
 
 void shardc::addShardingPipeline(PassManager &pm, bool partition,

@@ -35,6 +35,18 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 mlir::FailureOr<llvm::SmallVector<Tensor>>
 gatherInputs(mlir::func::FuncOp func);
 
+/// True if --autodiff was given (compile, run and simulate take it).
+bool isAutodiffRequested();
+
+/// Adds --shardc-autodiff to `pm` when --autodiff was given, with the
+/// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
+/// shardc.param inputs, else all).
+void addAutodiffPass(mlir::PassManager &pm);
+
+/// Runs --shardc-autodiff on `module` when --autodiff was given; fails
+/// after a diagnostic.
+mlir::LogicalResult applyAutodiff(mlir::ModuleOp module);
+
 /// Adds propagation (and partitioning) to `pm`.
 void addShardingPipeline(mlir::PassManager &pm, bool partition, bool explain);
 
