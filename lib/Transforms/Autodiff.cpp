@@ -96,9 +96,12 @@ private:
   LogicalResult selectArguments();
   /// Adds `contribution` to the cotangent of `value`.
   void accumulate(Value value, Value contribution, Location loc);
-  /// Gives the op computing the whole cotangent of `value` the name
-  /// "<value's name>.grad", if the pass built it and it has no name yet.
-  void nameCotangent(Value value, Value cotangent);
+  /// Gives the op computing the whole cotangent of `value`, if the pass
+  /// built it, the name "<value's name>.grad" and `value`'s sharding (unless
+  /// it has a name or a sharding already): a cotangent is laid out like its
+  /// value, which is what the partitioner needs to shard the backward pass
+  /// as the forward one.
+  void finishCotangent(Value value, Value cotangent);
   /// The gradient of argument `i` as a value of its own named "<name>.grad":
   /// results are written under their value's name.
   Value finishGradient(unsigned i, Location loc);
@@ -194,13 +197,21 @@ void FunctionAutodiff::accumulate(Value value, Value contribution,
     it->second = AddOp::create(builder, loc, it->second, contribution);
 }
 
-void FunctionAutodiff::nameCotangent(Value value, Value cotangent) {
+void FunctionAutodiff::finishCotangent(Value value, Value cotangent) {
   Operation *def = cotangent.getDefiningOp();
-  StringRef name = getNameFromLoc(value.getLoc());
-  if (name.empty() || !def || !created.ops.contains(def) ||
-      !getNameFromLoc(def->getLoc()).empty())
+  if (!def || !created.ops.contains(def))
     return;
-  def->setLoc(withName(def->getLoc(), name + ".grad"));
+  // A constraint's layout is its own.
+  if (isa<ShardingConstraintOp>(def))
+    return;
+  StringRef name = getNameFromLoc(value.getLoc());
+  if (!name.empty() && getNameFromLoc(def->getLoc()).empty())
+    def->setLoc(withName(def->getLoc(), name + ".grad"));
+  StringRef shardingName = ShardcDialect::getShardingAttrName();
+  if (Operation *valueDef = value.getDefiningOp())
+    if (Attribute sharding = valueDef->getAttr(shardingName);
+        sharding && !def->hasAttr(shardingName))
+      def->setAttr(shardingName, withoutPartial(sharding));
 }
 
 Value FunctionAutodiff::finishGradient(unsigned i, Location loc) {
@@ -286,7 +297,7 @@ LogicalResult FunctionAutodiff::run() {
     Value g = cotangents.lookup(result);
     if (!g)
       continue;
-    nameCotangent(result, g);
+    finishCotangent(result, g);
     wanted.clear();
     for (Value v : op->getOperands())
       wanted.push_back(active.contains(v));

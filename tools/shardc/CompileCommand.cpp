@@ -61,7 +61,8 @@ static cl::alias shardcExplain("shardc-explain",
 static LogicalResult buildPipeline(PassManager &pm) {
   // The backward pass is derived on the global program, so that
   // propagation and partitioning shard it with the forward pass.
-  shardc::addAutodiffPass(pm);
+  shardc::addAutodiffPass(pm,
+                          /*propagateFirst=*/propagate || partition || explain);
   if (propagate || partition || explain)
     shardc::addShardingPipeline(pm, partition, explain);
   if (passPipeline.empty())

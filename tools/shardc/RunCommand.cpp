@@ -26,7 +26,7 @@ int shardc::runRunCommand() {
   ToolSession session;
   func::FuncOp func;
   OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
-  if (!module || failed(applyAutodiff(*module)))
+  if (!module || failed(applyAutodiff(*module, /*propagateFirst=*/false)))
     return 1;
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
   if (failed(args))

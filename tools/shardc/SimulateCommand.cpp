@@ -84,7 +84,7 @@ int shardc::runSimulateCommand() {
     return 1;
   }
   // Before the reference is cloned: both runs execute the backward program.
-  if (failed(applyAutodiff(*module)))
+  if (failed(applyAutodiff(*module, /*propagateFirst=*/true)))
     return 1;
   FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
   if (failed(inputs))

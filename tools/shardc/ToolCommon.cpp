@@ -42,9 +42,11 @@ std::vector<std::string> shardc::getOutputNames(func::FuncOp func) {
 
 bool shardc::isAutodiffRequested() { return autodiff.getNumOccurrences() > 0; }
 
-void shardc::addAutodiffPass(PassManager &pm) {
+void shardc::addAutodiffPass(PassManager &pm, bool propagateFirst) {
   if (!isAutodiffRequested())
     return;
+  if (propagateFirst)
+    pm.addPass(createShardcPropagate());
   ShardcAutodiffOptions options;
   SmallVector<StringRef> names;
   StringRef(autodiff).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
@@ -53,11 +55,11 @@ void shardc::addAutodiffPass(PassManager &pm) {
   pm.addPass(createShardcAutodiff(options));
 }
 
-LogicalResult shardc::applyAutodiff(ModuleOp module) {
+LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
   if (!isAutodiffRequested())
     return success();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  addAutodiffPass(pm);
+  addAutodiffPass(pm, propagateFirst);
   return pm.run(module);
 }
 

@@ -40,12 +40,14 @@ bool isAutodiffRequested();
 
 /// Adds --shardc-autodiff to `pm` when --autodiff was given, with the
 /// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
-/// shardc.param inputs, else all).
-void addAutodiffPass(mlir::PassManager &pm);
+/// shardc.param inputs, else all). With `propagateFirst`, sharding
+/// propagation runs before it, so that every cotangent is laid out like its
+/// forward value (a program about to be sharded wants that).
+void addAutodiffPass(mlir::PassManager &pm, bool propagateFirst);
 
-/// Runs --shardc-autodiff on `module` when --autodiff was given; fails
-/// after a diagnostic.
-mlir::LogicalResult applyAutodiff(mlir::ModuleOp module);
+/// Runs addAutodiffPass's passes on `module` when --autodiff was given;
+/// fails after a diagnostic.
+mlir::LogicalResult applyAutodiff(mlir::ModuleOp module, bool propagateFirst);
 
 /// Adds propagation (and partitioning) to `pm`.
 void addShardingPipeline(mlir::PassManager &pm, bool partition, bool explain);
