@@ -38,7 +38,8 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
     is not partitioned (no `shardc.spmd`, no collectives); arguments and
     results are float tensors; every `wrt` name names an argument.
 
-    Example (`shardc-opt --shardc-autodiff='wrt=w'`):
+    Example (`shardc compile --autodiff`, which names values after their
+    source names; `%w` is the `shardc.param` argument):
 
     ```mlir
     shardc.mesh @mesh ["data"=2]
