@@ -76,6 +76,11 @@ LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError("'shardc.name' must be a non-empty string");
     return success();
   }
+  if (attr.getName().getValue() == getParamAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError("'shardc.param' is a unit attribute");
+    return success();
+  }
   if (attr.getName().getValue() != getShardingAttrName())
     return op->emitOpError()
            << "unknown shardc argument attribute '" << attr.getName() << "'";

@@ -18,11 +18,11 @@
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Transforms/Passes.h"
 #include "shardc/Transforms/Pipelines.h"
 #include "shardc/Transforms/SplitForwardBackward.h"
 
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -74,16 +74,9 @@ ArrayRef<int64_t> ShardedEngine::localDevices() const {
   return meshBackend->localDevices();
 }
 
-static LogicalResult runPipeline(ModuleOp module,
-                                 llvm::function_ref<void(OpPassManager &)> add,
-                                 StringRef textual = "") {
+static LogicalResult
+runPipeline(ModuleOp module, llvm::function_ref<void(OpPassManager &)> add) {
   PassManager pm(module->getContext(), ModuleOp::getOperationName());
-  if (!textual.empty()) {
-    std::string errors;
-    llvm::raw_string_ostream os(errors);
-    if (failed(parsePassPipeline(textual, pm, os)))
-      return emitError(module.getLoc()) << "bad pass pipeline: " << errors;
-  }
   add(pm);
   return pm.run(module);
 }
@@ -131,7 +124,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
   // Which arguments are parameters.
   llvm::StringMap<unsigned> argIndex;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    argIndex[getInputName(func, i)] = i;
+    argIndex[getArgumentName(func, i)] = i;
   llvm::SmallBitVector isParam(func.getNumArguments());
   if (!options.parameters.empty()) {
     for (const std::string &name : options.parameters) {
@@ -144,7 +137,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
     }
   } else {
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (func.getArgAttr(i, "shardc.param"))
+      if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
         isParam.set(i);
   }
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -156,18 +149,19 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
   // Training program first, from a copy of the pinned global one.
   std::vector<std::string> paramNames;
   for (unsigned i : impl->paramArgs)
-    paramNames.push_back(getInputName(func, i));
+    paramNames.push_back(getArgumentName(func, i));
   if (options.training && !paramNames.empty()) {
+    // Propagate before differentiating, so that each cotangent is laid out
+    // like its forward value (the autodiff pass copies the sharding); then
+    // shard the whole VJP program.
     impl->trainModule = module.clone();
-    std::string wrt =
-        "builtin.module(shardc-autodiff{wrt=" + llvm::join(paramNames, ",") +
-        "})";
-    if (failed(runPipeline(
-            *impl->trainModule,
-            [](OpPassManager &pm) {
-              addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
-            },
-            wrt)))
+    ShardcAutodiffOptions autodiff;
+    autodiff.wrt.assign(paramNames.begin(), paramNames.end());
+    if (failed(runPipeline(*impl->trainModule, [&](OpPassManager &pm) {
+          pm.addPass(createShardcPropagate());
+          pm.addPass(createShardcAutodiff(autodiff));
+          addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+        })))
       return failure();
     func::FuncOp vjp = getEntryFunction(*impl->trainModule);
     FailureOr<ForwardBackwardSplit> split =
@@ -188,11 +182,11 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
   // The inference program.
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     impl->args.push_back(
-        {getInputName(func, i),
+        {getArgumentName(func, i),
          llvm::to_vector(
              cast<RankedTensorType>(func.getArgumentTypes()[i]).getShape()),
          nullptr});
-  std::vector<std::string> outputNames = getOutputNames(func);
+  std::vector<std::string> outputNames = getResultNames(func);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     impl->results.push_back(
         {outputNames[i],

@@ -257,9 +257,15 @@ LogicalResult GraphExporter::exportInputs(func::FuncOp func,
     OrderedJson entry = {{"name", names[arg]},
                          {"shape", intList(type->getShape())},
                          {"dtype", dtypeName(type->getElementType()).str()}};
+    // "param" goes last, after the sharding, as the format lists it.
+    bool param = false;
     for (NamedAttribute attr : attrsOf(func.getArgAttrDict(i))) {
       if (attr.getName() == ShardcDialect::getNameAttrName())
         continue;
+      if (attr.getName() == ShardcDialect::getParamAttrName()) {
+        param = true;
+        continue;
+      }
       if (attr.getName() != ShardcDialect::getShardingAttrName())
         return func.emitError()
                << "attribute '" << attr.getName().getValue() << "' of " << what
@@ -268,6 +274,8 @@ LogicalResult GraphExporter::exportInputs(func::FuncOp func,
       if (failed(putSharding(func, attr.getValue(), entry)))
         return failure();
     }
+    if (param)
+      entry["param"] = true;
     inputs.push_back(std::move(entry));
   }
   graph["inputs"] = std::move(inputs);

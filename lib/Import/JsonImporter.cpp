@@ -213,6 +213,7 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
     Type type;
     Location loc;
     ShardingAttr sharding;
+    bool param;
   };
   SmallVector<Input> read;
   for (size_t i = 0, e = inputs->size(); i < e; ++i) {
@@ -220,9 +221,9 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
     FailureOr<std::string> name = readNamedEntry(entry, "inputs", i);
     if (failed(name))
       return failure();
-    if (failed(checkFields(entry,
-                           {"name", "shape", "dtype", "sharding", "partial"},
-                           {"name", "shape"})) ||
+    if (failed(checkFields(
+            entry, {"name", "shape", "dtype", "sharding", "partial", "param"},
+            {"name", "shape"})) ||
         failed(define(entry, *name, entry.path(), -1)))
       return failure();
     FailureOr<SmallVector<int64_t>> shape = readShape(entry.field("shape"));
@@ -239,8 +240,15 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
         (*sharding && failed(checkShardingFits(shardingField, *sharding, type,
                                                "input \"" + *name + "\""))))
       return failure();
+    bool param = false;
+    if (JVal paramField = entry.field("param"); paramField.present()) {
+      FailureOr<bool> flag = readBool(paramField);
+      if (failed(flag))
+        return failure();
+      param = *flag;
+    }
     Location loc = NameLoc::get(st.builder.getStringAttr(*name), entry.loc());
-    read.push_back({*name, type, loc, *sharding});
+    read.push_back({*name, type, loc, *sharding, param});
   }
 
   OpBuilder &b = st.builder;
@@ -261,6 +269,8 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
     attrs.append(ShardcDialect::getNameAttrName(), b.getStringAttr(input.name));
     if (input.sharding)
       attrs.append(ShardcDialect::getShardingAttrName(), input.sharding);
+    if (input.param)
+      attrs.append(ShardcDialect::getParamAttrName(), b.getUnitAttr());
     argAttrs.push_back(attrs.getDictionary(st.ctx));
   }
   func.setAllArgAttrs(argAttrs);

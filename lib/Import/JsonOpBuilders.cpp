@@ -78,6 +78,7 @@ static const OpSpec kOpSpecs[] = {
     {"sqrt", Kind::Unary, 1, {}, {}},
     {"rsqrt", Kind::Unary, 1, {}, {}},
     {"sigmoid", Kind::Unary, 1, {}, {}},
+    {"step", Kind::Unary, 1, {}, {}},
     {"add", Kind::Binary, 2, {}, {}},
     {"sub", Kind::Binary, 2, {}, {}},
     {"mul", Kind::Binary, 2, {}, {}},

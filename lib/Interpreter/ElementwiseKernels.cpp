@@ -46,6 +46,8 @@ LogicalResult shardc::detail::evalUnary(Operation *op, const Tensor &input,
       .Case([&](SqrtOp) { y = x.sqrt(); })
       .Case([&](RsqrtOp) { y = x.rsqrt(); })
       .Case([&](SigmoidOp) { y = x.logistic(); })
+      // 0 at 0 and for NaN: the comparison is false there.
+      .Case([&](StepOp) { y = (x > 0.0f).cast<float>(); })
       .Default([&](Operation *) { handled = false; });
   if (!handled)
     return op->emitError() << "'" << op->getName()

@@ -128,7 +128,7 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
   LogicalResult status =
       llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case<ReluOp, GeluOp, ExpOp, LogOp, NegOp, TanhOp, SqrtOp, RsqrtOp,
-                SigmoidOp>([&](Operation *unary) {
+                SigmoidOp, StepOp>([&](Operation *unary) {
             return shardc::detail::evalUnary(unary, in(0), result);
           })
           .Case<AddOp, SubOp, MulOp, DivOp, MaxOp>([&](Operation *binary) {

@@ -266,6 +266,24 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
   const FactorShardings *best = nullptr;
   double bestCost = std::numeric_limits<double>::infinity();
   MachineModel machine;
+  // A layout that leaves factors unsplit makes every device compute more:
+  // without this term, gathering a data-parallel backward's activations
+  // (to compute the whole weight gradient everywhere) looks cheaper than
+  // the all_reduce of the gradient an expert writes.
+  bool isContraction = rule.getNumOperands() == 2 &&
+                       llvm::any_of(rule.getFactors(), [](const Factor &f) {
+                         return f.kind == FactorKind::Reduction;
+                       });
+  auto computeSeconds = [&](const FactorShardings &fs) {
+    double work = isContraction ? 2 : 1;
+    for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+      int64_t shards = 1;
+      for (StringRef axis : fs.getFactorAxes(f))
+        shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
+      work *= double(rule.getFactor(f).size) / double(shards);
+    }
+    return work / machine.flopsPerSecond;
+  };
   for (const auto &view : views) {
     const FactorShardings &fs = choices.factors.get(rule, mesh, view);
     bool exact = true;
@@ -273,16 +291,19 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       exact &= fs.isExactFor(t);
     if (!exact)
       continue;
-    double cost = 0;
+    double commCost = 0;
     bool feasible = true;
     for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      // Moved into that layout already (for an earlier consumer): free.
+      if (moved.count({v, Attribute(fs.getOperandSharding(i))}))
+        continue;
       auto type = cast<RankedTensorType>(v.getType());
       FailureOr<ReshardPlan> plan =
           planReshard(current.lookup(v).second, fs.getOperandSharding(i), mesh,
                       type.getShape(), elementBytes(type));
       feasible &= succeeded(plan);
       if (succeeded(plan))
-        cost += plan->seconds(machine);
+        commCost += plan->seconds(machine);
     }
     for (auto [i, v] : llvm::enumerate(op->getResults())) {
       auto type = cast<RankedTensorType>(v.getType());
@@ -291,15 +312,16 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
           mesh, type.getShape(), elementBytes(type));
       feasible &= succeeded(plan);
       if (succeeded(plan))
-        cost += plan->seconds(machine);
+        commCost += plan->seconds(machine);
     }
+    double cost = commCost + computeSeconds(fs);
     if (feasible && cost < bestCost) {
       bestCost = cost;
       best = &fs;
     }
     // Nothing beats moving nothing: the usual case (an op whose operands
     // already sit in the layout its result wants) costs one candidate.
-    if (best && bestCost == 0)
+    if (best && commCost == 0 && feasible)
       break;
   }
   choices.insert(key, best);

@@ -32,8 +32,10 @@ func.func @tensor_ops(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding 
   %rs = shardc.rsqrt %s : tensor<16x128xf32>
   // CHECK: shardc.sigmoid
   %sg = shardc.sigmoid %rs : tensor<16x128xf32>
+  // CHECK: shardc.step
+  %st = shardc.step %sg : tensor<16x128xf32>
   // CHECK: shardc.add
-  %a = shardc.add %sg, %h : tensor<16x128xf32>
+  %a = shardc.add %st, %h : tensor<16x128xf32>
   // CHECK: shardc.sub
   %b = shardc.sub %a, %h : tensor<16x128xf32>
   // CHECK: shardc.mul

@@ -66,6 +66,10 @@ static cl::opt<bool>
 /// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
 /// returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
+  // The backward pass is derived on the global program, so that
+  // propagation and partitioning shard it with the forward pass.
+  shardc::addAutodiffPass(pm,
+                          /*propagateFirst=*/propagate || partition || explain);
   if (propagate || partition || explain)
     shardc::addShardingPipeline(pm, partition, explain);
   if (passPipeline.empty())

@@ -57,7 +57,7 @@ int shardc::runExecCommand() {
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
   if (failed(args))
     return 1;
-  std::vector<std::string> outputNames = getOutputNames(func);
+  std::vector<std::string> outputNames = getResultNames(func);
 
   // The reference: the unsharded program on the same inputs.
   OwningOpRef<ModuleOp> reference = module->clone();
@@ -70,7 +70,7 @@ int shardc::runExecCommand() {
   // the rest as forward's inputs.
   llvm::StringMap<unsigned> argIndex;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    argIndex[getInputName(func, i)] = i;
+    argIndex[getArgumentName(func, i)] = i;
   FailureOr<std::unique_ptr<ShardedEngine>> engine =
       ShardedEngine::compile(std::move(module), options);
   if (failed(engine))

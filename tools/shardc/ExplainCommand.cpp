@@ -33,7 +33,7 @@ namespace {
 /// Finds the value named `name` (an input or an op result).
 Value findValue(func::FuncOp func, StringRef name) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (shardc::getInputName(func, i) == name)
+    if (shardc::getArgumentName(func, i) == name)
       return func.getArgument(i);
   Value found;
   func.walk([&](Operation *op) {
@@ -202,7 +202,7 @@ int shardc::runExplainCommand() {
     while (moved.getDefiningOp() && isCollectiveOp(moved.getDefiningOp()))
       moved = moved.getDefiningOp()->getOperand(0);
     if (auto arg = dyn_cast<BlockArgument>(moved))
-      what = getInputName(spmdFunc, arg.getArgNumber());
+      what = getArgumentName(spmdFunc, arg.getArgNumber());
     else
       what = getNameFromLoc(moved.getDefiningOp()->getLoc()).str();
     llvm::outs() << "  " << op->getName().stripDialect() << " "

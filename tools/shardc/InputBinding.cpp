@@ -56,7 +56,7 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
   llvm::StringMap<unsigned> known;
   std::string knownList;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = getInputName(func, i);
+    std::string name = getArgumentName(func, i);
     known[name] = i;
     knownList += (i ? ", " : "") + name;
   }
@@ -69,7 +69,7 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
 
   SmallVector<Tensor> args;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = getInputName(func, i);
+    std::string name = getArgumentName(func, i);
     auto type = cast<RankedTensorType>(func.getArgument(i).getType());
     auto it = files.find(name);
     if (it == files.end()) {

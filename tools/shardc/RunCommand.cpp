@@ -26,7 +26,7 @@ int shardc::runRunCommand() {
   ToolSession session;
   func::FuncOp func;
   OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
-  if (!module)
+  if (!module || failed(applyAutodiff(*module, /*propagateFirst=*/false)))
     return 1;
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
   if (failed(args))
@@ -40,7 +40,7 @@ int shardc::runRunCommand() {
                  << "': " << ec.message() << "\n";
     return 1;
   }
-  std::vector<std::string> names = getOutputNames(func);
+  std::vector<std::string> names = getResultNames(func);
   for (auto [name, tensor] : llvm::zip(names, *results)) {
     SmallString<128> path(outDir.getValue());
     llvm::sys::path::append(path, name + ".npy");

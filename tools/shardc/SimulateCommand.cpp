@@ -83,6 +83,9 @@ int shardc::runSimulateCommand() {
                     "one is already partitioned\n";
     return 1;
   }
+  // Before the reference is cloned: both runs execute the backward program.
+  if (failed(applyAutodiff(*module, /*propagateFirst=*/true)))
+    return 1;
   FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
   if (failed(inputs))
     return 1;
@@ -96,7 +99,7 @@ int shardc::runSimulateCommand() {
 
   // Named from the global program: after partitioning, a returned value may
   // be a collective's result, which carries no user name.
-  std::vector<std::string> names = getOutputNames(func);
+  std::vector<std::string> names = getResultNames(func);
 
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);

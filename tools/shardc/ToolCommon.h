@@ -24,6 +24,20 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 mlir::FailureOr<llvm::SmallVector<Tensor>>
 gatherInputs(mlir::func::FuncOp func);
 
+/// True if --autodiff was given (compile, run and simulate take it).
+bool isAutodiffRequested();
+
+/// Adds --shardc-autodiff to `pm` when --autodiff was given, with the
+/// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
+/// shardc.param inputs, else all). With `propagateFirst`, sharding
+/// propagation runs before it, so that every cotangent is laid out like its
+/// forward value (a program about to be sharded wants that).
+void addAutodiffPass(mlir::PassManager &pm, bool propagateFirst);
+
+/// Runs addAutodiffPass's passes on `module` when --autodiff was given;
+/// fails after a diagnostic.
+mlir::LogicalResult applyAutodiff(mlir::ModuleOp module, bool propagateFirst);
+
 /// Subcommand entry points; each returns the process exit code.
 int runCompileCommand();
 int runRunCommand();

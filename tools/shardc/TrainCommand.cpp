@@ -18,9 +18,9 @@
 #include "shardc/Engine/Optimizer.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -38,10 +38,10 @@ static shardc::BackendOptions trainBackend(shardc::trainCommand);
 static cl::opt<unsigned> steps("steps", cl::desc("Optimizer steps"),
                                cl::init(50), cl::sub(shardc::trainCommand));
 static cl::opt<std::string> optimizerName("optimizer", cl::desc("sgd or adam"),
-                                          cl::init("sgd"),
+                                          cl::init("adam"),
                                           cl::sub(shardc::trainCommand));
 static cl::opt<float> learningRate("lr", cl::desc("Learning rate"),
-                                   cl::init(0.05f),
+                                   cl::init(0.01f),
                                    cl::sub(shardc::trainCommand));
 static cl::list<std::string>
     paramList("params",
@@ -111,13 +111,9 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                const shardc::OptimizerOptions &optimizer, unsigned numSteps,
                std::vector<float> &losses) {
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
-  std::string pipeline =
-      "builtin.module(shardc-autodiff{wrt=" + llvm::join(paramNames, ",") +
-      "})";
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  if (failed(parsePassPipeline(pipeline, pm, os)))
-    return emitError(global.getLoc()) << errors;
+  shardc::ShardcAutodiffOptions autodiff;
+  autodiff.wrt.assign(paramNames.begin(), paramNames.end());
+  pm.addPass(shardc::createShardcAutodiff(autodiff));
   if (failed(pm.run(global)))
     return failure();
   func::FuncOp vjp = shardc::getEntryFunction(global);
@@ -144,6 +140,10 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
         shardc::interpretFunction(vjp, call);
     if (failed(results))
       return failure();
+    if (results->size() != numOutputs + paramNames.size())
+      return vjp.emitError()
+             << "the backward program returns " << results->size()
+             << " values, expected " << numOutputs + paramNames.size();
     losses.push_back((*results)[0].data()[0]);
     std::vector<std::vector<Tensor *>> blocks(1);
     std::vector<std::vector<const Tensor *>> grads(1);
@@ -189,7 +189,7 @@ int shardc::runTrainCommand() {
   std::vector<std::string> argNames;
   llvm::StringMap<unsigned> argIndex;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    argNames.push_back(getInputName(func, i));
+    argNames.push_back(getArgumentName(func, i));
     argIndex[argNames.back()] = i;
   }
   OwningOpRef<ModuleOp> global = module->clone();

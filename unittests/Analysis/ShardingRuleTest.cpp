@@ -48,7 +48,7 @@ protected:
 
 TEST_F(ShardingRuleTest, UnaryElementwise) {
   for (StringRef op : {"relu", "gelu", "exp", "log", "neg", "tanh", "sqrt",
-                       "rsqrt", "sigmoid"}) {
+                       "rsqrt", "sigmoid", "step"}) {
     std::string body = ("%0 = shardc." + op + " %a : tensor<16x64xf32>").str();
     EXPECT_EQ(ruleOf("%a: tensor<16x64xf32>", body),
               "([f0, f1]) -> ([f0, f1]) {f0=16, f1=64}")

@@ -4,6 +4,7 @@
 
 #include "shardc/Interpreter/Kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -218,6 +219,7 @@ TEST_F(KernelsTest, UnaryOps) {
       {"sqrt", [](double x) { return std::sqrt(x); }, 0, 10},
       {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, 0.01f, 10},
       {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -10, 10},
+      {"step", [](double x) { return x > 0 ? 1.0 : 0.0; }, -2, 2},
   };
   for (const UnaryCase &c : cases) {
     Tensor x = randomIn({7, 13}, c.op, c.lo, c.hi);
@@ -229,6 +231,18 @@ TEST_F(KernelsTest, UnaryOps) {
         {7, 13});
     expectClose(r, expected, 2e-5f, 2e-6f, c.op);
   }
+}
+
+// The documented edges of step: 0 at 0 (either sign) and for NaN, so that
+// relu'(0) = 0.
+TEST_F(KernelsTest, StepEdges) {
+  Tensor x = randomIn({6}, "step");
+  const float in[] = {0.0f, -0.0f, std::nanf(""), 1e-30f, -1e-30f, INFINITY};
+  const float want[] = {0, 0, 0, 1, 0, 1};
+  std::copy(std::begin(in), std::end(in), x.data());
+  Tensor r = mustEval({&x}, "shardc.step %a : tensor<6xf32>", {6});
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(r.data()[i], want[i]) << "step(" << in[i] << ")";
 }
 
 TEST_F(KernelsTest, BinaryOps) {

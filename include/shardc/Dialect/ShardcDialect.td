@@ -21,7 +21,9 @@ def Shardc_Dialect : Dialect {
 
     * function arguments and results, as the argument/result attribute
       `shardc.sharding` (an argument may also carry `shardc.name`, the name
-      users bind inputs by, e.g. `--inputs x=x.npy`);
+      users bind inputs by, e.g. `--inputs x=x.npy`, and the unit attribute
+      `shardc.param`, marking a trainable parameter that `--shardc-autodiff`
+      differentiates by default);
     * operation results, as the discardable attribute `shardc.sharding`;
     * explicitly, by `shardc.sharding_constraint`.
 
@@ -50,6 +52,11 @@ def Shardc_Dialect : Dialect {
     /// Name of the argument attribute that carries an input's name.
     static constexpr ::llvm::StringLiteral getNameAttrName() {
       return ::llvm::StringLiteral("shardc.name");
+    }
+    /// Name of the unit argument attribute marking a trainable parameter:
+    /// what --shardc-autodiff differentiates by default.
+    static constexpr ::llvm::StringLiteral getParamAttrName() {
+      return ::llvm::StringLiteral("shardc.param");
     }
     /// Name of the unit attribute marking a partitioned (per-device) function.
     static constexpr ::llvm::StringLiteral getSpmdAttrName() {

@@ -6,6 +6,7 @@
 include "shardc/Dialect/ShardcDialect.td"
 include "shardc/Dialect/ShardcAttrs.td"
 include "shardc/Dialect/ShardingRuleInterface.td"
+include "shardc/Dialect/DifferentiableOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -54,7 +55,8 @@ def Shardc_MeshOp : Shardc_Op<"mesh", [Symbol]> {
 
 class Shardc_UnaryElementwiseOp<string mnemonic, string formula>
     : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
-        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Applies `}] # formula # [{` to every element. The result has the operand's
@@ -81,10 +83,29 @@ def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)">;
 def Shardc_SqrtOp : Shardc_UnaryElementwiseOp<"sqrt", "sqrt(x)">;
 def Shardc_RsqrtOp : Shardc_UnaryElementwiseOp<"rsqrt", "1/sqrt(x)">;
 def Shardc_SigmoidOp : Shardc_UnaryElementwiseOp<"sigmoid", "1/(1+e^-x)">;
+def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0"> {
+  let description = [{
+    The Heaviside step: 1 where the element is greater than 0, else 0. At 0
+    itself the result is 0, and a NaN gives 0 (the comparison is false). The
+    result has the operand's type.
+
+    Gradient rules build their masks from it: `relu'(x)` is `step(x)` (so
+    `relu'(0) = 0`, as in JAX and PyTorch), and `max(a, b)` routes its
+    cotangent with `step(a - b)` and `step(b - a)`. Its own derivative is 0
+    almost everywhere, and that is its gradient.
+
+    ```mlir
+    %m = shardc.step %h : tensor<16x128xf32>
+    ```
+
+    Constraints: operand and result types are identical.
+  }];
+}
 
 class Shardc_BinaryElementwiseOp<string mnemonic, string formula>
     : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
-        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Computes `}] # formula # [{` element by element. Both operands and the
@@ -109,7 +130,8 @@ def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs">;
 def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)">;
 
 def Shardc_MatmulOp : Shardc_Op<"matmul",
-    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Matrix product, optionally batched over equal leading dims.";
   let description = [{
     `result[b..., i, j] = sum_k lhs[b..., i, k] * rhs[b..., k, j]`.
@@ -130,7 +152,8 @@ def Shardc_MatmulOp : Shardc_Op<"matmul",
 }
 
 def Shardc_DotGeneralOp : Shardc_Op<"dot_general",
-    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "General tensor contraction with batch and contracting dims (einsum-like).";
   let description = [{
     Contracts `lhs` and `rhs` over the paired contracting dimensions, with the
@@ -165,7 +188,8 @@ def Shardc_DotGeneralOp : Shardc_Op<"dot_general",
 
 class Shardc_ReduceOp<string mnemonic, string kind>
     : Shardc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
-        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Reduces (" # kind # ") over the listed dimensions, dropping them.";
   let description = [{
     Combines the elements along each dimension in `dims` with `}] # kind # [{`;
@@ -186,7 +210,8 @@ def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum">;
 def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max">;
 
 def Shardc_TransposeOp : Shardc_Op<"transpose",
-    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Permutes dimensions: result dim i is operand dim permutation[i].";
   let description = [{
     ```mlir
@@ -202,7 +227,8 @@ def Shardc_TransposeOp : Shardc_Op<"transpose",
 }
 
 def Shardc_ReshapeOp : Shardc_Op<"reshape",
-    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Reinterprets the row-major elements with a new shape.";
   let description = [{
     ```mlir
@@ -218,7 +244,8 @@ def Shardc_ReshapeOp : Shardc_Op<"reshape",
 }
 
 def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim",
-    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Broadcasts to a larger shape; operand dim i becomes result dim dims[i].";
   let description = [{
     `result[r] = input[r[dims[0]], ..., r[dims[n-1]]]`, where an operand dim of
@@ -242,7 +269,8 @@ def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim",
 
 def Shardc_ConstantOp : Shardc_Op<"constant",
     [ConstantLike, Pure, AllTypesMatch<["value", "result"]>,
-     DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+     DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "A tensor constant.";
   let description = [{
     ```mlir
@@ -261,7 +289,8 @@ def Shardc_ConstantOp : Shardc_Op<"constant",
 }
 
 def Shardc_ShardingConstraintOp : Shardc_Op<"sharding_constraint",
-    [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>]> {
+    [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
   let summary = "Pins the sharding of a value (like jax.lax.with_sharding_constraint).";
   let description = [{
     Returns its operand unchanged, and states that the result must have the

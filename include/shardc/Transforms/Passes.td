@@ -5,6 +5,73 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Rewrites each function into its vector-Jacobian product (reverse mode).";
+  let description = [{
+    Rewrites every function `@f(args...) -> (results...)` in place into
+
+    ```
+    @f(args..., <one cotangent per result>) -> (results..., <one gradient per differentiated arg>)
+    ```
+
+    the seed's `forward` followed by `backward(grads)`: given the cotangent
+    `dL/dresult` of every result, it returns the forward results and
+    `dL/darg` for every differentiated argument. It runs on the global
+    (unpartitioned) program, so that `--shardc-propagate` and
+    `--shardc-partition` then shard the backward pass like the forward one.
+
+    * Differentiated arguments: those named by `wrt` (their `shardc.name`);
+      without `wrt`, those marked `shardc.param`; without either, all.
+    * Names: the cotangent of result `z` is the argument `z.grad`; the
+      gradient of argument `w0` is the result `w0.grad` (so
+      `shardc run --out-dir` writes `w0.grad.npy`). The op computing the
+      cotangent of a named value `h` is named `h.grad`.
+    * Shardings: a cotangent argument gets its result's `shardc.sharding`,
+      a gradient result its argument's (without `partial`).
+    * Each op's cotangents come from its gradient rule
+      (`DifferentiableOpInterface`). The cotangents of a value used several
+      times are added up; an argument with no path to the results gets a
+      zero gradient (a constant). Only what the requested gradients need is
+      built.
+
+    Constraints: every op of the function has a gradient rule; the function
+    is not partitioned (no `shardc.spmd`, no collectives); arguments and
+    results are float tensors; every `wrt` name names an argument.
+
+    Example (`shardc compile --autodiff`, which names values after their
+    source names; `%w` is the `shardc.param` argument):
+
+    ```mlir
+    shardc.mesh @mesh ["data"=2]
+    func.func @main(%x: tensor<4x8xf32> {shardc.name = "x"},
+                    %w: tensor<8x2xf32> {shardc.name = "w", shardc.param})
+        -> tensor<4x2xf32> {
+      %y = shardc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+      return %y : tensor<4x2xf32>
+    }
+    ```
+
+    becomes
+
+    ```
+    func.func @main(%arg0: tensor<4x8xf32> {shardc.name = "x"},
+                    %arg1: tensor<8x2xf32> {shardc.name = "w", shardc.param},
+                    %arg2: tensor<4x2xf32> {shardc.name = "y.grad"})
+        -> (tensor<4x2xf32>, tensor<8x2xf32>) {
+      %y = shardc.matmul %arg0, %arg1 : ...
+      %w.grad = shardc.dot_general %arg0, %arg2 batch = [] x [], contract = [0] x [0] : ...
+      return %y, %w.grad : tensor<4x2xf32>, tensor<8x2xf32>
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"wrt", "wrt", "std::string",
+               "Names (shardc.name) of the arguments to differentiate; "
+               "default: the shardc.param ones, else all">,
+  ];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 def ShardcPropagate : Pass<"shardc-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value a sharding, starting from the annotated ones.";
   let description = [{
