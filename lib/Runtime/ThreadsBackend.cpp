@@ -10,6 +10,8 @@
 #include "shardc/Interpreter/Interpreter.h"
 
 #include <algorithm>
+#include <malloc.h>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
@@ -24,6 +26,18 @@ int shardc::resolveBlasThreads(const ThreadsOptions &options,
   int64_t cores = std::max(1u, std::thread::hardware_concurrency());
   return static_cast<int>(
       std::max<int64_t>(1, cores / std::max<int64_t>(1, numDevices)));
+}
+
+/// See ThreadsOptions::retainFreedMemory.
+static void retainFreedMemory() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    // Buffers freed by one device thread are then reusable by all, and
+    // never sit in a per-thread arena that returns them to the system.
+    mallopt(M_ARENA_MAX, 1);
+  });
 }
 
 namespace {
@@ -159,6 +173,9 @@ shardc::createThreadsBackend(MeshOp mesh, const ThreadsOptions &options) {
                    "negative");
     return nullptr;
   }
+  // Before the pool starts, so that its threads share the one arena.
+  if (options.retainFreedMemory)
+    retainFreedMemory();
   return std::make_unique<ThreadsBackend>(mesh->getContext(),
                                           topology->numDevices(), options);
 }
@@ -171,6 +188,8 @@ shardc::runOnThreads(MLIRContext &context, int64_t numDevices,
   if (numDevices < 1)
     return emitError(where)
            << "runOnThreads needs at least one device, got " << numDevices;
+  if (options.retainFreedMemory)
+    retainFreedMemory();
   DevicePool pool(numDevices);
   return runOnPool(
       pool, &context, options,

@@ -40,6 +40,13 @@ struct ThreadsOptions {
   /// as the other devices are still running. Tests set it so that a bug
   /// fails instead of hanging.
   double timeoutSeconds = 0;
+  /// Keep freed tensor buffers in the process heap for reuse instead of
+  /// returning them to the system (glibc mallopt: mmap threshold at its
+  /// 32 MiB maximum, trim threshold 1 GiB, one arena). A training step frees
+  /// and reallocates the same 16 MiB activations every step; fresh pages cost
+  /// a page fault each (about half the page faults of a step). Process-wide,
+  /// applied once by the first backend or runOnThreads that asks for it.
+  bool retainFreedMemory = true;
   /// Byte budget of every tensor a device computes.
   uint64_t maxTensorBytes = defaultMaxTensorBytes();
 };
