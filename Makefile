@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps configure build demo test bench docs clean
+.PHONY: deps configure build demo test bench bench-train docs clean
 
 deps:
 	@scripts/install-deps.sh
@@ -32,6 +32,11 @@ test: build
 # Compile-time benchmark against upstream MLIR's shard dialect (bench/README.md).
 bench: build
 	python3 bench/compile_bench.py --shardc $(SHARDC)
+
+# Training-step benchmark: the threads backend against NumPy and PyTorch
+# (bench/README.md).
+bench-train: build
+	python3 bench/train_bench.py
 
 # Refresh the references generated from ODS (checked by a test).
 docs: build

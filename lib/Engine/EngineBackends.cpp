@@ -4,6 +4,7 @@
 
 #include "shardc/Runtime/MpiBackend.h"
 #include "shardc/Runtime/SimBackend.h"
+#include "shardc/Runtime/ThreadsBackend.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -24,10 +25,14 @@ shardc::createEngineBackend(MeshOp mesh, const EngineOptions &options) {
       return failure();
     return std::unique_ptr<MeshBackend>(std::move(*mpi));
   }
-  case BackendKind::Threads:
-    break;
+  case BackendKind::Threads: {
+    ThreadsOptions threads;
+    threads.blasThreadsPerDevice = options.blasThreadsPerDevice;
+    std::unique_ptr<MeshBackend> backend = createThreadsBackend(mesh, threads);
+    if (!backend)
+      return failure();
+    return backend;
   }
-  return mesh.emitError() << "backend '"
-                          << stringifyBackendKind(options.backend)
-                          << "' is not available yet";
+  }
+  return mesh.emitError() << "unknown backend";
 }

@@ -117,8 +117,14 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
       checkF32Tensor(op, op->getResult(0).getType(), "result");
   if (failed(resultType))
     return failure();
+  // Every kernel but the reductions (which accumulate into zeros) writes
+  // each element of its result, so those skip the zero fill.
+  bool accumulates = isa<ReduceSumOp, ReduceMaxOp>(op);
   llvm::Expected<Tensor> allocated =
-      Tensor::allocate(resultType->getShape(), DType::F32, maxTensorBytes);
+      accumulates
+          ? Tensor::allocate(resultType->getShape(), DType::F32, maxTensorBytes)
+          : Tensor::allocateUninitialized(resultType->getShape(), DType::F32,
+                                          maxTensorBytes);
   if (!allocated)
     return op->emitError() << "result of '" << op->getName()
                            << "': " << llvm::toString(allocated.takeError());

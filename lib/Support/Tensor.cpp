@@ -139,28 +139,43 @@ Tensor &Tensor::operator=(Tensor &&other) noexcept {
   return *this;
 }
 
-llvm::Expected<Tensor> Tensor::allocate(ArrayRef<int64_t> shape, DType dtype,
-                                        uint64_t maxBytes) {
+llvm::Expected<Tensor> Tensor::allocateImpl(ArrayRef<int64_t> shape,
+                                            DType dtype, uint64_t maxBytes,
+                                            bool zero) {
   if (llvm::Error err = checkTensorFits(shape, maxBytes))
     return std::move(err);
-  Tensor t;
-  t.shape_.assign(shape.begin(), shape.end());
-  t.numElements_ = *checkedNumElements(shape);
-  t.dtype_ = dtype;
-  if (t.numElements_ > 0) {
+  int64_t count = *checkedNumElements(shape);
+  float *p = nullptr;
+  if (count > 0) {
     // calloc: large buffers come straight from the kernel as zero pages, so
     // zero-filling costs nothing until a page is touched.
-    auto *p = static_cast<float *>(
-        std::calloc(static_cast<size_t>(t.numElements_), sizeof(float)));
+    p = static_cast<float *>(
+        zero ? std::calloc(static_cast<size_t>(count), sizeof(float))
+             : std::malloc(static_cast<size_t>(count) * sizeof(float)));
     if (!p)
       return makeError("out of memory: cannot allocate " +
-                       llvm::Twine(t.byteSize()) +
+                       llvm::Twine(uint64_t(count) * sizeof(float)) +
                        " bytes for a tensor of "
                        "shape " +
                        formatShape(shape));
-    t.data_.reset(p);
   }
+  Tensor t;
+  t.shape_.assign(shape.begin(), shape.end());
+  t.numElements_ = count;
+  t.dtype_ = dtype;
+  t.data_.reset(p);
   return std::move(t);
+}
+
+llvm::Expected<Tensor> Tensor::allocate(ArrayRef<int64_t> shape, DType dtype,
+                                        uint64_t maxBytes) {
+  return allocateImpl(shape, dtype, maxBytes, /*zero=*/true);
+}
+
+llvm::Expected<Tensor> Tensor::allocateUninitialized(ArrayRef<int64_t> shape,
+                                                     DType dtype,
+                                                     uint64_t maxBytes) {
+  return allocateImpl(shape, dtype, maxBytes, /*zero=*/false);
 }
 
 llvm::Expected<Tensor> Tensor::fromValues(ArrayRef<int64_t> shape,
@@ -185,8 +200,8 @@ Tensor Tensor::scalar(float value) {
 }
 
 Tensor Tensor::clone() const {
-  llvm::Expected<Tensor> copy =
-      allocate(shape_, dtype_, std::numeric_limits<uint64_t>::max());
+  llvm::Expected<Tensor> copy = allocateUninitialized(
+      shape_, dtype_, std::numeric_limits<uint64_t>::max());
   if (!copy) {
     llvm::consumeError(copy.takeError());
     llvm::report_bad_alloc_error("shardc: out of memory cloning a tensor");

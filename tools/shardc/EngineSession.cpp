@@ -18,9 +18,9 @@ BackendOptions::BackendOptions(cl::SubCommand &sub)
                            "cores / devices)"),
                   cl::init(0), cl::sub(sub)) {}
 
-mlir::LogicalResult
-BackendOptions::apply(EngineOptions &options,
-                      std::optional<MpiEnvironment> &mpi) const {
+mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
+                                          std::optional<MpiEnvironment> &mpi,
+                                          mlir::MLIRContext &context) const {
   std::optional<BackendKind> kind = parseBackendKind(backend);
   if (!kind) {
     llvm::errs() << "shardc: error: unknown --backend '" << backend
@@ -33,6 +33,10 @@ BackendOptions::apply(EngineOptions &options,
   }
   options.backend = *kind;
   options.blasThreadsPerDevice = blasThreads;
+  // Device threads read the IR and may build types or attributes while
+  // reporting an error, which a single-threaded context does not guard.
+  if (*kind == BackendKind::Threads)
+    context.enableMultithreading();
   if (*kind == BackendKind::Mpi) {
     // mpirun passes what MPI needs in the environment; the command line
     // was parsed already.

@@ -24,9 +24,11 @@ public:
   explicit BackendOptions(llvm::cl::SubCommand &sub);
   /// Fills `options` from the command line; reports an unknown backend.
   /// For `mpi`, also joins the MPI job: `mpi` then holds it, and must
-  /// outlive every engine (MPI is finalized when it is destroyed).
+  /// outlive every engine (MPI is finalized when it is destroyed). For
+  /// `threads`, lets `context` be used from the device threads.
   mlir::LogicalResult apply(EngineOptions &options,
-                            std::optional<MpiEnvironment> &mpi) const;
+                            std::optional<MpiEnvironment> &mpi,
+                            mlir::MLIRContext &context) const;
 
 private:
   llvm::cl::opt<std::string> backend;

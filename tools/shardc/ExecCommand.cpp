@@ -46,7 +46,7 @@ int shardc::runExecCommand() {
     return 1;
   EngineOptions options;
   std::optional<MpiEnvironment> mpi; // outlives the engine
-  if (failed(backendOptions.apply(options, mpi)))
+  if (failed(backendOptions.apply(options, mpi, session.getContext())))
     return 1;
   options.training = false;
   if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {

@@ -74,6 +74,14 @@ public:
   allocate(llvm::ArrayRef<int64_t> shape, DType dtype = DType::F32,
            uint64_t maxBytes = defaultMaxTensorBytes());
 
+  /// allocate() without the zero fill, for a kernel that writes every
+  /// element: a reused heap buffer then costs no extra pass (calloc must
+  /// clear it), which is a few percent of a training step. The contents are
+  /// unspecified until written.
+  static llvm::Expected<Tensor>
+  allocateUninitialized(llvm::ArrayRef<int64_t> shape, DType dtype = DType::F32,
+                        uint64_t maxBytes = defaultMaxTensorBytes());
+
   /// A tensor holding a copy of `values`, whose count must match `shape`.
   static llvm::Expected<Tensor> fromValues(llvm::ArrayRef<int64_t> shape,
                                            llvm::ArrayRef<float> values,
@@ -121,6 +129,11 @@ public:
   std::string describe() const;
 
 private:
+  /// allocate() (`zero`) or allocateUninitialized().
+  static llvm::Expected<Tensor> allocateImpl(llvm::ArrayRef<int64_t> shape,
+                                             DType dtype, uint64_t maxBytes,
+                                             bool zero);
+
   struct FreeDeleter {
     void operator()(float *p) const { std::free(p); }
   };

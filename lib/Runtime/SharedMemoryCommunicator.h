@@ -1,0 +1,198 @@
+//===- SharedMemoryCommunicator.h - devices as threads ----------*- C++ -*-===//
+//
+// Private to lib/Runtime. The state the device threads of one run share
+// (rendezvous per collective group, the barrier, a FIFO queue per ordered
+// pair of devices, the abort state) and the Communicator each device talks
+// through. One SharedMemoryWorld lives for one run: after an abort its
+// half-finished rendezvous are simply dropped with it.
+//
+// Collectives are two-phase: members post a pointer to their tensor and wait
+// until the whole group has posted; each then computes its own result from
+// the others' buffers (read-only, combined in group-index order), and waits
+// until every member has finished reading before it returns, so no buffer is
+// freed while another thread reads it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_LIB_RUNTIME_SHAREDMEMORYCOMMUNICATOR_H
+#define SHARDC_LIB_RUNTIME_SHAREDMEMORYCOMMUNICATOR_H
+
+#include "shardc/Interpreter/Communicator.h"
+#include "shardc/Runtime/ThreadsBackend.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::detail {
+
+/// What a collective call is, compared across the members of a group: they
+/// must all make the same call.
+struct CollectiveCall {
+  std::string kind; // "all_gather", ...
+  std::vector<int64_t> group;
+  int64_t dim = -1, concatDim = -1;
+  int reduction = -1;
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  std::vector<int64_t> shape;
+
+  bool operator==(const CollectiveCall &o) const {
+    return kind == o.kind && group == o.group && dim == o.dim &&
+           concatDim == o.concatDim && reduction == o.reduction &&
+           pairs == o.pairs && shape == o.shape;
+  }
+  /// "all_reduce over devices [0, 1] of [4, 8]".
+  std::string describe() const;
+};
+
+class SharedMemoryWorld {
+public:
+  SharedMemoryWorld(mlir::MLIRContext *context, int64_t numDevices,
+                    const ThreadsOptions &options);
+
+  int64_t numDevices() const { return deviceCount; }
+  mlir::MLIRContext *getContext() const { return context; }
+  uint64_t maxTensorBytes() const { return options.maxTensorBytes; }
+
+  /// Device `device`'s program has returned; if it `failed`, the run aborts
+  /// (the first failing device is remembered). Wakes every waiter.
+  void finish(int64_t device, bool failed);
+  /// The device that failed first, if any did.
+  std::optional<int64_t> firstFailure();
+
+  /// The shared-memory operations; each fails with a reason (and aborts
+  /// the run, blaming `device` unless another device failed first).
+  mlir::LogicalResult barrier(int64_t device, std::string &why);
+  mlir::LogicalResult send(int64_t device, int64_t dest, Tensor tensor,
+                           std::string &why);
+  mlir::FailureOr<Tensor> receive(int64_t device, int64_t src,
+                                  std::string &why);
+  /// Runs one collective: posts `local`, waits for the group, lets
+  /// `compute(inputs)` build this device's result from the group's tensors
+  /// (in group-index order), waits until the group is done reading.
+  mlir::FailureOr<Tensor> collective(
+      int64_t device, const CollectiveCall &call, const Tensor &local,
+      llvm::function_ref<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
+                                                int64_t groupIndex)>
+          compute,
+      std::string &why);
+
+  /// Aborts the run on behalf of `device` (if nobody failed before).
+  void abort(int64_t device);
+
+private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  /// One rendezvous point per group (keyed by its sorted device set).
+  struct Rendezvous {
+    std::optional<CollectiveCall> call;
+    std::vector<const Tensor *> inputs;
+    int64_t arrived = 0, done = 0;
+    uint64_t generation = 0;
+  };
+  /// A blocked device: what it waits for and whether that has happened.
+  struct Waiter {
+    std::string what;
+    std::function<bool()> ready;
+  };
+
+  void abortLocked(int64_t device);
+  /// Blocks `device` until `ready()`; fails with a reason when the run is
+  /// aborted, `broken()` names a reason the wait can never end, the
+  /// timeout passes, or every device still running waits (a deadlock).
+  mlir::LogicalResult waitFor(Lock &lock, int64_t device,
+                              const std::string &what,
+                              const std::function<bool()> &ready,
+                              llvm::function_ref<std::string()> broken,
+                              std::string &why);
+  /// A reason the run can no longer progress: every unfinished device is
+  /// blocked on something that has not happened. Empty if it can.
+  std::string findDeadlock();
+  std::string abortReason() const;
+  /// "stopped in <what>: device N failed".
+  std::string stopped(const std::string &what) const;
+  std::string describeFinished(llvm::ArrayRef<int64_t> devices) const;
+
+  mlir::MLIRContext *context;
+  int64_t deviceCount;
+  ThreadsOptions options;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool aborted = false;
+  std::optional<int64_t> failedFirst;
+  std::vector<bool> finished;
+  std::vector<std::optional<Waiter>> waiting;
+  int64_t barrierArrived = 0;
+  uint64_t barrierGeneration = 0;
+  std::vector<std::deque<Tensor>> queues; // [src * n + dest]
+  std::map<std::vector<int64_t>, Rendezvous> rendezvous;
+};
+
+/// One device's view of a SharedMemoryWorld.
+class SharedMemoryCommunicator : public Communicator {
+public:
+  SharedMemoryCommunicator(SharedMemoryWorld &world, int64_t device)
+      : world(&world), device(device) {}
+
+  int64_t deviceId() const override { return device; }
+  int64_t numDevices() const override { return world->numDevices(); }
+
+  mlir::LogicalResult barrier() override;
+  mlir::LogicalResult send(int64_t dest, const Tensor &tensor) override;
+  mlir::FailureOr<Tensor> receive(int64_t src) override;
+  std::future<mlir::LogicalResult> sendAsync(int64_t dest,
+                                             Tensor tensor) override;
+
+  mlir::FailureOr<Tensor> allGather(const Tensor &local,
+                                    llvm::ArrayRef<int64_t> group,
+                                    int64_t dim) override;
+  mlir::FailureOr<Tensor> allReduce(const Tensor &local,
+                                    llvm::ArrayRef<int64_t> group,
+                                    ReductionKind kind) override;
+  mlir::FailureOr<Tensor> reduceScatter(const Tensor &local,
+                                        llvm::ArrayRef<int64_t> group,
+                                        int64_t dim,
+                                        ReductionKind kind) override;
+  mlir::FailureOr<Tensor> allToAll(const Tensor &local,
+                                   llvm::ArrayRef<int64_t> group,
+                                   int64_t splitDim,
+                                   int64_t concatDim) override;
+  mlir::FailureOr<Tensor>
+  collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
+                    llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) override;
+  using Communicator::allGather;
+  using Communicator::allReduce;
+  using Communicator::allToAll;
+  using Communicator::reduceScatter;
+
+private:
+  /// Emits `message` as an error and aborts the run.
+  mlir::LogicalResult fail(const llvm::Twine &message);
+  /// Checks `group` (this device in it, ids in range, no repeats) and
+  /// `dim`s of `local`; fills `call`.
+  mlir::LogicalResult prepare(llvm::StringRef kind, const Tensor &local,
+                              llvm::ArrayRef<int64_t> group,
+                              CollectiveCall &call);
+  mlir::LogicalResult checkDim(const CollectiveCall &call, llvm::StringRef what,
+                               int64_t dim, int64_t rank, int64_t size,
+                               int64_t parts);
+  mlir::FailureOr<Tensor>
+  run(const CollectiveCall &call, const Tensor &local,
+      llvm::function_ref<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
+                                                int64_t)>
+          compute);
+
+  SharedMemoryWorld *world;
+  int64_t device;
+};
+
+} // namespace shardc::detail
+
+#endif // SHARDC_LIB_RUNTIME_SHAREDMEMORYCOMMUNICATOR_H
