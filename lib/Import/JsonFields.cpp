@@ -4,6 +4,7 @@
 
 #include "shardc/Dialect/ShardingVerifier.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <nlohmann/json.hpp>
@@ -387,8 +388,9 @@ FailureOr<Type> shardc::jsonimport::readDtype(const JVal &v) {
 }
 
 /// Checks that `axis` names a mesh axis not used yet in this sharding.
-static LogicalResult checkShardingAxis(const JVal &at, const std::string &axis,
-                                       llvm::StringSet<> &used) {
+static LogicalResult
+checkShardingAxis(const JVal &at, StringRef axis,
+                  llvm::SmallDenseSet<StringRef, 4> &used) {
   const MeshInfo &mesh = at.state().mesh;
   if (mesh.axisSize(axis) < 0) {
     SmallVector<StringRef> names(mesh.axes.begin(), mesh.axes.end());
@@ -402,63 +404,66 @@ static LogicalResult checkShardingAxis(const JVal &at, const std::string &axis,
   return success();
 }
 
+/// readNameList, appending to `out` strings that point into the document.
+static LogicalResult readNamesInto(const JVal &v,
+                                   SmallVectorImpl<StringRef> &out) {
+  if (!v->is_array())
+    return v.error() << "must be a list of names, got " << describe(v.get());
+  for (size_t i = 0, e = v->size(); i < e; ++i) {
+    JVal name = v.at(i);
+    if (failed(readName(name)))
+      return failure();
+    out.push_back(name->getString());
+  }
+  return success();
+}
+
 FailureOr<ShardingAttr> shardc::jsonimport::readSharding(const JVal &sharding,
                                                          const JVal &partial) {
   if (!sharding.present()) {
+    if (!partial.present())
+      return ShardingAttr();
     // Named after the field actually missing ("sharding" or, on a
     // constraint, "result_sharding").
     std::string path = sharding.path();
-    StringRef field = StringRef(path).rsplit('.').second;
-    if (partial.present())
-      return partial.error() << "needs a \"" << field
-                             << "\" next to it (write null for each "
-                                "replicated dimension)";
-    return ShardingAttr();
+    return partial.error() << "needs a \"" << StringRef(path).rsplit('.').second
+                           << "\" next to it (write null for each "
+                              "replicated dimension)";
   }
   if (!sharding->is_array())
     return sharding.error()
            << "must be a list with one entry per dimension (null, an axis "
               "name, or a list of axis names), got "
            << describe(sharding.get());
-  llvm::StringSet<> used;
-  // The attribute builder takes StringRefs; `storage` owns the strings.
-  std::vector<std::vector<std::string>> storage;
-  for (size_t d = 0, e = sharding->size(); d < e; ++d) {
+  // Axis names point into the document, which outlives the import.
+  llvm::SmallDenseSet<StringRef, 4> used;
+  SmallVector<SmallVector<StringRef>> dims(sharding->size());
+  for (auto [d, axes] : llvm::enumerate(dims)) {
     JVal entry = sharding.at(d);
-    std::vector<std::string> axes;
     if (entry->is_string()) {
-      axes.push_back(entry->getString().str());
+      axes.push_back(entry->getString());
     } else if (entry->is_array()) {
-      FailureOr<SmallVector<std::string>> list = readNameList(entry);
-      if (failed(list))
+      if (failed(readNamesInto(entry, axes)))
         return failure();
-      axes.assign(list->begin(), list->end());
     } else if (!entry->is_null()) {
       return entry.error() << "must be null (replicated), a mesh axis name "
                               "or a list of axis names, got "
                            << describe(entry.get());
     }
-    for (const std::string &axis : axes)
+    for (StringRef axis : axes)
       if (failed(checkShardingAxis(entry, axis, used)))
         return failure();
-    storage.push_back(std::move(axes));
   }
-  SmallVector<std::string> partialAxes;
+  SmallVector<StringRef> partialAxes;
   if (partial.present()) {
-    FailureOr<SmallVector<std::string>> list = readNameList(partial);
-    if (failed(list))
+    if (failed(readNamesInto(partial, partialAxes)))
       return failure();
-    for (const std::string &axis : *list)
+    for (StringRef axis : partialAxes)
       if (failed(checkShardingAxis(partial, axis, used)))
         return failure();
-    partialAxes = std::move(*list);
   }
-  SmallVector<SmallVector<StringRef>> dims;
-  for (const auto &axes : storage)
-    dims.emplace_back(axes.begin(), axes.end());
-  SmallVector<StringRef> partialRefs(partialAxes.begin(), partialAxes.end());
   const MeshInfo &mesh = sharding.state().mesh;
-  return ShardingAttr::get(sharding.state().ctx, mesh.ref, dims, partialRefs);
+  return ShardingAttr::get(sharding.state().ctx, mesh.ref, dims, partialAxes);
 }
 
 LogicalResult shardc::jsonimport::checkShardingFits(const JVal &at,
