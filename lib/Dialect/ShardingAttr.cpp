@@ -185,7 +185,25 @@ std::string shardc::describeValue(Value value) {
 MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
   if (!mesh)
     return {};
-  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, mesh.getAttr());
+  // SymbolTable::lookupNearestSymbolFrom, reading names through the symbol
+  // interface instead of uniquing "sym_name" and searching each op's
+  // attributes on every call: this runs for every sharded value whenever a
+  // module is verified. As there, the first symbol of the name decides,
+  // whether or not it is a mesh.
+  Operation *table = SymbolTable::getNearestSymbolTable(from);
+  if (!table || table->getNumRegions() == 0 || table->getRegion(0).empty())
+    return {};
+  StringAttr name = mesh.getAttr();
+  for (Operation &op : table->getRegion(0).front()) {
+    if (auto meshOp = dyn_cast<MeshOp>(op)) {
+      if (meshOp.getSymNameAttr() == name)
+        return meshOp;
+    } else if (auto symbol = dyn_cast<SymbolOpInterface>(op)) {
+      if (symbol.getNameAttr() == name)
+        return {};
+    }
+  }
+  return {};
 }
 
 LogicalResult

@@ -1,10 +1,11 @@
 //===- ImportState.h - shared state of the JSON graph importer --*- C++ -*-===//
 //
-// The importer reads the parsed document through `JVal`, a JSON value that
-// knows where it came from (its byte offset, hence a FileLineColLoc) and how
-// to name itself (a path such as `ops[2] (output "h").dims`). Every reader
-// below checks the JSON type before touching the value: nlohmann's accessors
-// throw on a type mismatch, and throwing aborts in this build.
+// The importer reads the document through `JVal`, a JSON value that knows
+// where it came from (its byte offset, hence a FileLineColLoc) and how to
+// name itself (a path such as `ops[2] (output "h").dims`). The path is only
+// spelled out when a message needs it: a JVal holds the document node, from
+// which the path is found by walking up the tree. Every reader below checks
+// the JSON type before reading a value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+
+#include <deque>
 
 namespace shardc::jsonimport {
 
@@ -35,21 +38,45 @@ struct MeshInfo {
   std::string axisList() const;
 };
 
+/// A checked entry named in messages by its plain path followed by
+/// ` (label "name")`, e.g. `ops[2] (output "h")`: what a user searches the
+/// file for.
+struct EntryName {
+  /// The entry's node, and how the path up to it is named.
+  int node;
+  const EntryName *outer;
+  llvm::StringRef label;
+  std::string name;
+};
+
+/// How a present value is named: its node, below the innermost renamed
+/// entry around it (if any).
+struct ValueName {
+  int node = JsonDocument::kNone;
+  const EntryName *entry = nullptr;
+};
+
 class ImportState {
 public:
   ImportState(mlir::MLIRContext *ctx, llvm::StringRef filename,
-              llvm::StringRef text, const JsonPositions &positions);
+              llvm::StringRef text, const JsonDocument &document);
 
-  /// The location of byte `offset` of the file. Remembers `path` for it, so
-  /// that diagnostics MLIR itself emits there (the verifier's) can be
-  /// prefixed with the entry they are about.
-  mlir::FileLineColLoc locAt(size_t offset, llvm::StringRef path = {});
+  /// The location of byte `offset` of the file. Remembers `name` for it, if
+  /// given, so that diagnostics MLIR itself emits there (the verifier's) can
+  /// be prefixed with the entry they are about.
+  mlir::FileLineColLoc locAt(size_t offset,
+                             std::optional<ValueName> name = std::nullopt);
   /// The path recorded for `loc` (or the file location inside it), or "".
-  llvm::StringRef pathOf(mlir::Location loc) const;
+  std::string pathOf(mlir::Location loc) const;
+  /// The path of a present value, e.g. `ops[2] (output "h").inputs[0]`.
+  std::string path(ValueName name) const;
+  /// A new name for the entry at `name.node`.
+  const EntryName *nameEntry(ValueName name, llvm::StringRef label,
+                             llvm::StringRef entryName);
 
   mlir::MLIRContext *ctx;
   mlir::StringAttr filename;
-  const JsonPositions &positions;
+  const JsonDocument &document;
   LineTable lines;
   mlir::OpBuilder builder;
   MeshInfo mesh;
@@ -57,28 +84,30 @@ public:
   bool spmd = false;
 
 private:
-  llvm::DenseMap<mlir::Location, std::string> paths;
+  /// Keyed on the file location; the last name given for it wins (entries
+  /// are named more precisely once their structure has been checked).
+  llvm::DenseMap<mlir::Location, ValueName> names;
+  /// Stable addresses: JVals and `names` point into it.
+  std::deque<EntryName> entryNames;
 };
 
 /// The innermost FileLineColLoc of `loc`, or null.
 mlir::FileLineColLoc findFileLoc(mlir::Location loc);
 
-/// A JSON value, where it is, and how to name it. A missing member is a JVal
-/// that is not `present()`, located at the object that lacks it.
+/// A JSON value, where it is, and how to name it. A missing member (or
+/// element) is a JVal that is not `present()`, located at the deepest value
+/// on its path that exists.
 class JVal {
 public:
-  JVal(ImportState &state, const Json *json, int node, size_t offset,
-       std::string path)
-      : st(&state), json(json), node(node), offset(offset),
-        pathStr(std::move(path)) {}
-  static JVal root(ImportState &state, const Json &json);
+  static JVal root(ImportState &state);
 
-  bool present() const { return json != nullptr; }
+  bool present() const { return missing.empty(); }
   /// The value; a missing member reads as null, so that a reader reached
-  /// without a presence check reports a type error instead of crashing.
-  const Json &get() const { return json ? *json : nullJson(); }
-  const Json *operator->() const { return &get(); }
-  const std::string &path() const { return pathStr; }
+  /// without a presence check reports a type error instead of misreading.
+  const JsonNode &get() const;
+  const JsonNode *operator->() const { return &get(); }
+  /// The path, for messages (built on each call).
+  std::string path() const;
   ImportState &state() const { return *st; }
 
   mlir::FileLineColLoc loc() const;
@@ -91,17 +120,26 @@ public:
   JVal field(llvm::StringRef key) const;
   /// Element `index` of a list (the caller checks the bounds).
   JVal at(size_t index) const;
-  /// The same value, named `path` in messages.
-  JVal renamed(std::string path) const;
+  /// The same value, named `<path> (label "entryName")` in messages from
+  /// now on, as are the values inside it.
+  JVal renamed(llvm::StringRef label, llvm::StringRef entryName) const;
 
 private:
-  static const Json &nullJson();
+  JVal(ImportState &state, ValueName name) : st(&state), name(name) {}
+  /// Values nested deeper than this are reported at their enclosing value
+  /// at this depth (the elements of a large constant at its entry; a list
+  /// of axes at its dim's entry).
+  static constexpr unsigned kLocatedDepth = 4;
+  /// The value has its own location (it exists and is not too deep).
+  bool ownsLocation() const;
+  size_t offset() const;
 
   ImportState *st;
-  const Json *json;
-  int node;
-  size_t offset;
-  std::string pathStr;
+  /// The value or, if it is missing, the deepest value on its path that
+  /// exists.
+  ValueName name;
+  /// For a missing value, the rest of its path (".partial", "[2]").
+  std::string missing;
 };
 
 //===----------------------------------------------------------------------===//
@@ -113,7 +151,9 @@ private:
 std::string typeStr(mlir::Type type);
 
 /// What a JSON value is, for messages: `the string "abc"`, `a list`, ...
-std::string describe(const Json &json);
+std::string describe(const JsonNode &json);
+/// A number as JSON writes it, for messages.
+std::string numberText(const JsonNode &json);
 
 /// ` (did you mean "x"?)` when one of `candidates` is close to `word`.
 std::string suggest(llvm::StringRef word,
@@ -173,8 +213,8 @@ struct OpEntry {
 /// Every op kind the format knows, for messages.
 llvm::ArrayRef<llvm::StringRef> opMnemonics();
 
-/// Checks kind, fields, arity, input and output names of op entry `index`.
-mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry, size_t index);
+/// Checks kind, fields, arity, input and output names of an op entry.
+mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry);
 
 /// Builds `op` at the builder's insertion point with its result type
 /// inferred from `operands`, attaches its sharding, and verifies it.

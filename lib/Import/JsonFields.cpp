@@ -4,7 +4,10 @@
 
 #include "shardc/Dialect/ShardingVerifier.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -36,24 +39,51 @@ std::string MeshInfo::axisList() const {
 }
 
 ImportState::ImportState(MLIRContext *ctx, StringRef filename, StringRef text,
-                         const JsonPositions &positions)
-    : ctx(ctx), filename(StringAttr::get(ctx, filename)), positions(positions),
+                         const JsonDocument &document)
+    : ctx(ctx), filename(StringAttr::get(ctx, filename)), document(document),
       lines(text), builder(ctx) {}
 
-FileLineColLoc ImportState::locAt(size_t offset, StringRef path) {
+FileLineColLoc ImportState::locAt(size_t offset,
+                                  std::optional<ValueName> name) {
   auto [line, column] = lines.lineAndColumn(offset);
   auto loc = FileLineColLoc::get(filename, line, column);
-  // The last path wins: entries are named more precisely (with their output
-  // name) once their structure has been checked.
-  if (!path.empty())
-    paths[loc] = path.str();
+  if (name)
+    names[loc] = *name;
   return loc;
 }
 
-StringRef ImportState::pathOf(Location loc) const {
+std::string ImportState::pathOf(Location loc) const {
   FileLineColLoc file = findFileLoc(loc);
-  auto it = file ? paths.find(file) : paths.end();
-  return it == paths.end() ? StringRef() : StringRef(it->second);
+  auto it = file ? names.find(file) : names.end();
+  return it == names.end() ? std::string() : path(it->second);
+}
+
+std::string ImportState::path(ValueName name) const {
+  std::string out;
+  int top = JsonDocument::kNone;
+  if (const EntryName *entry = name.entry) {
+    out = path({entry->node, entry->outer}) + " (" + entry->label.str() +
+          " \"" + printable(entry->name) + "\")";
+    top = entry->node;
+  }
+  SmallVector<int> steps;
+  for (int n = name.node; n != top && document[n].parent >= 0;
+       n = document[n].parent)
+    steps.push_back(n);
+  for (int n : llvm::reverse(steps)) {
+    const JsonNode &node = document[n];
+    if (document[node.parent].is_object())
+      out += (out.empty() ? "" : ".") + node.key.str();
+    else
+      out += "[" + std::to_string(node.index) + "]";
+  }
+  return out;
+}
+
+const EntryName *ImportState::nameEntry(ValueName name, StringRef label,
+                                        StringRef entryName) {
+  return &entryNames.emplace_back(
+      EntryName{name.node, name.entry, label, entryName.str()});
 }
 
 FileLineColLoc shardc::jsonimport::findFileLoc(Location loc) {
@@ -70,63 +100,80 @@ FileLineColLoc shardc::jsonimport::findFileLoc(Location loc) {
   return {};
 }
 
-const Json &JVal::nullJson() {
-  static const Json null;
-  return null;
+JVal JVal::root(ImportState &state) {
+  return JVal(state, {state.document.root(), nullptr});
 }
 
-JVal JVal::root(ImportState &state, const Json &json) {
-  int node = state.positions.root();
-  size_t offset =
-      node == JsonPositions::kNone ? 0 : state.positions.offset(node);
-  return JVal(state, &json, node, offset, "");
+const JsonNode &JVal::get() const {
+  static const JsonNode null;
+  return present() ? st->document[name.node] : null;
+}
+
+std::string JVal::path() const {
+  std::string base = st->path(name);
+  // A missing member of the root is named by its key alone ("mesh").
+  if (base.empty() && StringRef(missing).starts_with("."))
+    return missing.substr(1);
+  return base + missing;
+}
+
+bool JVal::ownsLocation() const {
+  return present() && st->document[name.node].depth <= kLocatedDepth;
+}
+
+size_t JVal::offset() const {
+  const JsonDocument &doc = st->document;
+  int n = name.node;
+  while (doc[n].depth > kLocatedDepth)
+    n = doc[n].parent;
+  return doc[n].offset;
 }
 
 FileLineColLoc JVal::loc() const {
   // Only a value with its own position names the location; a missing
   // member borrows its object's, which must keep the object's name.
-  return st->locAt(offset, node == JsonPositions::kNone ? "" : pathStr);
+  if (!ownsLocation())
+    return st->locAt(offset());
+  return st->locAt(offset(), name);
 }
 
 FileLineColLoc JVal::keyLoc() const {
-  if (node == JsonPositions::kNone)
+  if (!ownsLocation())
     return loc();
-  return st->locAt(st->positions.keyOffset(node));
+  return st->locAt(st->document[name.node].keyOffset);
 }
 
 InFlightDiagnostic JVal::error() const {
   InFlightDiagnostic diag = emitError(loc());
-  if (!pathStr.empty())
-    diag << pathStr << ": ";
+  if (std::string p = path(); !p.empty())
+    diag << p << ": ";
   return diag;
 }
 
 JVal JVal::field(StringRef key) const {
-  std::string path = pathStr.empty() ? key.str() : pathStr + "." + key.str();
-  const Json *value = nullptr;
-  if (json && json->is_object()) {
-    auto it = json->find(key);
-    if (it != json->end())
-      value = &*it;
-  }
-  int child = value ? st->positions.member(node, key) : JsonPositions::kNone;
-  size_t off =
-      child == JsonPositions::kNone ? offset : st->positions.offset(child);
-  return JVal(*st, value, child, off, std::move(path));
+  int child =
+      present() ? st->document.member(name.node, key) : JsonDocument::kNone;
+  if (child != JsonDocument::kNone)
+    return JVal(*st, {child, name.entry});
+  JVal absent = *this;
+  absent.missing += ("." + key).str();
+  return absent;
 }
 
 JVal JVal::at(size_t index) const {
-  std::string path = pathStr + "[" + std::to_string(index) + "]";
-  const auto *list = json ? json->get_ptr<const Json::array_t *>() : nullptr;
-  const Json *value = list && index < list->size() ? &(*list)[index] : nullptr;
-  int child = st->positions.element(node, index);
-  size_t off =
-      child == JsonPositions::kNone ? offset : st->positions.offset(child);
-  return JVal(*st, value, child, off, std::move(path));
+  int child =
+      present() ? st->document.element(name.node, index) : JsonDocument::kNone;
+  if (child != JsonDocument::kNone)
+    return JVal(*st, {child, name.entry});
+  JVal absent = *this;
+  absent.missing += "[" + std::to_string(index) + "]";
+  return absent;
 }
 
-JVal JVal::renamed(std::string path) const {
-  return JVal(*st, json, node, offset, std::move(path));
+JVal JVal::renamed(StringRef label, StringRef entryName) const {
+  if (!present())
+    return *this; // only checked entries, which exist, are renamed
+  return JVal(*st, {name.node, st->nameEntry(name, label, entryName)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -140,29 +187,42 @@ std::string shardc::jsonimport::typeStr(Type type) {
   return out;
 }
 
-std::string shardc::jsonimport::describe(const Json &json) {
-  switch (json.type()) {
-  case Json::value_t::null:
+std::string shardc::jsonimport::numberText(const JsonNode &json) {
+  switch (json.kind()) {
+  case JsonNode::Kind::Integer:
+    return std::to_string(json.getInteger());
+  case JsonNode::Kind::Unsigned:
+    return std::to_string(json.getUnsigned());
+  case JsonNode::Kind::Float:
+    // nlohmann's shortest round-trip form ("2.5", "1e+300").
+    return nlohmann::json(json.getFloat()).dump();
+  default:
+    return "";
+  }
+}
+
+std::string shardc::jsonimport::describe(const JsonNode &json) {
+  switch (json.kind()) {
+  case JsonNode::Kind::Null:
     return "null";
-  case Json::value_t::boolean:
-    return *json.get_ptr<const bool *>() ? "true" : "false";
-  case Json::value_t::string: {
-    StringRef s = *json.get_ptr<const std::string *>();
+  case JsonNode::Kind::Bool:
+    return json.getBool() ? "true" : "false";
+  case JsonNode::Kind::String: {
+    StringRef s = json.getString();
     std::string shown = printable(s.take_front(40));
     return "the string \"" + shown + (s.size() > 40 ? "...\"" : "\"");
   }
-  case Json::value_t::number_integer:
-  case Json::value_t::number_unsigned:
-    return "the integer " + json.dump();
-  case Json::value_t::number_float:
-    return "the number " + json.dump();
-  case Json::value_t::object:
+  case JsonNode::Kind::Integer:
+  case JsonNode::Kind::Unsigned:
+    return "the integer " + numberText(json);
+  case JsonNode::Kind::Float:
+    return "the number " + numberText(json);
+  case JsonNode::Kind::Object:
     return "an object";
-  case Json::value_t::array:
+  case JsonNode::Kind::List:
     return "a list";
-  default:
-    return "an unexpected value";
   }
+  return "an unexpected value";
 }
 
 std::string shardc::jsonimport::suggest(StringRef word,
@@ -189,13 +249,14 @@ shardc::jsonimport::checkFields(const JVal &obj,
                                 llvm::ArrayRef<StringRef> required) {
   if (!obj->is_object())
     return obj.error() << "must be an object, got " << describe(obj.get());
-  for (const auto &member : *obj->get_ptr<const Json::object_t *>()) {
-    StringRef key = member.first;
+  const JsonDocument &doc = obj.state().document;
+  for (int member : obj->children()) {
+    StringRef key = doc[member].key;
     if (llvm::is_contained(allowed, key))
       continue;
     InFlightDiagnostic diag = emitError(obj.field(key).keyLoc());
-    if (!obj.path().empty())
-      diag << obj.path() << ": ";
+    if (std::string path = obj.path(); !path.empty())
+      diag << path << ": ";
     diag << "unknown field \"" << printable(key) << "\""
          << suggest(key, allowed) << "; allowed fields are ";
     llvm::interleaveComma(allowed, diag,
@@ -209,8 +270,8 @@ shardc::jsonimport::checkFields(const JVal &obj,
 }
 
 FailureOr<std::string> shardc::jsonimport::readString(const JVal &v) {
-  if (const auto *s = v->get_ptr<const std::string *>())
-    return *s;
+  if (v->is_string())
+    return v->getString().str();
   return v.error() << "must be a string, got " << describe(v.get());
 }
 
@@ -222,26 +283,26 @@ FailureOr<std::string> shardc::jsonimport::readName(const JVal &v) {
 }
 
 FailureOr<bool> shardc::jsonimport::readBool(const JVal &v) {
-  if (const auto *b = v->get_ptr<const bool *>())
-    return *b;
+  if (v->is_boolean())
+    return v->getBool();
   return v.error() << "must be true or false, got " << describe(v.get());
 }
 
 FailureOr<int64_t> shardc::jsonimport::readInt(const JVal &v) {
-  // Unsigned first: nlohmann also hands out the signed pointer for an
-  // unsigned value, which would reinterpret 2^64-1 as -1.
   if (v->is_number_unsigned()) {
-    uint64_t u = *v->get_ptr<const Json::number_unsigned_t *>();
+    uint64_t u = v->getUnsigned();
     if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
       return v.error() << "integer " << u << " does not fit in 64 bits";
     return static_cast<int64_t>(u);
   }
   if (v->is_number_integer())
-    return static_cast<int64_t>(*v->get_ptr<const Json::number_integer_t *>());
-  if (const auto *f = v->get_ptr<const Json::number_float_t *>()) {
-    // nlohmann reads integers beyond 64 bits as floating point.
-    if (std::isfinite(*f) && std::trunc(*f) == *f && std::fabs(*f) >= 0x1p63)
-      return v.error() << "integer " << v->dump() << " does not fit in 64 bits";
+    return v->getInteger();
+  if (v->is_number_float()) {
+    // Integers beyond 64 bits are read as floating point.
+    double f = v->getFloat();
+    if (std::isfinite(f) && std::trunc(f) == f && std::fabs(f) >= 0x1p63)
+      return v.error() << "integer " << numberText(v.get())
+                       << " does not fit in 64 bits";
   }
   return v.error() << "must be an integer, got " << describe(v.get());
 }
@@ -327,8 +388,9 @@ FailureOr<Type> shardc::jsonimport::readDtype(const JVal &v) {
 }
 
 /// Checks that `axis` names a mesh axis not used yet in this sharding.
-static LogicalResult checkShardingAxis(const JVal &at, const std::string &axis,
-                                       llvm::StringSet<> &used) {
+static LogicalResult
+checkShardingAxis(const JVal &at, StringRef axis,
+                  llvm::SmallDenseSet<StringRef, 4> &used) {
   const MeshInfo &mesh = at.state().mesh;
   if (mesh.axisSize(axis) < 0) {
     SmallVector<StringRef> names(mesh.axes.begin(), mesh.axes.end());
@@ -342,62 +404,66 @@ static LogicalResult checkShardingAxis(const JVal &at, const std::string &axis,
   return success();
 }
 
+/// readNameList, appending to `out` strings that point into the document.
+static LogicalResult readNamesInto(const JVal &v,
+                                   SmallVectorImpl<StringRef> &out) {
+  if (!v->is_array())
+    return v.error() << "must be a list of names, got " << describe(v.get());
+  for (size_t i = 0, e = v->size(); i < e; ++i) {
+    JVal name = v.at(i);
+    if (failed(readName(name)))
+      return failure();
+    out.push_back(name->getString());
+  }
+  return success();
+}
+
 FailureOr<ShardingAttr> shardc::jsonimport::readSharding(const JVal &sharding,
                                                          const JVal &partial) {
   if (!sharding.present()) {
+    if (!partial.present())
+      return ShardingAttr();
     // Named after the field actually missing ("sharding" or, on a
     // constraint, "result_sharding").
-    StringRef field = StringRef(sharding.path()).rsplit('.').second;
-    if (partial.present())
-      return partial.error() << "needs a \"" << field
-                             << "\" next to it (write null for each "
-                                "replicated dimension)";
-    return ShardingAttr();
+    std::string path = sharding.path();
+    return partial.error() << "needs a \"" << StringRef(path).rsplit('.').second
+                           << "\" next to it (write null for each "
+                              "replicated dimension)";
   }
   if (!sharding->is_array())
     return sharding.error()
            << "must be a list with one entry per dimension (null, an axis "
               "name, or a list of axis names), got "
            << describe(sharding.get());
-  llvm::StringSet<> used;
-  // The attribute builder takes StringRefs; `storage` owns the strings.
-  std::vector<std::vector<std::string>> storage;
-  for (size_t d = 0, e = sharding->size(); d < e; ++d) {
+  // Axis names point into the document, which outlives the import.
+  llvm::SmallDenseSet<StringRef, 4> used;
+  SmallVector<SmallVector<StringRef>> dims(sharding->size());
+  for (auto [d, axes] : llvm::enumerate(dims)) {
     JVal entry = sharding.at(d);
-    std::vector<std::string> axes;
     if (entry->is_string()) {
-      axes.push_back(*entry->get_ptr<const std::string *>());
+      axes.push_back(entry->getString());
     } else if (entry->is_array()) {
-      FailureOr<SmallVector<std::string>> list = readNameList(entry);
-      if (failed(list))
+      if (failed(readNamesInto(entry, axes)))
         return failure();
-      axes.assign(list->begin(), list->end());
     } else if (!entry->is_null()) {
       return entry.error() << "must be null (replicated), a mesh axis name "
                               "or a list of axis names, got "
                            << describe(entry.get());
     }
-    for (const std::string &axis : axes)
+    for (StringRef axis : axes)
       if (failed(checkShardingAxis(entry, axis, used)))
         return failure();
-    storage.push_back(std::move(axes));
   }
-  SmallVector<std::string> partialAxes;
+  SmallVector<StringRef> partialAxes;
   if (partial.present()) {
-    FailureOr<SmallVector<std::string>> list = readNameList(partial);
-    if (failed(list))
+    if (failed(readNamesInto(partial, partialAxes)))
       return failure();
-    for (const std::string &axis : *list)
+    for (StringRef axis : partialAxes)
       if (failed(checkShardingAxis(partial, axis, used)))
         return failure();
-    partialAxes = std::move(*list);
   }
-  SmallVector<SmallVector<StringRef>> dims;
-  for (const auto &axes : storage)
-    dims.emplace_back(axes.begin(), axes.end());
-  SmallVector<StringRef> partialRefs(partialAxes.begin(), partialAxes.end());
   const MeshInfo &mesh = sharding.state().mesh;
-  return ShardingAttr::get(sharding.state().ctx, mesh.ref, dims, partialRefs);
+  return ShardingAttr::get(sharding.state().ctx, mesh.ref, dims, partialAxes);
 }
 
 LogicalResult shardc::jsonimport::checkShardingFits(const JVal &at,

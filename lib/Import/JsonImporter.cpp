@@ -67,7 +67,7 @@ shardc::jsonimport::reportAtEntries(ImportState &state, FileLineColLoc fallback,
         return emitError(at);
       }
     }();
-    if (StringRef path = state.pathOf(at); !path.empty())
+    if (std::string path = state.pathOf(at); !path.empty())
       diag << path << ": ";
     diag << c.message;
     for (auto &[loc, text] : c.notes) {
@@ -84,15 +84,16 @@ shardc::jsonimport::reportAtEntries(ImportState &state, FileLineColLoc fallback,
 namespace {
 /// One named value of the graph: a graph input or an op output.
 struct Definition {
-  std::string path;
+  /// The entry that defines it.
+  JVal entry;
   /// Index into the ops, or -1 for a graph input.
   int op = -1;
 };
 
-/// Entry `i` of the list `list` must be an object with a "name": returns
-/// the name and renames `entry` so its errors read `inputs[3] (name "x")`.
-static FailureOr<std::string> readNamedEntry(JVal &entry, StringRef list,
-                                             size_t i) {
+/// An entry of "inputs" or "outputs" must be an object with a "name":
+/// returns the name and renames `entry` so its errors read
+/// `inputs[3] (name "x")`.
+static FailureOr<std::string> readNamedEntry(JVal &entry) {
   if (!entry->is_object())
     return entry.error() << "must be an object, got " << describe(entry.get());
   if (!entry.field("name").present())
@@ -100,8 +101,7 @@ static FailureOr<std::string> readNamedEntry(JVal &entry, StringRef list,
   FailureOr<std::string> name = readName(entry.field("name"));
   if (failed(name))
     return failure();
-  entry = entry.renamed((list + "[" + Twine(i) + "] (name \"").str() +
-                        printable(*name) + "\")");
+  entry = entry.renamed("name", *name);
   return name;
 }
 
@@ -117,9 +117,13 @@ private:
   FailureOr<SmallVector<size_t>> sortOps();
   LogicalResult reportCycle(const SmallVector<int> &indegree);
   LogicalResult readOutputs(func::FuncOp func);
-  /// Records a definition of `name`, failing on a second one.
-  LogicalResult define(const JVal &at, const std::string &name,
-                       const std::string &path, int op);
+  /// Records a definition of `name` by entry `at`, failing on a second one.
+  LogicalResult define(const JVal &at, const std::string &name, int op);
+  /// The op defining `name`, or -1 for a graph input (or an unknown name).
+  int producerOf(StringRef name) const {
+    auto it = defs.find(name);
+    return it == defs.end() ? -1 : it->second.op;
+  }
   /// ` (did you mean "x"?)` over every defined name.
   std::string suggestValue(StringRef name) const;
 
@@ -132,11 +136,11 @@ private:
 } // namespace
 
 LogicalResult GraphImporter::define(const JVal &at, const std::string &name,
-                                    const std::string &path, int op) {
-  auto [it, inserted] = defs.try_emplace(name, Definition{path, op});
+                                    int op) {
+  auto [it, inserted] = defs.try_emplace(name, Definition{at, op});
   if (!inserted)
     return at.error() << "value \"" << printable(name)
-                      << "\" is already defined by " << it->second.path
+                      << "\" is already defined by " << it->second.entry.path()
                       << "; value names must be unique";
   return success();
 }
@@ -218,13 +222,13 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
   SmallVector<Input> read;
   for (size_t i = 0, e = inputs->size(); i < e; ++i) {
     JVal entry = inputs.at(i);
-    FailureOr<std::string> name = readNamedEntry(entry, "inputs", i);
+    FailureOr<std::string> name = readNamedEntry(entry);
     if (failed(name))
       return failure();
     if (failed(checkFields(
             entry, {"name", "shape", "dtype", "sharding", "partial", "param"},
             {"name", "shape"})) ||
-        failed(define(entry, *name, entry.path(), -1)))
+        failed(define(entry, *name, -1)))
       return failure();
     FailureOr<SmallVector<int64_t>> shape = readShape(entry.field("shape"));
     if (failed(shape))
@@ -282,7 +286,7 @@ LogicalResult GraphImporter::reportCycle(const SmallVector<int> &indegree) {
   // of them along such dependences must come back to an op already seen.
   auto waitsOn = [&](size_t i) -> int {
     for (const std::string &input : ops[i].inputs) {
-      int producer = defs.lookup(input).op;
+      int producer = producerOf(input);
       if (producer >= 0 && indegree[producer] > 0)
         return producer;
     }
@@ -321,7 +325,7 @@ FailureOr<SmallVector<size_t>> GraphImporter::sortOps() {
   SmallVector<SmallVector<size_t>> users(ops.size());
   for (auto [i, op] : llvm::enumerate(ops))
     for (const std::string &input : op.inputs)
-      if (int producer = defs.lookup(input).op; producer >= 0) {
+      if (int producer = producerOf(input); producer >= 0) {
         ++indegree[i];
         users[producer].push_back(i);
       }
@@ -353,7 +357,7 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
   SmallVector<ShardingAttr> shardings;
   for (size_t i = 0, e = outputs->size(); i < e; ++i) {
     JVal entry = outputs.at(i);
-    FailureOr<std::string> name = readNamedEntry(entry, "outputs", i);
+    FailureOr<std::string> name = readNamedEntry(entry);
     if (failed(name))
       return failure();
     if (failed(checkFields(entry, {"name", "sharding", "partial"}, {"name"})))
@@ -426,9 +430,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     return nullptr;
   }
   for (size_t i = 0, e = opList->size(); i < e; ++i) {
-    FailureOr<OpEntry> op = readOpEntry(opList.at(i), i);
-    if (failed(op) ||
-        failed(define(op->entry, op->output, op->entry.path(), i)))
+    FailureOr<OpEntry> op = readOpEntry(opList.at(i));
+    if (failed(op) || failed(define(op->entry, op->output, i)))
       return nullptr;
     ops.push_back(std::move(*op));
   }
@@ -481,15 +484,12 @@ shardc::importJsonGraph(StringRef text, StringRef filename, MLIRContext *ctx) {
                      "");
   if (std::optional<TextError> e = checkNesting(text, kMaxNestingDepth))
     return textError(*e, "");
-  Json document;
-  if (std::optional<TextError> e = parseJson(text, document))
+  if (std::optional<TextError> e = validateJson(text))
     return textError(*e, "invalid JSON: ");
-  // Depth 4 reaches e.g. ops[i].inputs[j] and mesh.axes[i][j]; deeper
-  // values are reported at their parent.
-  JsonPositions positions;
-  if (std::optional<TextError> e = positions.scan(text, /*recordDepth=*/4))
+  JsonDocument document;
+  if (std::optional<TextError> e = document.read(text))
     return textError(*e, "");
 
-  ImportState st(ctx, filename, text, positions);
-  return GraphImporter(st, JVal::root(st, document)).run();
+  ImportState st(ctx, filename, text, document);
+  return GraphImporter(st, JVal::root(st)).run();
 }

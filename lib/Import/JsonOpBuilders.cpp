@@ -118,8 +118,7 @@ llvm::ArrayRef<StringRef> shardc::jsonimport::opMnemonics() {
   return names;
 }
 
-FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry,
-                                                   size_t index) {
+FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   if (!entry->is_object())
     return entry.error() << "must be an object, got " << describe(entry.get());
   JVal kindField = entry.field("op");
@@ -146,8 +145,7 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry,
 
   // From here on the entry is named by its output, which is what a user
   // searches the file for.
-  JVal named = entry.renamed("ops[" + std::to_string(index) + "] (output \"" +
-                             printable(*output) + "\")");
+  JVal named = entry.renamed("output", *output);
   SmallVector<StringRef> allowed = {"op", "inputs", "output", "sharding",
                                     "partial"};
   allowed.append(spec->fields.begin(), spec->fields.end());
@@ -229,11 +227,12 @@ static FailureOr<DenseI64ArrayAttr> readDimsAttr(const JVal &v) {
 /// A JSON number (or "inf", "-inf", "nan") as a value of `sem`. Returns the
 /// reason on failure; the caller locates it.
 static std::optional<APFloat>
-toFloat(const Json &json, const llvm::fltSemantics &sem, std::string &why) {
-  if (const auto *s = json.get_ptr<const std::string *>()) {
-    if (*s == "inf" || *s == "-inf")
-      return APFloat::getInf(sem, /*Negative=*/*s == "-inf");
-    if (*s == "nan")
+toFloat(const JsonNode &json, const llvm::fltSemantics &sem, std::string &why) {
+  if (json.is_string()) {
+    StringRef s = json.getString();
+    if (s == "inf" || s == "-inf")
+      return APFloat::getInf(sem, /*Negative=*/s == "-inf");
+    if (s == "nan")
       return APFloat::getQNaN(sem);
   }
   if (!json.is_number()) {
@@ -243,17 +242,17 @@ toFloat(const Json &json, const llvm::fltSemantics &sem, std::string &why) {
   }
   double d = 0;
   if (json.is_number_float())
-    d = *json.get_ptr<const Json::number_float_t *>();
+    d = json.getFloat();
   else if (json.is_number_unsigned())
-    d = static_cast<double>(*json.get_ptr<const Json::number_unsigned_t *>());
+    d = static_cast<double>(json.getUnsigned());
   else
-    d = static_cast<double>(*json.get_ptr<const Json::number_integer_t *>());
+    d = static_cast<double>(json.getInteger());
   APFloat value(d);
   bool losesInfo = false;
   APFloat::opStatus status =
       value.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
   if (!std::isfinite(d) || (status & APFloat::opOverflow)) {
-    why = "number " + json.dump() + " is out of range for the dtype";
+    why = "number " + numberText(json) + " is out of range for the dtype";
     return std::nullopt;
   }
   return value;
@@ -292,11 +291,12 @@ static FailureOr<Operation *> buildConstant(const OpEntry &op, Location loc) {
       return values.error() << "has " << values->size() << " values but shape "
                             << typeStr(type) << " has " << count << " elements";
     // Elements are read without a JVal each: constants can be large.
-    const auto &list = *values->get_ptr<const Json::array_t *>();
+    const JsonDocument &doc = st.document;
+    llvm::ArrayRef<int> list = values->children();
     SmallVector<APFloat> elements;
     elements.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
-      std::optional<APFloat> v = toFloat(list[i], sem, why);
+      std::optional<APFloat> v = toFloat(doc[list[i]], sem, why);
       if (!v)
         return values.at(i).error() << why;
       elements.push_back(*v);

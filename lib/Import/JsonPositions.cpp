@@ -1,8 +1,9 @@
-//===- JsonPositions.cpp - byte offsets of the values of a JSON text ------===//
+//===- JsonPositions.cpp - a JSON text read into a located tree -----------===//
 //
-// nlohmann/json keeps no source positions, so the importer scans the text a
-// second time, here, to learn where every entry starts. The scanner only runs
-// on text the parser accepted, and its recursion is bounded by the nesting
+// nlohmann/json keeps no source positions, so the importer only lets it
+// validate the text and reads the accepted text itself, here, into a
+// JsonDocument that records where every value starts. The reader only runs
+// on text nlohmann accepted, and its recursion is bounded by the nesting
 // check; it still bounds-checks every read so that it cannot misbehave even
 // if the two ever disagreed.
 //
@@ -10,27 +11,28 @@
 
 #include "JsonText.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/ConvertUTF.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 
 using namespace shardc::jsonimport;
 using llvm::StringRef;
 
 static constexpr StringRef kUtf8Bom = "\xEF\xBB\xBF";
 
-class JsonPositions::Scanner {
+class JsonDocument::Reader {
 public:
-  Scanner(StringRef text, unsigned recordDepth, std::vector<Node> &nodes)
-      : text(text), recordDepth(recordDepth), nodes(nodes) {}
+  Reader(StringRef text, JsonDocument &doc) : text(text), doc(doc) {}
 
   std::optional<TextError> run() {
     if (text.starts_with(kUtf8Bom))
       pos = kUtf8Bom.size();
     skipSpace();
-    value(/*depth=*/0, /*record=*/true);
+    value(/*parent=*/kNone, /*index=*/0, /*depth=*/0);
     return error;
   }
 
@@ -43,41 +45,84 @@ private:
       ++pos;
   }
 
-  int newNode() {
-    nodes.push_back(Node{pos, pos, {}, {}});
-    return static_cast<int>(nodes.size() - 1);
-  }
-
-  /// Scans the value at `pos`; returns its node, or kNone when it is deeper
-  /// than what is recorded.
-  int value(unsigned depth, bool record) {
-    int id = record ? newNode() : kNone;
+  /// Reads the value at `pos` into a new node and returns its id.
+  int value(int parent, unsigned index, unsigned depth) {
+    int id = static_cast<int>(doc.nodes.size());
+    JsonNode &node = doc.nodes.emplace_back();
+    node.offset = node.keyOffset = pos;
+    node.parent = parent;
+    node.index = index;
+    node.depth = depth;
+    // `node` dangles once children are added: use doc.nodes[id] below.
     char c = peek();
-    if (c == '{')
-      object(id, depth, record);
-    else if (c == '[')
-      list(id, depth, record);
-    else if (c == '"')
-      readString(/*decode=*/false);
-    else
+    if (c == '{') {
+      object(id, depth);
+    } else if (c == '[') {
+      list(id, depth);
+    } else if (c == '"') {
+      doc.nodes[id].k = JsonNode::Kind::String;
+      doc.nodes[id].str = readString();
+    } else {
+      size_t start = pos;
       while (pos < text.size() && !llvm::is_contained(" \t\r\n,]}", text[pos]))
         ++pos;
+      scalar(doc.nodes[id], text.slice(start, pos));
+    }
     return id;
   }
 
-  void object(int id, unsigned depth, bool record) {
-    ++pos; // '{'
-    bool recordChildren = record && depth + 1 <= recordDepth;
-    llvm::StringSet<> keys;
-    skipSpace();
-    if (peek() == '}') {
-      ++pos;
+  /// A literal or a number, classified the way nlohmann classifies it.
+  void scalar(JsonNode &node, StringRef token) {
+    using Kind = JsonNode::Kind;
+    if (token == "true" || token == "false") {
+      node.k = Kind::Bool;
+      node.scalar.b = token == "true";
       return;
     }
-    while (pos < text.size()) {
-      skipSpace();
+    if (token == "null")
+      return; // Kind::Null
+    // strtoull/strtoll/strtod need a terminated string.
+    number.assign(token.begin(), token.end());
+    bool integral = token.find_first_of(".eE") == StringRef::npos;
+    errno = 0;
+    if (integral && !token.starts_with("-")) {
+      unsigned long long v = std::strtoull(number.c_str(), nullptr, 10);
+      if (errno == 0) {
+        node.k = Kind::Unsigned;
+        node.scalar.u = v;
+        return;
+      }
+    } else if (integral) {
+      long long v = std::strtoll(number.c_str(), nullptr, 10);
+      if (errno == 0) {
+        node.k = Kind::Integer;
+        node.scalar.i = v;
+        return;
+      }
+    }
+    // A fraction, an exponent, or an integer beyond 64 bits.
+    node.k = Kind::Float;
+    node.scalar.f = std::strtod(number.c_str(), nullptr);
+  }
+
+  /// Stores the ids in `pending` from `start` on as the children of `id`.
+  void adopt(int id, size_t start) {
+    llvm::ArrayRef<int> ids = llvm::ArrayRef(pending).drop_front(start);
+    int *stored = doc.storage.Allocate<int>(ids.size());
+    std::copy(ids.begin(), ids.end(), stored);
+    doc.nodes[id].childIds = llvm::ArrayRef<int>(stored, ids.size());
+    pending.resize(start);
+  }
+
+  void object(int id, unsigned depth) {
+    doc.nodes[id].k = JsonNode::Kind::Object;
+    ++pos; // '{'
+    size_t start = pending.size();
+    llvm::SmallDenseSet<StringRef, 8> keys;
+    skipSpace();
+    while (pos < text.size() && peek() != '}') {
       size_t keyOffset = pos;
-      std::string key = readString(/*decode=*/true);
+      StringRef key = readString();
       if (!keys.insert(key).second && !error)
         error = TextError{keyOffset, "field \"" + printable(key) +
                                          "\" appears twice in one object"};
@@ -85,64 +130,65 @@ private:
       if (peek() == ':')
         ++pos;
       skipSpace();
-      int child = value(depth + 1, recordChildren);
-      if (child != kNone) {
-        nodes[child].key = std::move(key);
-        nodes[child].keyOffset = keyOffset;
-        nodes[id].children.push_back(child);
-      }
+      unsigned index = static_cast<unsigned>(pending.size() - start);
+      int child = value(id, index, depth + 1);
+      doc.nodes[child].key = key;
+      doc.nodes[child].keyOffset = keyOffset;
+      pending.push_back(child);
       skipSpace();
       if (peek() != ',')
         break;
       ++pos;
+      skipSpace();
     }
     if (peek() == '}')
       ++pos;
+    adopt(id, start);
   }
 
-  void list(int id, unsigned depth, bool record) {
+  void list(int id, unsigned depth) {
+    doc.nodes[id].k = JsonNode::Kind::List;
     ++pos; // '['
-    bool recordChildren = record && depth + 1 <= recordDepth;
+    size_t start = pending.size();
     skipSpace();
-    if (peek() == ']') {
-      ++pos;
-      return;
-    }
-    while (pos < text.size()) {
-      skipSpace();
-      int child = value(depth + 1, recordChildren);
-      if (child != kNone)
-        nodes[id].children.push_back(child);
+    while (pos < text.size() && peek() != ']') {
+      unsigned index = static_cast<unsigned>(pending.size() - start);
+      pending.push_back(value(id, index, depth + 1));
       skipSpace();
       if (peek() != ',')
         break;
       ++pos;
+      skipSpace();
     }
     if (peek() == ']')
       ++pos;
+    adopt(id, start);
   }
 
-  /// Reads the string at `pos` (which must be at its opening quote) and, if
-  /// asked, returns it with escapes decoded, so that keys can be compared
-  /// with the parsed document's.
-  std::string readString(bool decode) {
-    std::string out;
+  /// Reads the string at `pos` (which must be at its opening quote) with
+  /// escapes decoded. A string without escapes is returned in place.
+  StringRef readString() {
     if (peek() != '"')
-      return out;
-    ++pos;
+      return {};
+    size_t start = ++pos;
+    while (pos < text.size() && text[pos] != '"' && text[pos] != '\\')
+      ++pos;
+    if (pos >= text.size() || text[pos] == '"') {
+      StringRef plain = text.slice(start, pos);
+      if (pos < text.size())
+        ++pos; // closing quote
+      return plain;
+    }
+    std::string out(text.slice(start, pos));
     while (pos < text.size() && text[pos] != '"') {
       char c = text[pos++];
       if (c != '\\') {
-        if (decode)
-          out.push_back(c);
+        out.push_back(c);
         continue;
       }
       if (pos >= text.size())
         break;
-      char e = text[pos++];
-      if (!decode)
-        continue;
-      switch (e) {
+      switch (char e = text[pos++]) {
       case 'b':
         out.push_back('\b');
         break;
@@ -168,7 +214,9 @@ private:
     }
     if (pos < text.size())
       ++pos; // closing quote
-    return out;
+    char *stored = doc.storage.Allocate<char>(out.size());
+    std::copy(out.begin(), out.end(), stored);
+    return StringRef(stored, out.size());
   }
 
   /// Reads 4 hex digits at `pos`, or returns -1.
@@ -206,31 +254,35 @@ private:
   }
 
   StringRef text;
-  unsigned recordDepth;
-  std::vector<Node> &nodes;
+  JsonDocument &doc;
   size_t pos = 0;
+  /// Children of the open lists and objects, innermost last.
+  std::vector<int> pending;
+  /// The text of the number being read.
+  std::string number;
   std::optional<TextError> error;
 };
 
-std::optional<TextError> JsonPositions::scan(StringRef text,
-                                             unsigned recordDepth) {
+std::optional<TextError> JsonDocument::read(StringRef text) {
   nodes.clear();
-  return Scanner(text, recordDepth, nodes).run();
+  return Reader(text, *this).run();
 }
 
-int JsonPositions::member(int node, StringRef key) const {
-  if (node < 0 || static_cast<size_t>(node) >= nodes.size())
+int JsonDocument::member(int node, StringRef key) const {
+  if (node < 0 || static_cast<size_t>(node) >= nodes.size() ||
+      !nodes[node].is_object())
     return kNone;
-  for (int child : nodes[node].children)
+  for (int child : nodes[node].children())
     if (nodes[child].key == key)
       return child;
   return kNone;
 }
 
-int JsonPositions::element(int node, size_t index) const {
-  if (node < 0 || static_cast<size_t>(node) >= nodes.size())
+int JsonDocument::element(int node, size_t index) const {
+  if (node < 0 || static_cast<size_t>(node) >= nodes.size() ||
+      !nodes[node].is_array())
     return kNone;
-  const std::vector<int> &children = nodes[node].children;
+  llvm::ArrayRef<int> children = nodes[node].children();
   return index < children.size() ? children[index] : kNone;
 }
 
@@ -240,17 +292,22 @@ static bool isContinuation(char c) {
 
 LineTable::LineTable(StringRef text) : text(text) {
   lineStarts.push_back(0);
+  for (size_t nl = text.find('\n'); nl != StringRef::npos;
+       nl = text.find('\n', nl + 1))
+    lineStarts.push_back(nl + 1);
   size_t continuations = 0;
-  for (size_t i = 0, e = text.size(); i < e; ++i) {
-    if (i % kBlock == 0)
-      blockContinuations.push_back(continuations);
-    if (text[i] == '\n')
-      lineStarts.push_back(i + 1);
-    continuations += isContinuation(text[i]);
+  blockContinuations.reserve(text.size() / kBlock + 1);
+  for (size_t block = 0; block < text.size(); block += kBlock) {
+    blockContinuations.push_back(continuations);
+    for (char c : text.substr(block, kBlock))
+      continuations += isContinuation(c);
   }
+  hasContinuations = continuations > 0;
 }
 
 size_t LineTable::continuationsBefore(size_t offset) const {
+  if (!hasContinuations)
+    return 0;
   size_t block = offset / kBlock;
   if (block >= blockContinuations.size())
     return 0; // only for an empty text

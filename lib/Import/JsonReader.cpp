@@ -1,9 +1,10 @@
-//===- JsonReader.cpp - nesting check and exception-free parsing ----------===//
+//===- JsonReader.cpp - nesting check and exception-free validation -------===//
 //
 // nlohmann/json reports parse errors by throwing, which aborts in this
 // -fno-exceptions build. Its SAX interface instead hands the error to a
-// callback, so the document is built here by a small SAX handler that also
-// keeps the explanation and the position of the first error.
+// callback, so the text is validated here by a SAX handler that keeps the
+// explanation and the position of the first error and builds nothing: the
+// document itself is read by JsonDocument, which also records positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
+
+#include <nlohmann/json.hpp>
 
 using namespace shardc::jsonimport;
 using llvm::StringRef;
@@ -69,42 +72,24 @@ std::string shardc::jsonimport::printable(StringRef text) {
 }
 
 namespace {
-/// Builds the document from SAX events. Containers are only appended to
-/// while they are open, so the pointers on the stack stay valid: a vector
-/// reallocation moves the *children* of an open list, and those are closed.
-class DomBuilder final : public nlohmann::json_sax<Json> {
-public:
-  explicit DomBuilder(Json &root) : root(root) {}
+using Json = nlohmann::json;
 
-  bool null() override { return place(Json(nullptr)); }
-  bool boolean(bool v) override { return place(Json(v)); }
-  bool number_integer(number_integer_t v) override { return place(Json(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return place(Json(v)); }
-  bool number_float(number_float_t v, const string_t &) override {
-    return place(Json(v));
-  }
-  bool string(string_t &v) override { return place(Json(std::move(v))); }
+/// Accepts every event: nlohmann's parser does the checking.
+class Validator final : public nlohmann::json_sax<Json> {
+public:
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
   // Only produced by binary formats (CBOR, ...), never by JSON text.
   bool binary(binary_t &) override { return false; }
-
-  bool start_object(std::size_t) override {
-    Json *slot = place(Json::object());
-    if (slot)
-      stack.push_back(slot);
-    return slot != nullptr;
-  }
-  bool key(string_t &k) override {
-    pendingKey = std::move(k);
-    return true;
-  }
-  bool end_object() override { return pop(); }
-  bool start_array(std::size_t) override {
-    Json *slot = place(Json::array());
-    if (slot)
-      stack.push_back(slot);
-    return slot != nullptr;
-  }
-  bool end_array() override { return pop(); }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t &) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
 
   bool parse_error(std::size_t position, const std::string &,
                    const nlohmann::detail::exception &ex) override {
@@ -132,49 +117,19 @@ private:
     }
     return printable(what);
   }
-
-  Json *place(Json value) {
-    if (stack.empty()) {
-      root = std::move(value);
-      return &root;
-    }
-    Json &parent = *stack.back();
-    if (auto *list = parent.get_ptr<Json::array_t *>()) {
-      list->push_back(std::move(value));
-      return &list->back();
-    }
-    if (auto *object = parent.get_ptr<Json::object_t *>()) {
-      Json &slot = (*object)[pendingKey];
-      slot = std::move(value);
-      return &slot;
-    }
-    return nullptr;
-  }
-
-  bool pop() {
-    if (stack.empty())
-      return false;
-    stack.pop_back();
-    return true;
-  }
-
-  Json &root;
-  std::vector<Json *> stack;
-  std::string pendingKey;
 };
 } // namespace
 
-std::optional<TextError> shardc::jsonimport::parseJson(StringRef text,
-                                                       Json &out) {
-  DomBuilder builder(out);
-  bool ok = Json::sax_parse(text.begin(), text.end(), &builder,
+std::optional<TextError> shardc::jsonimport::validateJson(StringRef text) {
+  Validator validator;
+  bool ok = Json::sax_parse(text.begin(), text.end(), &validator,
                             Json::input_format_t::json, /*strict=*/true,
                             /*ignore_comments=*/false);
-  if (ok && !builder.error)
+  if (ok && !validator.error)
     return std::nullopt;
-  if (builder.error) {
-    builder.error->offset = std::min(builder.error->offset, text.size());
-    return builder.error;
+  if (validator.error) {
+    validator.error->offset = std::min(validator.error->offset, text.size());
+    return validator.error;
   }
   return TextError{0, "the document could not be parsed"};
 }

@@ -1,31 +1,30 @@
 //===- JsonText.h - raw JSON text: parsing, positions, lines ----*- C++ -*-===//
 //
 // The layer of the importer that deals with bytes: it rejects pathological
-// nesting before anything recursive runs, parses with nlohmann/json (which
-// keeps no source positions), and separately scans the accepted text for the
-// byte offset of every value, so that every later diagnostic can point at the
+// nesting before anything recursive runs, validates the text with
+// nlohmann/json (whose messages explain a syntax error well), and then reads
+// the accepted text into a JsonDocument, a compact tree that keeps the byte
+// offset of every value, so that every later diagnostic can point at the
 // JSON entry it is about.
 //
 // LLVM is built without exceptions, so nlohmann's throwing paths would abort;
-// everything here goes through its SAX interface, which reports errors by
-// return value.
+// validation goes through its SAX interface, which reports errors by return
+// value.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SHARDC_LIB_IMPORT_JSONTEXT_H
 #define SHARDC_LIB_IMPORT_JSONTEXT_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-
-#include <nlohmann/json.hpp>
+#include "llvm/Support/Allocator.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace shardc::jsonimport {
-
-using Json = nlohmann::json;
 
 /// Deepest nesting of lists and objects accepted. Real graphs need 4 levels;
 /// the limit keeps every recursive walk of the document shallow.
@@ -42,47 +41,110 @@ struct TextError {
 /// not count; anything else malformed is left for the parser to report.
 std::optional<TextError> checkNesting(llvm::StringRef text, unsigned maxDepth);
 
-/// Parses `text` into `out` without exceptions. On failure the error carries
-/// nlohmann's explanation (made printable) and the offset where it stopped.
-std::optional<TextError> parseJson(llvm::StringRef text, Json &out);
+/// Checks that `text` is one JSON value, without building anything. On
+/// failure the error carries nlohmann's explanation (made printable) and the
+/// offset where it stopped.
+std::optional<TextError> validateJson(llvm::StringRef text);
 
 /// Makes `text` safe to embed in a diagnostic: control characters and bytes
 /// that are not valid UTF-8 (a binary file's garbage) become \xNN escapes.
 std::string printable(llvm::StringRef text);
 
-/// Byte offsets of the values of a parsed document, as a tree mirroring it.
-/// Only the first `recordDepth` levels are kept: deeper values (the elements
-/// of a large constant) are reported at their enclosing entry, which keeps
-/// the tree small whatever the document size.
-class JsonPositions {
+/// One value of a JsonDocument. The predicates are named like nlohmann's,
+/// which the readers were first written against.
+class JsonNode {
+public:
+  enum class Kind : uint8_t {
+    Null,
+    Bool,
+    /// A negative integer that fits in int64.
+    Integer,
+    /// A non-negative integer that fits in uint64.
+    Unsigned,
+    /// Any other number (as nlohmann reads them: integers that fit neither
+    /// become floating point).
+    Float,
+    String,
+    List,
+    Object,
+  };
+
+  Kind kind() const { return k; }
+  bool is_null() const { return k == Kind::Null; }
+  bool is_boolean() const { return k == Kind::Bool; }
+  bool is_number_unsigned() const { return k == Kind::Unsigned; }
+  bool is_number_integer() const {
+    return k == Kind::Integer || k == Kind::Unsigned;
+  }
+  bool is_number_float() const { return k == Kind::Float; }
+  bool is_number() const { return is_number_integer() || is_number_float(); }
+  bool is_string() const { return k == Kind::String; }
+  bool is_array() const { return k == Kind::List; }
+  bool is_object() const { return k == Kind::Object; }
+
+  /// Number of elements or members (0 for anything else).
+  size_t size() const { return childIds.size(); }
+  bool empty() const { return childIds.empty(); }
+  /// Ids of the elements or members, in document order.
+  llvm::ArrayRef<int> children() const { return childIds; }
+
+  /// The scalar, for the matching kind only.
+  bool getBool() const { return scalar.b; }
+  int64_t getInteger() const { return scalar.i; }
+  uint64_t getUnsigned() const { return scalar.u; }
+  double getFloat() const { return scalar.f; }
+  /// The decoded string.
+  llvm::StringRef getString() const { return str; }
+
+  /// Byte offset of the first character of the value.
+  size_t offset = 0;
+  /// Byte offset of the key of a member (the value's for other nodes).
+  size_t keyOffset = 0;
+  /// The decoded key of a member.
+  llvm::StringRef key;
+  /// The enclosing list or object, or -1 for the root.
+  int parent = -1;
+  /// Position among the parent's elements or members.
+  unsigned index = 0;
+  /// Nesting depth: 0 for the root.
+  unsigned depth = 0;
+
+private:
+  friend class JsonDocument;
+  Kind k = Kind::Null;
+  union {
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double f;
+  } scalar = {};
+  llvm::StringRef str;
+  llvm::ArrayRef<int> childIds;
+};
+
+/// A JSON text read into a tree of JsonNodes addressed by id. Strings without
+/// escapes point into the text, which must outlive the document.
+class JsonDocument {
 public:
   static constexpr int kNone = -1;
 
-  /// Scans `text`, which parseJson accepted. Fails on a key repeated within
-  /// one object: nlohmann would silently keep the last one, and a repeated
-  /// field in a hand-written graph is almost always a mistake.
-  std::optional<TextError> scan(llvm::StringRef text, unsigned recordDepth);
+  /// Reads `text`, which validateJson accepted. Fails on a key repeated
+  /// within one object: nlohmann would silently keep the last one, and a
+  /// repeated field in a hand-written graph is almost always a mistake.
+  std::optional<TextError> read(llvm::StringRef text);
 
   int root() const { return nodes.empty() ? kNone : 0; }
+  const JsonNode &operator[](int id) const { return nodes[id]; }
   /// The value of member `key` of object node `node`, or kNone.
   int member(int node, llvm::StringRef key) const;
   /// Element `index` of list node `node`, or kNone.
   int element(int node, size_t index) const;
-  /// Byte offset of the first character of the node's value.
-  size_t offset(int node) const { return nodes[node].offset; }
-  /// Byte offset of the key of a member node (its value's for elements).
-  size_t keyOffset(int node) const { return nodes[node].keyOffset; }
 
 private:
-  struct Node {
-    size_t offset = 0;
-    size_t keyOffset = 0;
-    /// Member key (decoded) when the parent is an object.
-    std::string key;
-    std::vector<int> children;
-  };
-  class Scanner;
-  std::vector<Node> nodes;
+  class Reader;
+  std::vector<JsonNode> nodes;
+  /// Children lists and decoded strings.
+  llvm::BumpPtrAllocator storage;
 };
 
 /// Maps byte offsets to 1-based (line, column); columns count UTF-8 code
@@ -102,6 +164,8 @@ private:
   /// O(kBlock) even on a one-line file of many megabytes.
   static constexpr size_t kBlock = 256;
   std::vector<size_t> blockContinuations;
+  /// The text has non-ASCII characters (else a column is a byte count).
+  bool hasContinuations = false;
 };
 
 } // namespace shardc::jsonimport

@@ -88,6 +88,9 @@ LogicalResult FunctionPropagation::build() {
                [&] { return "output #" + std::to_string(i); });
   }
 
+  // A hint, not a bound: nodes hold rules whose SmallVectors the vector
+  // would copy (their moves are not noexcept) every time it grows.
+  nodes.reserve(entry.getOperations().size());
   WalkResult walk = func.getBody().walk<WalkOrder::PreOrder>(
       [&](Operation *op) -> WalkResult {
         if (op->getNumResults() == 1 && isTensor(op->getResult(0))) {
