@@ -49,6 +49,12 @@ static cl::opt<int> blasThreads(
     "blas-threads",
     cl::desc("BLAS threads per device (0: cores / devices, at least 1)"),
     cl::init(0));
+static cl::list<std::string>
+    autodiff("autodiff",
+             cl::desc("Differentiate the program first with respect to these "
+                      "inputs (--shardc-autodiff; propagation runs before it, "
+                      "as in shardc simulate --autodiff)"),
+             cl::CommaSeparated);
 static cl::opt<int> steps("steps", cl::desc("Timed steps"), cl::init(10));
 static cl::opt<int> warmup("warmup", cl::desc("Untimed steps first"),
                            cl::init(2));
@@ -117,6 +123,16 @@ int main(int argc, char **argv) {
   }
   MeshOp mesh = meshes.front();
   mesh.setAxisSizes({devices.getValue()});
+  if (!autodiff.empty()) {
+    PassManager grad(&context, ModuleOp::getOperationName());
+    ShardcAutodiffOptions options;
+    options.wrt.assign(autodiff.begin(), autodiff.end());
+    grad.addPass(createShardcPropagate());
+    grad.addPass(createShardcAutodiff(options));
+    if (failed(grad.run(*module)))
+      return 1;
+    global = entryFunction(*module);
+  }
   double flops = flopsOf(global);
 
   SmallVector<Tensor> inputs;

@@ -11,7 +11,8 @@ Every variant runs in its own process with its thread count fixed before the
 library loads (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS, torch.set_num_threads):
 NumPy `@` on OpenBLAS at 1 and 2 threads, the seed's own np.einsum code once
 at 1 thread, PyTorch at 1 and 2 threads (skipped if torch is missing), and
-shardc (bench/seed_mlp_step.mlir partitioned Megatron-style over a 1-D mesh)
+shardc (bench/seed_mlp.mlir differentiated by --shardc-autodiff, partitioned
+Megatron-style over a 1-D mesh)
 on the threads backend with 1 device (1 BLAS thread) and 2 devices (1 BLAS
 thread each). See bench/README.md.
 
@@ -135,7 +136,8 @@ def python_variant(args, kind, threads, steps, warmup):
 
 
 def shardc_variant(args, devices, blas_threads):
-    cmd = [args.shardc_bench, args.program, "--devices", str(devices),
+    cmd = [args.shardc_bench, args.program, "--autodiff=w0,w1",
+           "--devices", str(devices),
            "--blas-threads", str(blas_threads), "--steps", str(args.steps),
            "--warmup", str(args.warmup)]
     if args.check:
@@ -172,7 +174,7 @@ def main():
                                              "shardc-train-bench"))
     parser.add_argument("--program",
                         default=os.path.join(ROOT, "bench",
-                                             "seed_mlp_step.mlir"))
+                                             "seed_mlp.mlir"))
     parser.add_argument("--skip-einsum", action="store_true",
                         help="skip the slow seed einsum variant")
     parser.add_argument("--check", action="store_true",
