@@ -6,7 +6,8 @@ Fenced blocks are checked by their language tag:
   json     a JSON graph (has "mesh"): `shardc compile` must accept it.
   console  `$ cmd` lines run from the repository root (build/bin first on
            PATH); the lines after a command are its expected output, where a
-           line `...` matches any number of lines.
+           line `...` matches any number of lines and `...` inside a line
+           any text (a measured figure, say).
 A block preceded by the line `<!-- doc-test: skip -->` is not run, and one
 preceded by `<!-- doc-test: error -->` must be rejected (exit code 1).
 Plain ``` blocks (fragments, grammar) are not run.
@@ -47,6 +48,12 @@ def run(cmd, cwd, env):
     return p.returncode, p.stdout
 
 
+def line_matches(expected, actual):
+    """`...` inside an expected line matches any text."""
+    parts = [re.escape(p) for p in expected.rstrip().split("...")]
+    return re.fullmatch(".*".join(parts), actual.rstrip()) is not None
+
+
 def matches(expected, actual):
     """`...` in expected matches any run of lines."""
     exp = expected
@@ -56,7 +63,8 @@ def matches(expected, actual):
             return j == len(act)
         if exp[i] == "...":
             return any(go(i + 1, k) for k in range(j, len(act) + 1))
-        return j < len(act) and exp[i].rstrip() == act[j].rstrip() and go(i + 1, j + 1)
+        return (j < len(act) and line_matches(exp[i], act[j])
+                and go(i + 1, j + 1))
     return go(0, 0)
 
 

@@ -54,6 +54,12 @@ int shardc::runExecCommand() {
                     "is already partitioned\n";
     return 1;
   }
+  // --autodiff: the program run (and checked) is the training step, its
+  // cotangents being inputs like any other. Propagating first lays each
+  // cotangent out like its value, as `simulate --autodiff` does.
+  if (failed(applyAutodiff(*module, /*propagateFirst=*/true)))
+    return 1;
+  func = getEntryFunction(*module);
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
   if (failed(args))
     return 1;

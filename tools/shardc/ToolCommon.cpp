@@ -17,7 +17,7 @@ static cl::opt<std::string> autodiff(
              "of all; one cotangent input <output>.grad per output"),
     cl::ValueOptional, cl::value_desc("input,..."), cl::init(""),
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
-    cl::sub(shardc::simulateCommand));
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand));
 
 bool shardc::isAutodiffRequested() { return autodiff.getNumOccurrences() > 0; }
 
