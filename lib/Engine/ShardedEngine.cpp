@@ -63,6 +63,8 @@ struct ShardedEngine::Impl {
   DeviceTensors tape;
   bool tapeValid = false;
   OptimizerState optimizerState;
+  /// Bytes of each local device's gradients from the last backward.
+  std::vector<int64_t> gradientBytes;
 };
 
 ShardedEngine::ShardedEngine(std::unique_ptr<Impl> impl)
@@ -454,6 +456,12 @@ static FailureOr<DeviceTensors> runBackward(ShardedEngine &engine,
   }
   FailureOr<DeviceTensors> grads = backend.run(bwd, callArgs);
   giveBack();
+  if (succeeded(grads)) {
+    impl.gradientBytes.assign(grads->size(), 0);
+    for (auto [local, perDevice] : llvm::enumerate(*grads))
+      for (const Tensor &g : perDevice)
+        impl.gradientBytes[local] += g.byteSize();
+  }
   return grads;
 }
 
@@ -555,4 +563,24 @@ LogicalResult ShardedEngine::inferenceLoop(const InputReader &reader,
     if (failed(outputs) || failed(writer(std::move(*outputs))))
       return failure();
   }
+}
+
+std::vector<DeviceMemory> ShardedEngine::memoryPerDevice() const {
+  std::vector<DeviceMemory> out(impl->deviceArgs.size());
+  for (auto [local, memory] : llvm::enumerate(out)) {
+    if (impl->paramsLoaded)
+      for (unsigned i : impl->paramArgs)
+        memory.parameters += impl->deviceArgs[local][i].byteSize();
+    if (local < impl->gradientBytes.size())
+      memory.gradients = impl->gradientBytes[local];
+    for (const auto *moments : {&impl->optimizerState.firstMoment,
+                                &impl->optimizerState.secondMoment})
+      if (local < moments->size())
+        for (const Tensor &t : (*moments)[local])
+          memory.optimizerState += t.byteSize();
+    if (impl->tapeValid)
+      for (const Tensor &t : impl->tape[local])
+        memory.activations += t.byteSize();
+  }
+  return out;
 }

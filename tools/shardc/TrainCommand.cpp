@@ -239,6 +239,18 @@ int shardc::runTrainCommand() {
   if (printing && !losses.empty())
     llvm::outs() << llvm::format("loss %.6g -> %.6g\n", losses.front(),
                                  losses.back());
+  if (printing) {
+    // ZeRO's accounting, per device: what training keeps resident.
+    int64_t total = 0;
+    for (const auto &[name, t] : *final)
+      total += t.numElements();
+    DeviceMemory first = engine.memoryPerDevice().front();
+    llvm::outs() << "memory/device (device 0): parameters " << first.parameters
+                 << " B, gradients " << first.gradients
+                 << " B, optimizer state " << first.optimizerState << " B = "
+                 << first.parameters + first.gradients + first.optimizerState
+                 << " B for " << total << " parameters in all\n";
+  }
 
   if (!trainOutDir.empty() && printing) {
     (void)llvm::sys::fs::create_directories(trainOutDir.getValue());

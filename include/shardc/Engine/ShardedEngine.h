@@ -58,6 +58,19 @@ struct OptimizerOptions {
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
 };
 
+/// What one device holds for training, in bytes: ZeRO's accounting. With
+/// Adam in f32 it is 16 bytes per parameter the device holds (parameter,
+/// gradient, two moments); docs/engine.md derives it.
+struct DeviceMemory {
+  int64_t parameters = 0;
+  int64_t gradients = 0;      ///< as of the last trainStep/backward
+  int64_t optimizerState = 0; ///< Adam's moments (SGD keeps none)
+  int64_t activations = 0;    ///< the tape kept from forward for backward
+  int64_t total() const {
+    return parameters + gradients + optimizerState + activations;
+  }
+};
+
 class ShardedEngine {
 public:
   ~ShardedEngine();
@@ -109,6 +122,10 @@ public:
   /// on its own devices. Returns the loss before the update.
   mlir::FailureOr<float> trainStep(llvm::ArrayRef<Tensor> inputs,
                                    const OptimizerOptions &optimizer);
+
+  /// Per local device, what it holds now (the tape between a forward and
+  /// its backward, the gradients of the last backward or step).
+  std::vector<DeviceMemory> memoryPerDevice() const;
 
   /// forward() on each input the reader gives until it returns
   /// std::nullopt, each result handed to the writer; stops at the first
