@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build g++ make python3
+  cmake ninja-build g++ make python3 pkgconf
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libeigen3-dev nlohmann-json3-dev libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin
