@@ -277,5 +277,5 @@ Operation *ShardcDialect::materializeConstant(OpBuilder &builder,
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements || elements.getType() != type)
     return nullptr;
-  return builder.create<ConstantOp>(loc, elements);
+  return ConstantOp::create(builder, loc, elements);
 }

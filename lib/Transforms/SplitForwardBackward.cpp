@@ -77,8 +77,8 @@ shardc::splitForwardBackward(func::FuncOp vjp, unsigned numPrimalArgs,
   // forward(args...) -> (outputs..., residuals...)
   SmallVector<Type> forwardResults(resultTypes.take_front(numOutputs));
   llvm::append_range(forwardResults, residualTypes);
-  auto forward = builder.create<func::FuncOp>(
-      vjp.getLoc(), forwardName,
+  auto forward = func::FuncOp::create(
+      builder, vjp.getLoc(), forwardName,
       builder.getFunctionType(primalTypes, forwardResults));
   forward->setDiscardableAttrs(vjp->getDiscardableAttrDictionary());
   copyArgAttrs(vjp, forward, 0, numPrimalArgs, 0);
@@ -98,7 +98,7 @@ shardc::splitForwardBackward(func::FuncOp vjp, unsigned numPrimalArgs,
       results.push_back(map.lookupOrDefault(v));
     for (Value r : residuals)
       results.push_back(map.lookup(r));
-    b.create<func::ReturnOp>(ret.getLoc(), results);
+    func::ReturnOp::create(b, ret.getLoc(), results);
   }
 
   // backward(args..., residuals..., cotangents...) -> (gradients...)
@@ -106,8 +106,8 @@ shardc::splitForwardBackward(func::FuncOp vjp, unsigned numPrimalArgs,
   llvm::append_range(backwardArgs, residualTypes);
   llvm::append_range(backwardArgs, cotangentTypes);
   builder.setInsertionPointAfter(forward);
-  auto backward = builder.create<func::FuncOp>(
-      vjp.getLoc(), backwardName,
+  auto backward = func::FuncOp::create(
+      builder, vjp.getLoc(), backwardName,
       builder.getFunctionType(backwardArgs,
                               resultTypes.drop_front(numOutputs)));
   backward->setDiscardableAttrs(vjp->getDiscardableAttrDictionary());
@@ -132,7 +132,7 @@ shardc::splitForwardBackward(func::FuncOp vjp, unsigned numPrimalArgs,
     SmallVector<Value> results;
     for (Value v : ret.getOperands().drop_front(numOutputs))
       results.push_back(map.lookupOrDefault(v));
-    b.create<func::ReturnOp>(ret.getLoc(), results);
+    func::ReturnOp::create(b, ret.getLoc(), results);
   }
   return ForwardBackwardSplit{forward, backward,
                               static_cast<unsigned>(residuals.size())};
