@@ -3,7 +3,7 @@
 #include "shardc/Runtime/ShardedExecution.h"
 
 #include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Runtime/DeviceLayout.h"
 
 #include <cmath>
 
@@ -14,55 +14,19 @@ FailureOr<ShardedRun>
 shardc::runOnSimulatedMesh(func::FuncOp spmd, MeshOp mesh,
                            ArrayRef<Tensor> inputs,
                            const SimulationOptions &options) {
-  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
-  if (failed(topology))
+  FailureOr<DeviceTensors> deviceArgs = layOutArguments(spmd, mesh, inputs);
+  if (failed(deviceArgs))
     return failure();
-  if (inputs.size() != spmd.getNumArguments())
-    return spmd.emitError() << "expected " << spmd.getNumArguments()
-                            << " inputs, got " << inputs.size();
-  int64_t numDevices = topology->numDevices();
-  std::vector<std::vector<Tensor>> deviceArgs(numDevices);
-  for (auto [i, input] : llvm::enumerate(inputs)) {
-    auto sharding = spmd.getArgAttrOfType<ShardingAttr>(
-        i, ShardcDialect::getShardingAttrName());
-    if (!sharding)
-      return spmd.emitError() << "argument #" << i << " has no sharding";
-    for (int64_t d = 0; d < numDevices; ++d) {
-      llvm::Expected<Tensor> block =
-          extractDeviceBlock(input, sharding, mesh, *topology, d);
-      if (!block)
-        return spmd.emitError() << "argument #" << i << ": "
-                                << llvm::toString(block.takeError());
-      deviceArgs[d].push_back(std::move(*block));
-    }
-  }
-
   ShardedRun run;
-  auto results =
-      simulateOnMesh(spmd, mesh, std::move(deviceArgs), options, run.report);
+  FailureOr<DeviceTensors> results =
+      simulateOnMesh(spmd, mesh, std::move(*deviceArgs), options, run.report);
   if (failed(results))
     return failure();
-
-  for (unsigned i = 0; i < spmd.getNumResults(); ++i) {
-    auto sharding = spmd.getResultAttrOfType<ShardingAttr>(
-        i, ShardcDialect::getShardingAttrName());
-    if (!sharding)
-      return spmd.emitError() << "result #" << i << " has no sharding";
-    SmallVector<const Tensor *> blocks;
-    for (int64_t d = 0; d < numDevices; ++d)
-      blocks.push_back(&(*results)[d][i]);
-    // The global shape: the local one scaled back by the result's axes.
-    SmallVector<int64_t> shape(blocks.front()->shape());
-    for (size_t dim = 0; dim < shape.size(); ++dim)
-      for (StringRef a : sharding.getDimAxes(dim))
-        shape[dim] *= mesh.getAxisSize(a);
-    std::string why;
-    FailureOr<Tensor> global =
-        assembleGlobal(blocks, sharding, mesh, *topology, shape, why);
-    if (failed(global))
-      return spmd.emitError() << "result #" << i << ": " << why;
-    run.outputs.push_back(std::move(*global));
-  }
+  FailureOr<std::vector<Tensor>> outputs =
+      assembleResults(spmd, mesh, *results);
+  if (failed(outputs))
+    return failure();
+  run.outputs = std::move(*outputs);
   return run;
 }
 
