@@ -11,10 +11,12 @@
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/RandomTensor.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "gtest/gtest.h"
 
@@ -208,6 +210,55 @@ TEST_F(ShardedEngineTest, BackwardNeedsTraining) {
   EXPECT_TRUE(failed(engine->backward(dy)));
   EXPECT_NE(errors.find("compiled without training"), std::string::npos)
       << errors;
+}
+
+TEST_F(ShardedEngineTest, BackwardMatchesTheUnshardedVjp) {
+  for (BackendKind backend : {BackendKind::Sim, BackendKind::Threads}) {
+    EngineOptions options;
+    options.backend = backend;
+    auto engine = compile(kMegatron, options);
+    ASSERT_TRUE(engine) << errors;
+    std::map<std::string, Tensor> checkpoint;
+    checkpoint.emplace("w0", random({16, 32}, 1));
+    checkpoint.emplace("w1", random({32, 16}, 2));
+    ASSERT_TRUE(succeeded(engine->loadCheckpoint(checkpoint))) << errors;
+
+    // The reference: the unsharded VJP on the same tensors.
+    OwningOpRef<ModuleOp> global = parse(kMegatron);
+    PassManager pm(&ctx);
+    ShardcAutodiffOptions wrt;
+    wrt.wrt = {"w0", "w1"};
+    pm.addPass(createShardcAutodiff(wrt));
+    ASSERT_TRUE(succeeded(pm.run(*global))) << errors;
+    SmallVector<Tensor> args;
+    args.push_back(random({8, 16}, 3));
+    args.push_back(checkpoint.at("w0").clone());
+    args.push_back(checkpoint.at("w1").clone());
+    args.push_back(random({8, 16}, 4));
+    FailureOr<SmallVector<Tensor>> want =
+        interpretFunction(getEntryFunction(*global), args);
+    ASSERT_TRUE(succeeded(want)) << errors;
+
+    std::vector<Tensor> inputs, dy;
+    inputs.push_back(args[0].clone());
+    dy.push_back(args[3].clone());
+    FailureOr<std::vector<Tensor>> out = engine->forward(inputs);
+    ASSERT_TRUE(succeeded(out)) << errors;
+    EXPECT_LT(compareToReference((*out)[0], (*want)[0]).first, 1e-5);
+    FailureOr<std::map<std::string, Tensor>> grads = engine->backward(dy);
+    ASSERT_TRUE(succeeded(grads)) << errors;
+    EXPECT_LT(compareToReference(grads->at("w0"), (*want)[1]).first, 1e-5);
+    EXPECT_LT(compareToReference(grads->at("w1"), (*want)[2]).first, 1e-5);
+
+    // One backward per forward: the tape was used up.
+    EXPECT_TRUE(failed(engine->backward(dy)));
+    EXPECT_NE(errors.find("backward needs a forward first"), std::string::npos)
+        << errors;
+    // And trainStep needs a scalar loss first.
+    EXPECT_TRUE(failed(engine->trainStep(inputs, OptimizerOptions())));
+    EXPECT_NE(errors.find("first output is the scalar loss"), std::string::npos)
+        << errors;
+  }
 }
 
 } // namespace
