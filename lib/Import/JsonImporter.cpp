@@ -270,11 +270,11 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
   for (const Input &input : read) {
     values[input.name] = body->addArgument(input.type, input.loc);
     NamedAttrList attrs;
-    attrs.append(ShardcDialect::getNameAttrName(), b.getStringAttr(input.name));
+    attrs.append(st.nameAttrName, b.getStringAttr(input.name));
     if (input.sharding)
-      attrs.append(ShardcDialect::getShardingAttrName(), input.sharding);
+      attrs.append(st.shardingAttrName, input.sharding);
     if (input.param)
-      attrs.append(ShardcDialect::getParamAttrName(), b.getUnitAttr());
+      attrs.append(st.paramAttrName, b.getUnitAttr());
     argAttrs.push_back(attrs.getDictionary(st.ctx));
   }
   func.setAllArgAttrs(argAttrs);
@@ -385,7 +385,7 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
   for (ShardingAttr sharding : shardings) {
     NamedAttrList attrs;
     if (sharding)
-      attrs.append(ShardcDialect::getShardingAttrName(), sharding);
+      attrs.append(st.shardingAttrName, sharding);
     resultAttrs.push_back(attrs.getDictionary(st.ctx));
   }
   func.setAllResultAttrs(resultAttrs);
