@@ -82,6 +82,9 @@ public:
   MeshInfo mesh;
   /// The program is partitioned: shapes are per device.
   bool spmd = false;
+  /// The shardc attribute names set on every value, uniqued once per import
+  /// instead of once per value.
+  mlir::StringAttr nameAttrName, shardingAttrName, paramAttrName;
 
 private:
   /// Keyed on the file location; the last name given for it wins (entries

@@ -41,7 +41,11 @@ std::string MeshInfo::axisList() const {
 ImportState::ImportState(MLIRContext *ctx, StringRef filename, StringRef text,
                          const JsonDocument &document)
     : ctx(ctx), filename(StringAttr::get(ctx, filename)), document(document),
-      lines(text), builder(ctx) {}
+      lines(text), builder(ctx),
+      nameAttrName(StringAttr::get(ctx, ShardcDialect::getNameAttrName())),
+      shardingAttrName(
+          StringAttr::get(ctx, ShardcDialect::getShardingAttrName())),
+      paramAttrName(StringAttr::get(ctx, ShardcDialect::getParamAttrName())) {}
 
 FileLineColLoc ImportState::locAt(size_t offset,
                                   std::optional<ValueName> name) {

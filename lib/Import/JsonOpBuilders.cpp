@@ -461,7 +461,7 @@ shardc::jsonimport::buildOp(const OpEntry &op, llvm::ArrayRef<Value> operands) {
     if (failed(checkShardingFits(shardingField, *sharding, type,
                                  "value \"" + op.output + "\"")))
       return failure();
-    created->setAttr(ShardcDialect::getShardingAttrName(), *sharding);
+    created->setAttr(st.shardingAttrName, *sharding);
   }
   // Catches what the op verifiers check beyond type inference (reshape
   // element counts, broadcast dims) while the entry is still at hand.

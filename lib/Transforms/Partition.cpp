@@ -85,7 +85,9 @@ private:
 class FunctionPartitioner {
 public:
   FunctionPartitioner(func::FuncOp func, MeshOp mesh, LayoutChoices &choices)
-      : func(func), mesh(mesh), builder(func.getContext()), choices(choices) {}
+      : func(func), mesh(mesh), builder(func.getContext()), choices(choices),
+        shardingAttrName(StringAttr::get(
+            func.getContext(), ShardcDialect::getShardingAttrName())) {}
 
   LogicalResult run();
 
@@ -117,14 +119,15 @@ private:
   llvm::DenseMap<Value, std::pair<Value, ShardingAttr>> current;
   /// Reshards already made: (global value, target) -> local value.
   llvm::DenseMap<std::pair<Value, Attribute>, Value> moved;
+  /// "shardc.sharding", uniqued once per function instead of once per op.
+  StringAttr shardingAttrName;
 };
 
 ShardingAttr FunctionPartitioner::getAssigned(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v))
     return func.getArgAttrOfType<ShardingAttr>(
         arg.getArgNumber(), ShardcDialect::getShardingAttrName());
-  return v.getDefiningOp()->getAttrOfType<ShardingAttr>(
-      ShardcDialect::getShardingAttrName());
+  return v.getDefiningOp()->getAttrOfType<ShardingAttr>(shardingAttrName);
 }
 
 Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
@@ -174,7 +177,7 @@ Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
       break;
     }
     }
-    op->setAttr(ShardcDialect::getShardingAttrName(), step.after);
+    op->setAttr(shardingAttrName, step.after);
     local = op->getResult(0);
   }
   return local;
@@ -207,11 +210,11 @@ LogicalResult FunctionPartitioner::partitionConstant(ConstantOp op) {
   // Every device materializes the whole constant (it is replicated), then
   // keeps its block: an all_slice, which costs no communication.
   Operation *clone = builder.clone(*op);
-  clone->removeAttr(ShardcDialect::getShardingAttrName());
+  clone->removeAttr(shardingAttrName);
   auto replicated = ShardingAttr::getReplicated(
       op.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
       op.getType().getRank());
-  clone->setAttr(ShardcDialect::getShardingAttrName(), replicated);
+  clone->setAttr(shardingAttrName, replicated);
   current[op.getResult()] = {clone->getResult(0), replicated};
   return success();
 }
@@ -355,7 +358,7 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
     ShardingAttr produced = best->getResultSharding(i);
     clone->getResult(i).setType(localType(v, produced));
-    clone->setAttr(ShardcDialect::getShardingAttrName(), produced);
+    clone->setAttr(shardingAttrName, produced);
     current[v] = {clone->getResult(i), produced};
   }
   return success();

@@ -99,8 +99,7 @@ LogicalResult FunctionPropagation::build() {
             annotate(id, sc.getSharding(), [&] {
               return "sharding_constraint at " + formatLoc(op->getLoc());
             });
-          else if (auto s = op->getAttrOfType<ShardingAttr>(
-                       ShardcDialect::getShardingAttrName()))
+          else if (auto s = op->getAttrOfType<ShardingAttr>(shardingAttrName))
             annotate(id, s, [&] {
               return "annotation on " + describeValue(op->getResult(0)) +
                      " at " + formatLoc(op->getLoc());
@@ -287,19 +286,18 @@ ShardingAttr FunctionPropagation::finalSharding(unsigned id, Type type) const {
 }
 
 void FunctionPropagation::writeBack() {
-  StringRef attrName = ShardcDialect::getShardingAttrName();
   // All argument (result) attributes are set at once: setArgAttr rebuilds
   // the whole list, which is quadratic over thousands of weights.
   auto withSharding = [&](DictionaryAttr attrs, ShardingAttr sharding) {
     NamedAttrList list(attrs);
-    list.set(attrName, sharding);
+    list.set(shardingAttrName, sharding);
     return list.getDictionary(func.getContext());
   };
   SmallVector<DictionaryAttr> argAttrs;
   func.getAllArgAttrs(argAttrs);
   for (BlockArgument arg : func.getBody().front().getArguments()) {
     DictionaryAttr &attrs = argAttrs[arg.getArgNumber()];
-    if (isTensor(arg) && !attrs.get(attrName))
+    if (isTensor(arg) && !attrs.get(shardingAttrName))
       attrs = withSharding(attrs, finalSharding(getId(arg), arg.getType()));
   }
   func.setAllArgAttrs(argAttrs);
@@ -307,15 +305,15 @@ void FunctionPropagation::writeBack() {
   func.getAllResultAttrs(resultAttrs);
   for (auto [i, id] : llvm::enumerate(resultIds))
     if (isa<RankedTensorType>(func.getResultTypes()[i]) &&
-        !resultAttrs[i].get(attrName))
+        !resultAttrs[i].get(shardingAttrName))
       resultAttrs[i] = withSharding(
           resultAttrs[i], finalSharding(id, func.getResultTypes()[i]));
   func.setAllResultAttrs(resultAttrs);
   func.getBody().walk([&](Operation *op) {
     if (op->getNumResults() == 1 && isTensor(op->getResult(0)) &&
-        !op->hasAttr(attrName))
-      op->setAttr(attrName, finalSharding(getId(op->getResult(0)),
-                                          op->getResult(0).getType()));
+        !op->hasAttr(shardingAttrName))
+      op->setAttr(shardingAttrName, finalSharding(getId(op->getResult(0)),
+                                                  op->getResult(0).getType()));
   });
 }
 

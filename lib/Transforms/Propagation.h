@@ -64,8 +64,9 @@ class FunctionPropagation {
 public:
   FunctionPropagation(mlir::func::FuncOp func, const MeshTable &meshes,
                       FactorShardingCache &factorCache, bool explain)
-      : func(func), meshes(meshes), factorCache(factorCache), explain(explain) {
-  }
+      : func(func), meshes(meshes), factorCache(factorCache), explain(explain),
+        shardingAttrName(mlir::StringAttr::get(
+            func.getContext(), ShardcDialect::getShardingAttrName())) {}
 
   /// Propagates and writes the shardings; fails on an op whose rule does
   /// not fit it (an internal error, reported on the op).
@@ -95,6 +96,8 @@ private:
   const MeshTable &meshes;
   FactorShardingCache &factorCache;
   bool explain;
+  /// "shardc.sharding", uniqued once per function instead of once per op.
+  mlir::StringAttr shardingAttrName;
   /// Used for values no sharding reached.
   MeshOp defaultMesh;
 
