@@ -144,27 +144,27 @@ Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
     Operation *op = nullptr;
     switch (step.kind) {
     case ReshardStep::Kind::AllGather:
-      op = builder.create<AllGatherOp>(loc, type, local, meshRef, axes,
-                                       builder.getI64IntegerAttr(step.dim));
+      op = AllGatherOp::create(builder, loc, type, local, meshRef, axes,
+                               builder.getI64IntegerAttr(step.dim));
       break;
     case ReshardStep::Kind::AllSlice:
-      op = builder.create<AllSliceOp>(loc, type, local, meshRef, axes,
-                                      builder.getI64IntegerAttr(step.dim));
+      op = AllSliceOp::create(builder, loc, type, local, meshRef, axes,
+                              builder.getI64IntegerAttr(step.dim));
       break;
     case ReshardStep::Kind::ReduceScatter:
-      op = builder.create<ReduceScatterOp>(
-          loc, type, local, meshRef, axes, builder.getI64IntegerAttr(step.dim),
+      op = ReduceScatterOp::create(
+          builder, loc, type, local, meshRef, axes,
+          builder.getI64IntegerAttr(step.dim),
           ReductionKindAttr::get(ctx, ReductionKind::Sum));
       break;
     case ReshardStep::Kind::AllReduce:
-      op = builder.create<AllReduceOp>(
-          loc, type, local, meshRef, axes,
-          ReductionKindAttr::get(ctx, ReductionKind::Sum));
+      op = AllReduceOp::create(builder, loc, type, local, meshRef, axes,
+                               ReductionKindAttr::get(ctx, ReductionKind::Sum));
       break;
     case ReshardStep::Kind::AllToAll:
-      op = builder.create<AllToAllOp>(
-          loc, type, local, meshRef, axes, builder.getI64IntegerAttr(step.dim),
-          builder.getI64IntegerAttr(step.concatDim));
+      op = AllToAllOp::create(builder, loc, type, local, meshRef, axes,
+                              builder.getI64IntegerAttr(step.dim),
+                              builder.getI64IntegerAttr(step.concatDim));
       break;
     case ReshardStep::Kind::CollectivePermute: {
       SmallVector<Attribute> pairs;
@@ -172,8 +172,8 @@ Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
       for (auto [s, t] : step.pairs)
         pairs.push_back(builder.getArrayAttr(
             {builder.getI64IntegerAttr(s), builder.getI64IntegerAttr(t)}));
-      op = builder.create<CollectivePermuteOp>(loc, type, local, meshRef, axes,
-                                               builder.getArrayAttr(pairs));
+      op = CollectivePermuteOp::create(builder, loc, type, local, meshRef, axes,
+                                       builder.getArrayAttr(pairs));
       break;
     }
     }
@@ -419,7 +419,7 @@ LogicalResult FunctionPartitioner::run() {
         }
         results.push_back(*local);
       }
-      builder.create<func::ReturnOp>(ret.getLoc(), results);
+      func::ReturnOp::create(builder, ret.getLoc(), results);
       continue;
     }
     LogicalResult done = failure();
