@@ -95,7 +95,7 @@ ParseResult MeshOp::parse(OpAsmParser &p, OperationState &state) {
   if (p.parseCommaSeparatedList(
           OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
             std::string axis;
-            int64_t size;
+            int64_t size = 0; // set by parseInteger; zero quiets GCC
             if (p.parseString(&axis) || p.parseEqual() || p.parseInteger(size))
               return failure();
             names.push_back(p.getBuilder().getStringAttr(axis));
