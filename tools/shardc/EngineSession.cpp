@@ -2,8 +2,6 @@
 
 #include "EngineSession.h"
 
-#include "shardc/Runtime/ShardedExecution.h"
-
 namespace cl = llvm::cl;
 using namespace shardc;
 
@@ -55,8 +53,4 @@ mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
 
 bool shardc::isPrintingProcess(ShardedEngine &engine) {
   return !engine.localDevices().empty() && engine.localDevices().front() == 0;
-}
-
-double shardc::relativeError(const Tensor &got, const Tensor &want) {
-  return compareToReference(got, want).first;
 }

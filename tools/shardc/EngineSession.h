@@ -38,10 +38,6 @@ private:
 /// True in the process that should print (the one holding device 0).
 bool isPrintingProcess(ShardedEngine &engine);
 
-/// max |got - want| / max |want| over the elements (exact zero when both are
-/// zero), the figure every comparison here reports.
-double relativeError(const Tensor &got, const Tensor &want);
-
 } // namespace shardc
 
 #endif // SHARDC_TOOLS_ENGINESESSION_H

@@ -12,6 +12,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -109,7 +110,7 @@ int shardc::runExecCommand() {
   bool ok = true;
   double worst = 0;
   for (auto [i, name] : llvm::enumerate(outputNames)) {
-    double rel = relativeError((*outputs)[i], (*expected)[i]);
+    double rel = compareToReference((*outputs)[i], (*expected)[i]).first;
     worst = std::max(worst, rel);
     if (!(rel <= execTolerance)) {
       llvm::errs() << "shardc: error: output '" << name

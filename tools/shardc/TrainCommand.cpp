@@ -17,6 +17,7 @@
 
 #include "shardc/Engine/Optimizer.h"
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -276,7 +277,7 @@ int shardc::runTrainCommand() {
   double worst = 0;
   bool ok = true;
   for (const auto &[name, t] : *want) {
-    double rel = relativeError(final->at(name), t);
+    double rel = compareToReference(final->at(name), t).first;
     worst = std::max(worst, rel);
     if (!(rel <= trainTolerance)) {
       llvm::errs() << "shardc: error: parameter '" << name

@@ -73,6 +73,14 @@ protected:
     return randomTensor(shape, seed, "t");
   }
 
+  /// Weights for kMegatron.
+  static std::map<std::string, Tensor> megatronCheckpoint() {
+    std::map<std::string, Tensor> checkpoint;
+    checkpoint.emplace("w0", random({16, 32}, 1));
+    checkpoint.emplace("w1", random({32, 16}, 2));
+    return checkpoint;
+  }
+
   /// The unsharded program's outputs on the same tensors.
   SmallVector<Tensor> reference(const char *text, ArrayRef<Tensor> args) {
     OwningOpRef<ModuleOp> module = parse(text);
@@ -92,9 +100,7 @@ TEST_F(ShardedEngineTest, ForwardMatchesTheUnshardedProgram) {
   EXPECT_EQ(engine->parameterNames(), (std::vector<std::string>{"w0", "w1"}));
   EXPECT_EQ(engine->inputNames(), (std::vector<std::string>{"x"}));
 
-  std::map<std::string, Tensor> checkpoint;
-  checkpoint.emplace("w0", random({16, 32}, 1));
-  checkpoint.emplace("w1", random({32, 16}, 2));
+  std::map<std::string, Tensor> checkpoint = megatronCheckpoint();
   ASSERT_TRUE(succeeded(engine->loadCheckpoint(checkpoint))) << errors;
 
   for (uint64_t seed : {3, 4}) {
@@ -125,9 +131,7 @@ TEST_F(ShardedEngineTest, InferenceLoopStreamsEveryInput) {
   options.training = false;
   auto engine = compile(kMegatron, options);
   ASSERT_TRUE(engine) << errors;
-  std::map<std::string, Tensor> checkpoint;
-  checkpoint.emplace("w0", random({16, 32}, 1));
-  checkpoint.emplace("w1", random({32, 16}, 2));
+  std::map<std::string, Tensor> checkpoint = megatronCheckpoint();
   ASSERT_TRUE(succeeded(engine->loadCheckpoint(checkpoint)));
 
   int next = 0;
@@ -218,9 +222,7 @@ TEST_F(ShardedEngineTest, BackwardMatchesTheUnshardedVjp) {
     options.backend = backend;
     auto engine = compile(kMegatron, options);
     ASSERT_TRUE(engine) << errors;
-    std::map<std::string, Tensor> checkpoint;
-    checkpoint.emplace("w0", random({16, 32}, 1));
-    checkpoint.emplace("w1", random({32, 16}, 2));
+    std::map<std::string, Tensor> checkpoint = megatronCheckpoint();
     ASSERT_TRUE(succeeded(engine->loadCheckpoint(checkpoint))) << errors;
 
     // The reference: the unsharded VJP on the same tensors.
