@@ -81,6 +81,12 @@ LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError("'shardc.param' is a unit attribute");
     return success();
   }
+  if (attr.getName().getValue() == getOptimizerStateAttrName()) {
+    if (!isa<FloatAttr>(attr.getValue()))
+      return op->emitOpError("'shardc.optimizer_state' is a float attribute "
+                             "(the state's initial value)");
+    return success();
+  }
   if (attr.getName().getValue() != getShardingAttrName())
     return op->emitOpError()
            << "unknown shardc argument attribute '" << attr.getName() << "'";
@@ -97,6 +103,15 @@ LogicalResult ShardcDialect::verifyRegionResultAttribute(Operation *op,
                                                          unsigned regionIndex,
                                                          unsigned resultIndex,
                                                          NamedAttribute attr) {
+  if (attr.getName().getValue() == getGradientOfAttrName() ||
+      attr.getName().getValue() == getNextAttrName()) {
+    auto name = dyn_cast<StringAttr>(attr.getValue());
+    if (!name || name.getValue().empty())
+      return op->emitOpError()
+             << "'" << attr.getName().getValue()
+             << "' must be a non-empty string (an argument's name)";
+    return success();
+  }
   if (attr.getName().getValue() != getShardingAttrName())
     return op->emitOpError()
            << "unknown shardc result attribute '" << attr.getName() << "'";

@@ -243,7 +243,16 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
     for (Value v : op.getOperands())
       lastUse[v] = &op;
 
+  report.trainingBytesPerDevice.assign(numDevices, TrainingMemory());
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    int64_t TrainingMemory::*role = nullptr;
+    if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
+      role = &TrainingMemory::parameters;
+    else if (func.getArgAttr(i, ShardcDialect::getOptimizerStateAttrName()))
+      role = &TrainingMemory::optimizerState;
+    if (role)
+      for (int64_t d = 0; d < numDevices; ++d)
+        report.trainingBytesPerDevice[d].*role += deviceArgs[d][i].byteSize();
     std::vector<Tensor> perDevice;
     for (int64_t d = 0; d < numDevices; ++d)
       perDevice.push_back(std::move(deviceArgs[d][i]));
@@ -253,9 +262,17 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
   for (Operation &op : body) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       std::vector<std::vector<Tensor>> results(numDevices);
-      for (Value v : ret.getOperands())
-        for (int64_t d = 0; d < numDevices; ++d)
+      for (auto [r, v] : llvm::enumerate(ret.getOperands())) {
+        bool gradient =
+            func.getResultAttr(r, ShardcDialect::getGradientOfAttrName()) !=
+            nullptr;
+        for (int64_t d = 0; d < numDevices; ++d) {
           results[d].push_back(values[v][d].clone());
+          if (gradient)
+            report.trainingBytesPerDevice[d].gradients +=
+                results[d].back().byteSize();
+        }
+      }
       report.estimatedSeconds = now;
       return results;
     }

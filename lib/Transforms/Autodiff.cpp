@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardc/Transforms/Autodiff.h"
+
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
@@ -83,17 +85,16 @@ struct CreatedOps : OpBuilder::Listener {
   llvm::SetVector<Operation *> ops;
 };
 
+/// Builds the gradients of the `wrt` arguments of one function.
 class FunctionAutodiff {
 public:
-  FunctionAutodiff(func::FuncOp func, ArrayRef<std::string> wrt)
-      : func(func), wrtNames(wrt), builder(func.getContext()) {
+  FunctionAutodiff(func::FuncOp func, ArrayRef<unsigned> wrt)
+      : func(func), wrtArgs(wrt), builder(func.getContext()) {
     builder.setListener(&created);
   }
-  LogicalResult run();
+  FailureOr<SmallVector<Value>> run(ArrayRef<Value> resultCotangents);
 
 private:
-  LogicalResult check();
-  LogicalResult selectArguments();
   /// Adds `contribution` to the cotangent of `value`.
   void accumulate(Value value, Value contribution, Location loc);
   /// Gives the op computing the whole cotangent of `value`, if the pass
@@ -105,19 +106,21 @@ private:
   /// The gradient of argument `i` as a value of its own named "<name>.grad":
   /// results are written under their value's name.
   Value finishGradient(unsigned i, Location loc);
-  void eraseUnused();
+  /// Erases the created ops that nothing (and no gradient) uses.
+  void eraseUnused(ArrayRef<Value> gradients);
 
   func::FuncOp func;
-  ArrayRef<std::string> wrtNames;
+  ArrayRef<unsigned> wrtArgs;
   OpBuilder builder;
   CreatedOps created;
-  SmallVector<unsigned> wrtArgs;
   llvm::DenseSet<Value> active;
   llvm::DenseMap<Value, Value> cotangents;
   llvm::DenseSet<Value> gradientValues;
 };
 
-LogicalResult FunctionAutodiff::check() {
+} // namespace
+
+LogicalResult shardc::checkDifferentiable(func::FuncOp func) {
   if (func->hasAttr(ShardcDialect::getSpmdAttrName()))
     return func.emitError()
            << "cannot differentiate @" << func.getSymName()
@@ -154,7 +157,10 @@ LogicalResult FunctionAutodiff::check() {
   return success();
 }
 
-LogicalResult FunctionAutodiff::selectArguments() {
+FailureOr<SmallVector<unsigned>>
+shardc::selectDifferentiatedArguments(func::FuncOp func,
+                                      ArrayRef<std::string> wrtNames) {
+  SmallVector<unsigned> wrtArgs;
   unsigned n = func.getNumArguments();
   if (!wrtNames.empty()) {
     llvm::StringMap<unsigned> byName;
@@ -179,7 +185,7 @@ LogicalResult FunctionAutodiff::selectArguments() {
              << " (wrt); its inputs are: " << known;
     }
     llvm::sort(wrtArgs);
-    return success();
+    return wrtArgs;
   }
   for (unsigned i = 0; i < n; ++i)
     if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
@@ -187,8 +193,10 @@ LogicalResult FunctionAutodiff::selectArguments() {
   if (wrtArgs.empty())
     for (unsigned i = 0; i < n; ++i)
       wrtArgs.push_back(i);
-  return success();
+  return wrtArgs;
 }
+
+namespace {
 
 void FunctionAutodiff::accumulate(Value value, Value contribution,
                                   Location loc) {
@@ -240,19 +248,21 @@ Value FunctionAutodiff::finishGradient(unsigned i, Location loc) {
   return grad;
 }
 
-void FunctionAutodiff::eraseUnused() {
+void FunctionAutodiff::eraseUnused(ArrayRef<Value> gradients) {
+  llvm::DenseSet<Operation *> keep;
+  for (Value g : gradients)
+    if (Operation *def = g.getDefiningOp())
+      keep.insert(def);
   // Reverse creation order erases a chain of unused ops in one sweep.
   for (Operation *op : llvm::reverse(created.ops))
-    if (op->use_empty())
+    if (op->use_empty() && !keep.contains(op))
       op->erase();
 }
 
-LogicalResult FunctionAutodiff::run() {
-  if (failed(check()) || failed(selectArguments()))
-    return failure();
+FailureOr<SmallVector<Value>>
+FunctionAutodiff::run(ArrayRef<Value> resultCotangents) {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  std::vector<std::string> resultNames = getResultNames(func);
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
@@ -264,31 +274,10 @@ LogicalResult FunctionAutodiff::run() {
                      [&](Value v) { return active.contains(v); }))
       active.insert(op->getResult(0));
 
-  // One cotangent argument per result.
-  MLIRContext *ctx = func.getContext();
-  unsigned numArgs = func.getNumArguments();
-  unsigned numResults = func.getNumResults();
-  SmallVector<unsigned> argIndices(numResults, numArgs);
-  SmallVector<Type> argTypes(func.getResultTypes());
-  SmallVector<DictionaryAttr> argAttrs;
-  SmallVector<Location> argLocs;
-  for (unsigned i = 0; i < numResults; ++i) {
-    std::string name = resultNames[i] + ".grad";
-    NamedAttrList attrs;
-    attrs.append(ShardcDialect::getNameAttrName(), StringAttr::get(ctx, name));
-    if (Attribute s =
-            func.getResultAttr(i, ShardcDialect::getShardingAttrName()))
-      attrs.append(ShardcDialect::getShardingAttrName(), withoutPartial(s));
-    argAttrs.push_back(attrs.getDictionary(ctx));
-    argLocs.push_back(withName(ret.getLoc(), name));
-  }
-  if (failed(func.insertArguments(argIndices, argTypes, argAttrs, argLocs)))
-    return func.emitError("autodiff could not add the cotangent arguments");
-
   builder.setInsertionPoint(ret);
-  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-    if (active.contains(value))
-      accumulate(value, func.getArgument(numArgs + i), ret.getLoc());
+  for (auto [value, seed] : llvm::zip(ret.getOperands(), resultCotangents))
+    if (seed && active.contains(value))
+      accumulate(value, seed, ret.getLoc());
 
   SmallVector<bool> wanted;
   SmallVector<Value> operandCotangents;
@@ -320,13 +309,73 @@ LogicalResult FunctionAutodiff::run() {
     }
   }
 
+  SmallVector<Value> gradients;
+  for (unsigned i : wrtArgs)
+    gradients.push_back(finishGradient(i, ret.getLoc()));
+  eraseUnused(gradients);
+  return gradients;
+}
+
+} // namespace
+
+FailureOr<SmallVector<Value>>
+shardc::buildGradients(func::FuncOp func, ArrayRef<unsigned> wrt,
+                       ArrayRef<Value> resultCotangents) {
+  return FunctionAutodiff(func, wrt).run(resultCotangents);
+}
+
+Location shardc::withValueName(Location loc, const Twine &name) {
+  return withName(loc, name);
+}
+
+/// The pass: `@f(args) -> results` becomes
+/// `@f(args, cotangents) -> (results, gradients)`.
+static LogicalResult differentiateInPlace(func::FuncOp func,
+                                          ArrayRef<std::string> names) {
+  if (failed(checkDifferentiable(func)))
+    return failure();
+  FailureOr<SmallVector<unsigned>> wrtArgs =
+      selectDifferentiatedArguments(func, names);
+  if (failed(wrtArgs))
+    return failure();
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  std::vector<std::string> resultNames = getResultNames(func);
+
+  // One cotangent argument per result.
+  MLIRContext *ctx = func.getContext();
+  unsigned numArgs = func.getNumArguments();
+  unsigned numResults = func.getNumResults();
+  SmallVector<unsigned> argIndices(numResults, numArgs);
+  SmallVector<Type> argTypes(func.getResultTypes());
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<Location> argLocs;
+  for (unsigned i = 0; i < numResults; ++i) {
+    std::string name = resultNames[i] + ".grad";
+    NamedAttrList attrs;
+    attrs.append(ShardcDialect::getNameAttrName(), StringAttr::get(ctx, name));
+    if (Attribute s =
+            func.getResultAttr(i, ShardcDialect::getShardingAttrName()))
+      attrs.append(ShardcDialect::getShardingAttrName(), withoutPartial(s));
+    argAttrs.push_back(attrs.getDictionary(ctx));
+    argLocs.push_back(withName(ret.getLoc(), name));
+  }
+  if (failed(func.insertArguments(argIndices, argTypes, argAttrs, argLocs)))
+    return func.emitError("autodiff could not add the cotangent arguments");
+  SmallVector<Value> seeds;
+  for (unsigned i = 0; i < numResults; ++i)
+    seeds.push_back(func.getArgument(numArgs + i));
+  FailureOr<SmallVector<Value>> gradients =
+      buildGradients(func, *wrtArgs, seeds);
+  if (failed(gradients))
+    return failure();
+
   // The gradients become results, annotated like their arguments.
   SmallVector<Value> results(ret.getOperands());
   SmallVector<unsigned> resultIndices;
   SmallVector<Type> resultTypes;
   SmallVector<DictionaryAttr> resultAttrs;
-  for (unsigned i : wrtArgs) {
-    results.push_back(finishGradient(i, ret.getLoc()));
+  for (auto [i, gradient] : llvm::zip(*wrtArgs, *gradients)) {
+    results.push_back(gradient);
     resultIndices.push_back(numResults);
     resultTypes.push_back(func.getArgument(i).getType());
     NamedAttrList attrs;
@@ -337,9 +386,10 @@ LogicalResult FunctionAutodiff::run() {
   ret->setOperands(results);
   if (failed(func.insertResults(resultIndices, resultTypes, resultAttrs)))
     return func.emitError("autodiff could not add the gradient results");
-  eraseUnused();
   return success();
 }
+
+namespace {
 
 struct AutodiffPass : public shardc::impl::ShardcAutodiffBase<AutodiffPass> {
   using ShardcAutodiffBase::ShardcAutodiffBase;
@@ -349,7 +399,7 @@ struct AutodiffPass : public shardc::impl::ShardcAutodiffBase<AutodiffPass> {
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;
-      if (failed(FunctionAutodiff(func, names).run()))
+      if (failed(differentiateInPlace(func, names)))
         return signalPassFailure();
     }
   }

@@ -51,6 +51,29 @@ struct SliceOfAllReduce : OpRewritePattern<AllSliceOp> {
   }
 };
 
+/// all_slice of a splat constant: the smaller splat, built on the device
+/// (every device's slice of a splat is the same splat).
+struct SliceOfSplat : OpRewritePattern<AllSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AllSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto constant = slice.getInput().getDefiningOp<ConstantOp>();
+    if (!constant)
+      return failure();
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    if (!splat)
+      return failure();
+    auto local = cast<ShapedType>(slice.getType());
+    auto value =
+        DenseElementsAttr::get(local, splat.getSplatValue<Attribute>());
+    auto smaller = rewriter.replaceOpWithNewOp<ConstantOp>(
+        slice, cast<ElementsAttr>(value));
+    if (auto s = slice->getAttr(ShardcDialect::getShardingAttrName()))
+      smaller->setAttr(ShardcDialect::getShardingAttrName(), s);
+    return success();
+  }
+};
+
 /// A collective that moves nothing: identity permutations, or groups of
 /// one device.
 template <typename Op> struct TrivialCollective : OpRewritePattern<Op> {
@@ -77,7 +100,7 @@ template <typename Op> struct TrivialCollective : OpRewritePattern<Op> {
 struct CleanupPass : public shardc::impl::ShardcCleanupBase<CleanupPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SliceOfGather, SliceOfAllReduce,
+    patterns.add<SliceOfGather, SliceOfAllReduce, SliceOfSplat,
                  TrivialCollective<CollectivePermuteOp>,
                  TrivialCollective<AllReduceOp>, TrivialCollective<AllGatherOp>,
                  TrivialCollective<AllSliceOp>>(&getContext());

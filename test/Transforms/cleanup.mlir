@@ -65,3 +65,16 @@ func.func @distinct_constants() -> tensor<2xf32> attributes {shardc.spmd} {
   %c = shardc.add %a, %b : tensor<2xf32>
   return %c : tensor<2xf32>
 }
+
+// -----
+
+// A slice of a splat constant is the smaller splat: no slicing at run time.
+// CHECK-LABEL: func.func @slice_of_splat
+// CHECK-NEXT: %[[C:.*]] = shardc.constant dense<2.500000e-01> : tensor<4x32xf32>
+// CHECK-NEXT: return %[[C]]
+shardc.mesh @mesh3 ["x"=2]
+func.func @slice_of_splat() -> tensor<4x32xf32> attributes {shardc.spmd} {
+  %c = shardc.constant dense<0.25> : tensor<4x64xf32>
+  %s = shardc.all_slice %c on @mesh3 axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
+  return %s : tensor<4x32xf32>
+}

@@ -68,8 +68,9 @@ static cl::opt<bool>
 static LogicalResult buildPipeline(PassManager &pm) {
   // The backward pass is derived on the global program, so that
   // propagation and partitioning shard it with the forward pass.
-  shardc::addAutodiffPass(pm,
-                          /*propagateFirst=*/propagate || partition || explain);
+  if (failed(shardc::addAutodiffPass(pm, /*propagateFirst=*/propagate ||
+                                             partition || explain)))
+    return failure();
   if (propagate || partition || explain)
     shardc::addShardingPipeline(pm, partition, explain);
   if (passPipeline.empty())

@@ -7,6 +7,7 @@
 
 #include "ToolCommon.h"
 
+#include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"
 
@@ -73,6 +74,21 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
     auto type = cast<RankedTensorType>(func.getArgument(i).getType());
     auto it = files.find(name);
     if (it == files.end()) {
+      // Optimizer state starts where the optimizer starts it, not at random
+      // (a random second moment could be negative).
+      if (auto init = func.getArgAttrOfType<FloatAttr>(
+              i, ShardcDialect::getOptimizerStateAttrName())) {
+        llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
+        if (!t) {
+          llvm::errs() << "shardc: error: input '" << name
+                       << "': " << llvm::toString(t.takeError()) << "\n";
+          return failure();
+        }
+        for (float &v : t->values())
+          v = float(init.getValueAsDouble());
+        args.push_back(std::move(*t));
+        continue;
+      }
       if (seed.getNumOccurrences() == 0) {
         llvm::errs() << "shardc: error: input '" << name
                      << "' has no value: pass --inputs " << name

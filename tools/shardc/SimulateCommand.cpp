@@ -122,6 +122,13 @@ int shardc::runSimulateCommand() {
   options.machine.linkLatencySeconds = latency;
   options.machine.linkBytesPerSecond = bandwidth;
   options.machine.flopsPerSecond = flopRate;
+  // A training step's parameters and optimizer state are kept by their
+  // owner for the whole step (and the next), not freed after last use.
+  options.argumentsStayLive =
+      llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
+        return func.getArgAttr(i, ShardcDialect::getParamAttrName()) ||
+               func.getArgAttr(i, ShardcDialect::getOptimizerStateAttrName());
+      });
   FailureOr<ShardedRun> run = runOnSimulatedMesh(func, mesh, *inputs, options);
   if (failed(run))
     return 1;
@@ -173,6 +180,13 @@ int shardc::runSimulateCommand() {
     peak = std::max(peak, report.peakBytesPerDevice[d]);
     comm = std::max(comm, report.commBytesPerDevice[d]);
   }
+  const TrainingMemory &training = report.trainingBytesPerDevice.front();
+  if (training.total() > 0)
+    llvm::outs() << "training memory/device (device 0): parameters "
+                 << training.parameters << " B, gradients "
+                 << training.gradients << " B, optimizer state "
+                 << training.optimizerState << " B = " << training.total()
+                 << " B\n";
   llvm::outs() << llvm::format(
       "devices=%lld collectives=%zu comm_bytes/device=%lld "
       "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "
@@ -198,8 +212,13 @@ int shardc::runSimulateCommand() {
         o["concat_dim"] = c.concatDim;
       collectives.push_back(std::move(o));
     }
-    llvm::json::Array peakJson, commJson, flopsJson;
+    llvm::json::Array peakJson, commJson, flopsJson, trainingJson;
     for (int64_t d = 0; d < numDevices; ++d) {
+      const TrainingMemory &m = report.trainingBytesPerDevice[d];
+      trainingJson.push_back(
+          llvm::json::Object{{"parameters", m.parameters},
+                             {"gradients", m.gradients},
+                             {"optimizer_state", m.optimizerState}});
       peakJson.push_back(report.peakBytesPerDevice[d]);
       commJson.push_back(report.commBytesPerDevice[d]);
       flopsJson.push_back(report.flopsPerDevice[d]);
@@ -210,6 +229,7 @@ int shardc::runSimulateCommand() {
         {"collectives", std::move(collectives)},
         {"devices", numDevices},
         {"peak_bytes_per_device", std::move(peakJson)},
+        {"training_bytes_per_device", std::move(trainingJson)},
         {"comm_bytes_per_device", std::move(commJson)},
         {"flops_per_device", std::move(flopsJson)},
         {"est_time_s", report.estimatedSeconds},

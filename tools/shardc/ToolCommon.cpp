@@ -19,25 +19,74 @@ static cl::opt<std::string> autodiff(
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand));
 
-bool shardc::isAutodiffRequested() { return autodiff.getNumOccurrences() > 0; }
+static cl::opt<std::string> trainStep(
+    "train-step",
+    cl::desc("First rewrite the model, whose first output is a scalar loss, "
+             "into one optimizer step (--shardc-optimizer): gradients of the "
+             "\"param\" inputs, then the sgd or adam update; inputs "
+             "learning_rate and the optimizer state, outputs the gradients "
+             "and every parameter's and state's next value"),
+    cl::value_desc("sgd|adam"), cl::init(""), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::execCommand));
 
-void shardc::addAutodiffPass(PassManager &pm, bool propagateFirst) {
+static cl::list<std::string> zeroAxes(
+    "zero-axes",
+    cl::desc("Split the optimizer state (and the update) over these mesh "
+             "axes as well, ZeRO-1/2 style: gradients are reduce-scattered "
+             "and the new parameters all-gathered"),
+    cl::CommaSeparated, cl::value_desc("axis,..."),
+    cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
+
+ArrayRef<std::string> shardc::getZeroAxes() { return zeroAxes; }
+
+bool shardc::isAutodiffRequested() {
+  return autodiff.getNumOccurrences() > 0 || trainStep.getNumOccurrences() > 0;
+}
+
+LogicalResult shardc::addAutodiffPass(PassManager &pm, bool propagateFirst) {
+  if (!zeroAxes.empty() && !trainStep.getNumOccurrences()) {
+    llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
+                    "needs --train-step\n";
+    return failure();
+  }
   if (!isAutodiffRequested())
-    return;
+    return success();
+  if (autodiff.getNumOccurrences() && trainStep.getNumOccurrences()) {
+    llvm::errs() << "shardc: error: give --autodiff (the backward pass) or "
+                    "--train-step (backward and update), not both\n";
+    return failure();
+  }
   if (propagateFirst)
     pm.addPass(createShardcPropagate());
+  if (trainStep.getNumOccurrences()) {
+    if (trainStep != "sgd" && trainStep != "adam") {
+      llvm::errs() << "shardc: error: unknown --train-step '" << trainStep
+                   << "' (expected sgd or adam)\n";
+      return failure();
+    }
+    ShardcOptimizerOptions options;
+    options.optimizer = trainStep;
+    options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
+    pm.addPass(createShardcOptimizer(options));
+    return success();
+  }
   ShardcAutodiffOptions options;
   SmallVector<StringRef> names;
   StringRef(autodiff).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef name : names)
     options.wrt.push_back(name.trim().str());
   pm.addPass(createShardcAutodiff(options));
+  return success();
 }
 
 LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
   if (!isAutodiffRequested())
     return success();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  addAutodiffPass(pm, propagateFirst);
+  if (failed(addAutodiffPass(pm, propagateFirst)))
+    return failure();
   return pm.run(module);
 }

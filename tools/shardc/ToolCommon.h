@@ -24,15 +24,20 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape);
 mlir::FailureOr<llvm::SmallVector<Tensor>>
 gatherInputs(mlir::func::FuncOp func);
 
-/// True if --autodiff was given (compile, run and simulate take it).
+/// True if --autodiff or --train-step was given (compile, run, simulate and
+/// exec take them).
 bool isAutodiffRequested();
+
+/// The axes of --zero-axes (train and --train-step).
+llvm::ArrayRef<std::string> getZeroAxes();
 
 /// Adds --shardc-autodiff to `pm` when --autodiff was given, with the
 /// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
-/// shardc.param inputs, else all). With `propagateFirst`, sharding
-/// propagation runs before it, so that every cotangent is laid out like its
-/// forward value (a program about to be sharded wants that).
-void addAutodiffPass(mlir::PassManager &pm, bool propagateFirst);
+/// shardc.param inputs, else all), or --shardc-optimizer when --train-step
+/// was. With `propagateFirst`, sharding propagation runs before it, so that
+/// every cotangent is laid out like its forward value (a program about to be
+/// sharded wants that). Fails after a message on conflicting options.
+mlir::LogicalResult addAutodiffPass(mlir::PassManager &pm, bool propagateFirst);
 
 /// Runs addAutodiffPass's passes on `module` when --autodiff was given;
 /// fails after a diagnostic.

@@ -23,7 +23,11 @@ def Shardc_Dialect : Dialect {
       `shardc.sharding` (an argument may also carry `shardc.name`, the name
       users bind inputs by, e.g. `--inputs x=x.npy`, and the unit attribute
       `shardc.param`, marking a trainable parameter that `--shardc-autodiff`
-      differentiates by default);
+      differentiates by default; `--shardc-optimizer` gives the optimizer's state arguments
+      `shardc.optimizer_state = <initial value>` (a float), and marks
+      the training step's results with `shardc.gradient_of = "w0"` (the
+      gradient of argument `w0`) and `shardc.next = "w0"` (the value of
+      argument `w0` after the step));
     * operation results, as the discardable attribute `shardc.sharding`;
     * explicitly, by `shardc.sharding_constraint`.
 
@@ -57,6 +61,22 @@ def Shardc_Dialect : Dialect {
     /// what --shardc-autodiff differentiates by default.
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("shardc.param");
+    }
+    /// Name of the argument attribute marking optimizer state (Adam's
+    /// moments), a float: the state's initial value (every element). What
+    /// ZeRO shards and the memory reports count as such.
+    static constexpr ::llvm::StringLiteral getOptimizerStateAttrName() {
+      return ::llvm::StringLiteral("shardc.optimizer_state");
+    }
+    /// Name of the string result attribute naming the argument whose
+    /// gradient the result is.
+    static constexpr ::llvm::StringLiteral getGradientOfAttrName() {
+      return ::llvm::StringLiteral("shardc.gradient_of");
+    }
+    /// Name of the string result attribute naming the argument (a parameter
+    /// or optimizer state) whose value after a training step the result is.
+    static constexpr ::llvm::StringLiteral getNextAttrName() {
+      return ::llvm::StringLiteral("shardc.next");
     }
     /// Name of the unit attribute marking a partitioned (per-device) function.
     static constexpr ::llvm::StringLiteral getSpmdAttrName() {

@@ -45,8 +45,20 @@ struct TraceSpan {
   double durationSeconds;
 };
 
+/// What a training step keeps per device, in bytes, by role (ZeRO's
+/// accounting): the arguments marked `shardc.param` and
+/// `shardc.optimizer_state`, and the results marked `shardc.gradient_of`.
+/// All zero for a program that is not a training step.
+struct TrainingMemory {
+  int64_t parameters = 0;
+  int64_t gradients = 0;
+  int64_t optimizerState = 0;
+  int64_t total() const { return parameters + gradients + optimizerState; }
+};
+
 struct SimulationReport {
   int64_t numDevices = 0;
+  std::vector<TrainingMemory> trainingBytesPerDevice;
   std::vector<CollectiveRecord> collectives;
   std::vector<int64_t> peakBytesPerDevice;
   std::vector<int64_t> commBytesPerDevice;

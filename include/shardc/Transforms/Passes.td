@@ -72,6 +72,87 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
+def ShardcOptimizer : Pass<"shardc-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Rewrites a loss function into one training step: gradients, then an SGD or Adam update.";
+  let description = [{
+    Takes a function whose first result is a scalar loss,
+    `@f(inputs and params...) -> (loss, others...)`, and rewrites it in place
+    into one optimizer step:
+
+    ```
+    @f(inputs and params..., learning_rate, <state>...)
+        -> (loss, others..., <gradients>..., <next params>..., <next state>...)
+    ```
+
+    * The gradients of the parameters come from the autodiff core with
+      `d loss = 1` (the other results do not contribute); each is a result
+      `<p>.grad` with `shardc.gradient_of = "<p>"`.
+    * `learning_rate` is a scalar input, so a schedule changes it per step
+      without recompiling.
+    * SGD: `p.next = p - learning_rate * g`. No state.
+    * Adam (Kingma & Ba, bias-corrected): state `<p>.adam_m`, `<p>.adam_v`
+      per parameter (start at 0) and the scalars `adam.beta1_power`,
+      `adam.beta2_power` (start at 1; the step multiplies them by beta1,
+      beta2, so after step t they are beta^t):
+      `m = b1 m + (1-b1) g`, `v = b2 v + (1-b2) g*g`,
+      `p.next = p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)`,
+      computed in the parameters' element type.
+    * Every state argument carries `shardc.optimizer_state = <its initial
+      value>` (0 for the moments, 1 for the powers: the engine and
+      `--seed` runs start the state there); every result
+      that is a parameter's or a state's next value carries
+      `shardc.next = "<its argument's name>"` and is named `<name>.next`.
+
+    Layouts. A state argument, a gradient result and a next value get their
+    parameter's sharding, so the update is elementwise on each device's
+    block with no communication (the state is sharded like its parameter).
+    With `zero-axes`, the state is in addition split over those mesh axes
+    (each on the first dimension it divides evenly and does not split
+    already), and the gradient is constrained to the state's layout
+    (`shardc.sharding_constraint`): on a data-parallel program the
+    partitioner then reduce-scatters the gradients instead of all-reducing
+    them, updates one slice per device and all-gathers the new parameters —
+    ZeRO-1/2 fall out of propagation. A parameter already split over a ZeRO
+    axis (FSDP, ZeRO-3) needs nothing more.
+
+    Run it on the global program, after `--shardc-propagate` (so that the
+    parameters' shardings are known and the backward pass is laid out like
+    the forward one), and propagate again before partitioning.
+
+    Constraints: the function can be differentiated (see
+    `--shardc-autodiff`); its first result is a rank-0 float tensor; it has
+    at least one parameter (`params`, else the `shardc.param` arguments); no
+    input or result already has one of the names the step adds; every
+    `zero-axes` entry is an axis of the function's mesh.
+
+    Example: `shardc compile examples/mlp_train.json --train-step=sgd`
+    (after propagation) gives
+
+    ```
+    func.func @main(%x: ..., %y: ..., %w0: ... {shardc.param}, %w1: ...,
+                    %learning_rate: tensor<f32>)
+        -> (tensor<f32>, <w0.grad>, <w1.grad>, <w0.next>, <w1.next>) {
+      ...
+      %w0.next = shardc.sub %w0, %8 : tensor<16x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adam\"",
+           "sgd or adam">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "Adam's first-moment decay">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Adam's second-moment decay">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "Adam's epsilon">,
+    ListOption<"params", "params", "std::string",
+               "Names of the parameters; default: the shardc.param inputs">,
+    ListOption<"zeroAxes", "zero-axes", "std::string",
+               "Mesh axes to split the optimizer state over (ZeRO-1/2)">,
+  ];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 def ShardcPropagate : Pass<"shardc-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value a sharding, starting from the annotated ones.";
   let description = [{
@@ -206,6 +287,8 @@ def ShardcCleanup : Pass<"shardc-cleanup", "::mlir::func::FuncOp"> {
     * `all_slice(all_reduce(x))` over the same axes is one
       `reduce_scatter(x)` on the slice's dim (a sum then a slice moves
       `2(n-1)/n` of the data; reduce-scatter moves `(n-1)/n`);
+    * `all_slice` of a splat `shardc.constant` is the smaller splat (the
+      optimizer's decay factors, for one, need no slicing);
     * a `collective_permute` whose pairs are all `[i, i]` is its operand;
     * a collective whose axes all have size 1 is its operand.
 
