@@ -12,7 +12,6 @@
 #include "shardc/Engine/ShardedEngine.h"
 
 #include "EngineBackends.h"
-#include "shardc/Engine/Optimizer.h"
 
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/ShardcOps.h"
@@ -62,7 +61,19 @@ struct ShardedEngine::Impl {
   /// [local device][residual]: the last training forward's activations.
   DeviceTensors tape;
   bool tapeValid = false;
-  OptimizerState optimizerState;
+  /// The pinned global program, kept to compile the training step from.
+  OwningOpRef<ModuleOp> pinned;
+  /// The partitioned training step (--shardc-optimizer) and what it was
+  /// compiled for.
+  OwningOpRef<ModuleOp> stepModule;
+  func::FuncOp step;
+  std::optional<OptimizerOptions> stepOptions;
+  /// Step argument index of each state input; step result index of each
+  /// next parameter (in paramArgs order) and next state; gradient results.
+  std::vector<unsigned> stateArgs, nextParamResults, nextStateResults,
+      gradientResults;
+  /// [local device][state]: the optimizer state between steps.
+  DeviceTensors optimizerState;
   /// Bytes of each local device's gradients from the last backward.
   std::vector<int64_t> gradientBytes;
 };
@@ -147,6 +158,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
 
   if (failed(pinInterfaceShardings(module, func)))
     return failure();
+  impl->pinned = module.clone();
 
   // Training program first, from a copy of the pinned global one.
   std::vector<std::string> paramNames;
@@ -314,7 +326,7 @@ ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
   }
   impl->paramsLoaded = true;
   impl->tapeValid = false;
-  impl->optimizerState = OptimizerState();
+  impl->optimizerState.clear();
   return success();
 }
 
@@ -489,59 +501,178 @@ ShardedEngine::backward(ArrayRef<Tensor> outputGrads) {
   return out;
 }
 
+/// The optimizer settings that shape the compiled step (all but the
+/// learning rate, an input).
+static bool sameStepShape(const OptimizerOptions &a,
+                          const OptimizerOptions &b) {
+  return a.kind == b.kind && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
+         a.epsilon == b.epsilon && a.zeroAxes == b.zeroAxes;
+}
+
+/// Compiles the training step for `optimizer` from the pinned program:
+/// propagate, --shardc-optimizer, propagate, partition, clean up.
+static LogicalResult compileStep(ShardedEngine::Impl &impl,
+                                 const OptimizerOptions &optimizer) {
+  OwningOpRef<ModuleOp> module = impl.pinned->clone();
+  ShardcOptimizerOptions options;
+  options.optimizer =
+      optimizer.kind == OptimizerOptions::Kind::Adam ? "adam" : "sgd";
+  options.beta1 = optimizer.beta1;
+  options.beta2 = optimizer.beta2;
+  options.epsilon = optimizer.epsilon;
+  for (unsigned i : impl.paramArgs)
+    options.params.push_back(impl.args[i].name);
+  options.zeroAxes.assign(optimizer.zeroAxes.begin(), optimizer.zeroAxes.end());
+  if (failed(runPipeline(*module, [&](OpPassManager &pm) {
+        pm.addPass(createShardcPropagate());
+        pm.addPass(createShardcOptimizer(options));
+        addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+      })))
+    return failure();
+  func::FuncOp step = getEntryFunction(*module);
+  StringRef key = ShardcDialect::getShardingAttrName();
+
+  // Map the step's interface onto the engine's by the names and roles the
+  // optimizer pass gives it.
+  llvm::StringMap<unsigned> stepArg;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    stepArg[getArgumentName(step, i)] = i;
+  impl.stateArgs.clear();
+  impl.nextParamResults.assign(impl.paramArgs.size(), ~0u);
+  impl.nextStateResults.clear();
+  impl.gradientResults.clear();
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    if (step.getArgAttr(i, ShardcDialect::getOptimizerStateAttrName()))
+      impl.stateArgs.push_back(i);
+  llvm::StringMap<unsigned> stateIndex, paramIndex;
+  for (auto [k, i] : llvm::enumerate(impl.stateArgs))
+    stateIndex[getArgumentName(step, i)] = k;
+  for (auto [k, i] : llvm::enumerate(impl.paramArgs))
+    paramIndex[impl.args[i].name] = k;
+  impl.nextStateResults.assign(impl.stateArgs.size(), ~0u);
+  for (unsigned r = 0; r < step.getNumResults(); ++r) {
+    if (step.getResultAttr(r, ShardcDialect::getGradientOfAttrName()))
+      impl.gradientResults.push_back(r);
+    auto next = step.getResultAttrOfType<StringAttr>(
+        r, ShardcDialect::getNextAttrName());
+    if (!next)
+      continue;
+    if (auto it = paramIndex.find(next.getValue()); it != paramIndex.end())
+      impl.nextParamResults[it->second] = r;
+    else if (auto st = stateIndex.find(next.getValue()); st != stateIndex.end())
+      impl.nextStateResults[st->second] = r;
+  }
+  // The step must read and write each argument where the devices hold it.
+  for (unsigned i = 0; i < impl.args.size(); ++i)
+    if (step.getArgAttr(i, key) != impl.inference.getArgAttr(i, key) ||
+        getArgumentName(step, i) != impl.args[i].name)
+      return step.emitError()
+             << "internal error: the training step lays out input '"
+             << impl.args[i].name << "' unlike the inference program";
+  for (auto [k, r] : llvm::enumerate(impl.nextParamResults))
+    if (r == ~0u ||
+        step.getResultAttr(r, key) != step.getArgAttr(impl.paramArgs[k], key))
+      return step.emitError()
+             << "internal error: the training step does not return parameter '"
+             << impl.args[impl.paramArgs[k]].name << "' in its own layout";
+  for (auto [k, r] : llvm::enumerate(impl.nextStateResults))
+    if (r == ~0u)
+      return step.emitError()
+             << "internal error: the training step does not "
+                "return optimizer state '"
+             << getArgumentName(step, impl.stateArgs[k]) << "'";
+  impl.stepModule = std::move(module);
+  impl.step = step;
+  impl.stepOptions = optimizer;
+  return success();
+}
+
+/// Each local device's initial optimizer state, in its local shapes.
+static LogicalResult initializeState(ShardedEngine::Impl &impl) {
+  impl.optimizerState.clear();
+  impl.optimizerState.resize(impl.deviceArgs.size());
+  for (auto &perDevice : impl.optimizerState)
+    for (unsigned i : impl.stateArgs) {
+      auto type = cast<RankedTensorType>(impl.step.getArgumentTypes()[i]);
+      llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
+      if (!t)
+        return impl.step.emitError()
+               << "optimizer state '" << getArgumentName(impl.step, i)
+               << "': " << llvm::toString(t.takeError());
+      auto init = impl.step.getArgAttrOfType<FloatAttr>(
+          i, ShardcDialect::getOptimizerStateAttrName());
+      for (float &v : t->values())
+        v = float(init.getValueAsDouble());
+      perDevice.push_back(std::move(*t));
+    }
+  return success();
+}
+
 FailureOr<float> ShardedEngine::trainStep(ArrayRef<Tensor> inputs,
                                           const OptimizerOptions &optimizer) {
   Location loc = impl->inference.getLoc();
   if (impl->results.empty() || !impl->results.front().shape.empty())
     return emitError(loc) << "trainStep needs a program whose first output "
                              "is the scalar loss";
-  FailureOr<std::vector<Tensor>> outputs = forward(inputs);
-  if (failed(outputs))
-    return failure();
-  float loss = outputs->front().data()[0];
-  // d(loss) = 1; the other outputs do not contribute.
-  std::vector<Tensor> cotangents;
-  for (const Slot &slot : impl->results) {
-    llvm::Expected<Tensor> zero = Tensor::allocate(slot.shape);
-    if (!zero)
-      return emitError(loc) << llvm::toString(zero.takeError());
-    cotangents.push_back(std::move(*zero));
+  if (impl->paramArgs.empty())
+    return emitError(loc) << "trainStep needs parameters to train";
+  if (impl->stepOptions && !sameStepShape(*impl->stepOptions, optimizer)) {
+    if (!impl->optimizerState.empty())
+      return emitError(loc)
+             << "trainStep: the optimizer settings changed (only the learning "
+                "rate may change between steps); loadCheckpoint starts over";
+    impl->stepOptions.reset();
   }
-  cotangents.front().data()[0] = 1.0f;
-  FailureOr<DeviceTensors> grads =
-      runBackward(*this, *impl, *meshBackend, cotangents);
-  if (failed(grads))
+  if (!impl->stepOptions && failed(compileStep(*impl, optimizer)))
+    return failure();
+  if (failed(placeInputs(*this, *impl, inputs)))
+    return failure();
+  if (impl->optimizerState.empty() && failed(initializeState(*impl)))
     return failure();
 
-  // Update each device's parameter blocks with its own gradient blocks;
-  // where the backward program returns a gradient laid out differently from
-  // its parameter, re-lay it out first.
-  for (auto [g, argIndex] : llvm::enumerate(impl->paramArgs)) {
-    const Slot &slot = impl->args[argIndex];
-    if (impl->gradShardings[g] && impl->gradShardings[g] != slot.sharding) {
-      std::vector<Tensor> blocks;
-      for (auto &perDevice : *grads)
-        blocks.push_back(std::move(perDevice[g]));
-      FailureOr<Tensor> full =
-          assembleFromDevices(*impl, *meshBackend, std::move(blocks),
-                              impl->gradShardings[g], slot.shape, slot.name);
-      if (failed(full) ||
-          failed(scatterToDevices(*this, *impl, *full, slot.sharding, slot.name,
-                                  [&](size_t local, Tensor block) {
-                                    (*grads)[local][g] = std::move(block);
-                                  })))
-        return failure();
-    }
+  // step(args..., learning_rate, state...): borrow the devices' arguments
+  // and state for the call; the inputs come back, the parameters and the
+  // state are replaced by their next values.
+  size_t numArgs = impl->args.size();
+  DeviceTensors callArgs(impl->deviceArgs.size());
+  for (auto [local, perDevice] : llvm::enumerate(callArgs)) {
+    for (Tensor &t : impl->deviceArgs[local])
+      perDevice.push_back(std::move(t));
+    Tensor rate = llvm::cantFail(Tensor::allocate({})); // a scalar fits
+    rate.data()[0] = optimizer.learningRate;
+    perDevice.push_back(std::move(rate));
+    for (Tensor &t : impl->optimizerState[local])
+      perDevice.push_back(std::move(t));
   }
-  std::vector<std::vector<Tensor *>> params(impl->deviceArgs.size());
-  std::vector<std::vector<const Tensor *>> gradBlocks(impl->deviceArgs.size());
-  for (size_t local = 0; local < impl->deviceArgs.size(); ++local)
-    for (auto [g, argIndex] : llvm::enumerate(impl->paramArgs)) {
-      params[local].push_back(&impl->deviceArgs[local][argIndex]);
-      gradBlocks[local].push_back(&(*grads)[local][g]);
-    }
-  applyOptimizer(optimizer, impl->optimizerState, params, gradBlocks);
-  return loss;
+  FailureOr<DeviceTensors> results = meshBackend->run(impl->step, callArgs);
+  for (auto [local, perDevice] : llvm::enumerate(callArgs)) {
+    for (size_t i = 0; i < numArgs; ++i)
+      impl->deviceArgs[local][i] = std::move(perDevice[i]);
+    for (auto [k, i] : llvm::enumerate(impl->stateArgs))
+      impl->optimizerState[local][k] = std::move(perDevice[i]);
+  }
+  impl->tapeValid = false;
+  if (failed(results))
+    return failure();
+
+  std::vector<Tensor> lossBlocks;
+  for (auto &perDevice : *results)
+    lossBlocks.push_back(std::move(perDevice[0]));
+  FailureOr<Tensor> loss = assembleFromDevices(
+      *impl, *meshBackend, std::move(lossBlocks), impl->results[0].sharding,
+      impl->results[0].shape, impl->results[0].name);
+  if (failed(loss))
+    return failure();
+  impl->gradientBytes.assign(results->size(), 0);
+  for (auto [local, perDevice] : llvm::enumerate(*results)) {
+    for (auto [k, r] : llvm::enumerate(impl->nextParamResults))
+      impl->deviceArgs[local][impl->paramArgs[k]] = std::move(perDevice[r]);
+    for (auto [k, r] : llvm::enumerate(impl->nextStateResults))
+      impl->optimizerState[local][k] = std::move(perDevice[r]);
+    for (unsigned r : impl->gradientResults)
+      impl->gradientBytes[local] += perDevice[r].byteSize();
+  }
+  return loss->data()[0];
 }
 
 LogicalResult ShardedEngine::inferenceLoop(const InputReader &reader,
@@ -573,11 +704,9 @@ std::vector<DeviceMemory> ShardedEngine::memoryPerDevice() const {
         memory.parameters += impl->deviceArgs[local][i].byteSize();
     if (local < impl->gradientBytes.size())
       memory.gradients = impl->gradientBytes[local];
-    for (const auto *moments : {&impl->optimizerState.firstMoment,
-                                &impl->optimizerState.secondMoment})
-      if (local < moments->size())
-        for (const Tensor &t : (*moments)[local])
-          memory.optimizerState += t.byteSize();
+    if (local < impl->optimizerState.size())
+      for (const Tensor &t : impl->optimizerState[local])
+        memory.optimizerState += t.byteSize();
     if (impl->tapeValid)
       for (const Tensor &t : impl->tape[local])
         memory.activations += t.byteSize();

@@ -15,7 +15,6 @@
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
-#include "shardc/Engine/Optimizer.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
@@ -102,9 +101,8 @@ static void scaleInitialParameter(Tensor &param) {
     v *= scale;
 }
 
-/// The same training steps on the unsharded program: the VJP by the
-/// reference interpreter, the update by the same optimizer code on full
-/// tensors (one "device" holding everything).
+/// The same training steps on the unsharded program: the step of
+/// --shardc-optimizer on the reference interpreter, its state fed back.
 static FailureOr<std::map<std::string, Tensor>>
 trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                const std::map<std::string, Tensor> &initial,
@@ -112,48 +110,60 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                const shardc::OptimizerOptions &optimizer, unsigned numSteps,
                std::vector<float> &losses) {
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
-  shardc::ShardcAutodiffOptions autodiff;
-  autodiff.wrt.assign(paramNames.begin(), paramNames.end());
-  pm.addPass(shardc::createShardcAutodiff(autodiff));
+  shardc::ShardcOptimizerOptions options;
+  options.optimizer =
+      optimizer.kind == shardc::OptimizerOptions::Kind::Adam ? "adam" : "sgd";
+  options.beta1 = optimizer.beta1;
+  options.beta2 = optimizer.beta2;
+  options.epsilon = optimizer.epsilon;
+  options.params.assign(paramNames.begin(), paramNames.end());
+  pm.addPass(shardc::createShardcOptimizer(options));
   if (failed(pm.run(global)))
     return failure();
-  func::FuncOp vjp = shardc::getEntryFunction(global);
-  unsigned numArgs = argNames.size();
-  unsigned numOutputs = vjp.getNumArguments() - numArgs;
+  func::FuncOp step = shardc::getEntryFunction(global);
 
-  std::map<std::string, Tensor> params;
-  for (const auto &[name, t] : initial)
-    params.emplace(name, t.clone());
-  shardc::OptimizerState state;
+  SmallVector<Tensor> call;
+  for (auto [i, name] : llvm::enumerate(argNames))
+    call.push_back(initial.count(name) ? initial.at(name).clone()
+                                       : args[i].clone());
+  call.push_back(llvm::cantFail(Tensor::allocate({}))); // a scalar fits
+  call.back().data()[0] = optimizer.learningRate;
+  llvm::StringMap<unsigned> argIndex;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    argIndex[shardc::getArgumentName(step, i)] = i;
+    auto init = step.getArgAttrOfType<FloatAttr>(
+        i, shardc::ShardcDialect::getOptimizerStateAttrName());
+    if (!init)
+      continue;
+    auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
+    if (!t)
+      return step.emitError() << llvm::toString(t.takeError());
+    for (float &v : t->values())
+      v = float(init.getValueAsDouble());
+    call.push_back(std::move(*t));
+  }
+  if (call.size() != step.getNumArguments())
+    return step.emitError()
+           << "the training step takes " << step.getNumArguments()
+           << " inputs, expected " << call.size();
   for (unsigned s = 0; s < numSteps; ++s) {
-    SmallVector<Tensor> call;
-    for (auto [i, name] : llvm::enumerate(argNames))
-      call.push_back(params.count(name) ? params.at(name).clone()
-                                        : args[i].clone());
-    for (unsigned r = 0; r < numOutputs; ++r) {
-      auto type = cast<RankedTensorType>(vjp.getArgumentTypes()[numArgs + r]);
-      Tensor cotangent = llvm::cantFail(Tensor::allocate(type.getShape()));
-      if (r == 0)
-        cotangent.data()[0] = 1.0f;
-      call.push_back(std::move(cotangent));
-    }
+    SmallVector<Tensor> in;
+    for (const Tensor &t : call)
+      in.push_back(t.clone());
     FailureOr<SmallVector<Tensor>> results =
-        shardc::interpretFunction(vjp, call);
+        shardc::interpretFunction(step, in);
     if (failed(results))
       return failure();
-    if (results->size() != numOutputs + paramNames.size())
-      return vjp.emitError()
-             << "the backward program returns " << results->size()
-             << " values, expected " << numOutputs + paramNames.size();
     losses.push_back((*results)[0].data()[0]);
-    std::vector<std::vector<Tensor *>> blocks(1);
-    std::vector<std::vector<const Tensor *>> grads(1);
-    for (auto [g, name] : llvm::enumerate(paramNames)) {
-      blocks[0].push_back(&params.at(name));
-      grads[0].push_back(&(*results)[numOutputs + g]);
-    }
-    shardc::applyOptimizer(optimizer, state, blocks, grads);
+    for (unsigned r = 0; r < step.getNumResults(); ++r)
+      if (auto next = step.getResultAttrOfType<StringAttr>(
+              r, shardc::ShardcDialect::getNextAttrName()))
+        call[argIndex.lookup(next.getValue())] = std::move((*results)[r]);
   }
+  std::map<std::string, Tensor> params;
+  for (const std::string &name : paramNames)
+    params.emplace(name, std::move(call[argIndex.lookup(name)]));
   return params;
 }
 
@@ -170,6 +180,7 @@ int shardc::runTrainCommand() {
   options.parameters.assign(paramList.begin(), paramList.end());
   OptimizerOptions optimizer;
   optimizer.learningRate = learningRate;
+  optimizer.zeroAxes.assign(getZeroAxes().begin(), getZeroAxes().end());
   if (optimizerName == "adam")
     optimizer.kind = OptimizerOptions::Kind::Adam;
   else if (optimizerName != "sgd") {
@@ -219,11 +230,16 @@ int shardc::runTrainCommand() {
     inputs.push_back((*args)[argIndex[name]].clone());
 
   bool printing = isPrintingProcess(engine);
-  if (printing)
+  if (printing) {
     llvm::outs() << "training " << engine.parameterNames().size()
                  << " parameters on " << engine.numDevices() << " devices ("
                  << stringifyBackendKind(options.backend) << "), "
-                 << optimizerName << " lr=" << learningRate.getValue() << "\n";
+                 << optimizerName << " lr=" << learningRate.getValue();
+    if (!optimizer.zeroAxes.empty())
+      llvm::outs() << ", optimizer state split over "
+                   << llvm::join(optimizer.zeroAxes, ",");
+    llvm::outs() << "\n";
+  }
   ProgressPrinter progress(steps);
   std::vector<float> losses;
   for (unsigned s = 0; s < steps; ++s) {

@@ -51,11 +51,17 @@ struct EngineOptions {
   bool training = true;
 };
 
-/// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected).
+/// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected), compiled
+/// into the training step by --shardc-optimizer.
 struct OptimizerOptions {
   enum class Kind { Sgd, Adam } kind = Kind::Sgd;
+  /// An input of the step: may change from one trainStep to the next.
   float learningRate = 0.01f;
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  /// Mesh axes to split the optimizer state (and the update) over as well:
+  /// ZeRO-1/2 on a data axis. Empty: the state is laid out like its
+  /// parameter.
+  std::vector<std::string> zeroAxes;
 };
 
 /// What one device holds for training, in bytes: ZeRO's accounting. With
@@ -64,7 +70,7 @@ struct OptimizerOptions {
 struct DeviceMemory {
   int64_t parameters = 0;
   int64_t gradients = 0;      ///< as of the last trainStep/backward
-  int64_t optimizerState = 0; ///< Adam's moments (SGD keeps none)
+  int64_t optimizerState = 0; ///< Adam's moments and powers (SGD: none)
   int64_t activations = 0;    ///< the tape kept from forward for backward
   int64_t total() const {
     return parameters + gradients + optimizerState + activations;
@@ -118,8 +124,11 @@ public:
   backward(llvm::ArrayRef<Tensor> outputGrads);
 
   /// One optimizer step on a program whose first output is a scalar loss:
-  /// forward, backward with d(loss) = 1, and the update of every parameter
-  /// on its own devices. Returns the loss before the update.
+  /// the program of --shardc-optimizer (forward, backward with d(loss) = 1,
+  /// the update), compiled at the first call, runs on the devices with the
+  /// parameters and the optimizer state as they hold them. Returns the loss
+  /// before the update. Only the learning rate may differ between calls
+  /// until the next loadCheckpoint, which resets the optimizer state.
   mlir::FailureOr<float> trainStep(llvm::ArrayRef<Tensor> inputs,
                                    const OptimizerOptions &optimizer);
 
