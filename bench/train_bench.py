@@ -167,6 +167,8 @@ def main():
     parser.add_argument("--steps", type=int, default=10,
                         help="timed steps per variant (median reported)")
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds over all variants; each keeps its best")
     parser.add_argument("--python", default="/usr/bin/python3",
                         help="interpreter with numpy (and torch)")
     parser.add_argument("--shardc-bench",
@@ -193,37 +195,54 @@ def main():
 
     print(f"seed MLP forward+backward: batch {B}, model {D}, hidden {H}, f32,"
           f" {GFLOP:.2f} GFLOP/step; median of {args.steps} steps "
-          f"after {args.warmup} warm-up; {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")
-    rows = {}  # name -> seconds or None
-    notes = []
+          f"after {args.warmup} warm-up, best of {args.rounds} rounds "
+          f"(every variant once per round, interleaved); {os.cpu_count()} "
+          f"cores, load average {os.getloadavg()[0]:.1f}")
+    # name -> seconds per round (None: skipped). On a shared machine the
+    # speed available drifts over minutes; interleaving the variants and
+    # keeping each one's best round compares them under the same
+    # conditions, and the spread shows how much the machine moved.
+    rounds = {}
+    notes = {}
 
     def record(name, seconds, note=None):
-        rows[name] = seconds
+        rounds.setdefault(name, []).append(seconds)
         if note:
-            notes.append(f"{name}: {note}")
-        shown = f"{GFLOP / seconds:8.1f} GFLOP/s" if seconds else "  skipped"
-        print(f"  {name:<34} {shown}", flush=True)
+            notes[name] = note
 
-    for t in (1, 2):
-        s, err = python_variant(args, "numpy", t, args.steps, args.warmup)
-        record(f"numpy @ ({t} thread{'s' * (t > 1)})", s, err and err[0])
-    if not args.skip_einsum:
-        s, err = python_variant(args, "einsum", 1, 1, 0)
-        record("numpy einsum, seed (1 thread)", s, err and err[0])
     version = torch_available(args.python)
-    for t in (1, 2):
-        name = f"torch {version or ''} ({t} thread{'s' * (t > 1)})"
-        if version:
-            s, err = python_variant(args, "torch", t, args.steps, args.warmup)
-            record(name, s, err and err[0])
-        else:
-            record(name, None, "python3-torch is not installed")
-    s1, c1 = shardc_variant(args, 1, 1)
-    record("shardc threads, 1 device", s1)
-    s2, c2 = shardc_variant(args, 2, 1)
-    record("shardc threads, 2 devices", s2,
-           f"{c2} collective(s) in the partitioned program")
+    for r in range(args.rounds):
+        for t in (1, 2):
+            s, err = python_variant(args, "numpy", t, args.steps, args.warmup)
+            record(f"numpy @ ({t} thread{'s' * (t > 1)})", s, err and err[0])
+        if not args.skip_einsum and r == 0:
+            s, err = python_variant(args, "einsum", 1, 1, 0)
+            record("numpy einsum, seed (1 thread)", s, err and err[0])
+        for t in (1, 2):
+            name = f"torch {version or ''} ({t} thread{'s' * (t > 1)})"
+            if version:
+                s, err = python_variant(args, "torch", t, args.steps,
+                                        args.warmup)
+                record(name, s, err and err[0])
+            else:
+                record(name, None, "python3-torch is not installed")
+        s1, c1 = shardc_variant(args, 1, 1)
+        record("shardc threads, 1 device", s1)
+        s2, c2 = shardc_variant(args, 2, 1)
+        record("shardc threads, 2 devices", s2,
+               f"{c2} collective(s) in the partitioned program")
+        print(f"  round {r + 1}/{args.rounds} done", flush=True)
+
+    rows = {}
+    for name, times in rounds.items():
+        done = [t for t in times if t]
+        rows[name] = min(done) if done else None
+        if not done:
+            print(f"  {name:<34}   skipped")
+            continue
+        spread = (f"  (rounds: {GFLOP / max(done):.1f} .. "
+                  f"{GFLOP / min(done):.1f})" if len(done) > 1 else "")
+        print(f"  {name:<34} {GFLOP / rows[name]:8.1f} GFLOP/s{spread}")
 
     def ratio(a, b):
         if rows.get(a) and rows.get(b):
@@ -252,8 +271,8 @@ def main():
         if target is not None:
             verdict = f"  (target >= {target}: {'met' if r >= target else 'NOT met'})"
         print(f"  {label:<36} {r:6.2f}x{verdict}")
-    for n in notes:
-        print(f"note: {n}")
+    for name, note in notes.items():
+        print(f"note: {name}: {note}")
     return 0
 
 
