@@ -257,13 +257,19 @@ LogicalResult GraphExporter::exportInputs(func::FuncOp func,
     OrderedJson entry = {{"name", names[arg]},
                          {"shape", intList(type->getShape())},
                          {"dtype", dtypeName(type->getElementType()).str()}};
-    // "param" goes last, after the sharding, as the format lists it.
+    // "param" and "optimizer_state" go last, after the sharding, as the
+    // format lists them.
     bool param = false;
+    std::optional<double> optimizerState;
     for (NamedAttribute attr : attrsOf(func.getArgAttrDict(i))) {
       if (attr.getName() == ShardcDialect::getNameAttrName())
         continue;
       if (attr.getName() == ShardcDialect::getParamAttrName()) {
         param = true;
+        continue;
+      }
+      if (attr.getName() == ShardcDialect::getOptimizerStateAttrName()) {
+        optimizerState = cast<FloatAttr>(attr.getValue()).getValueAsDouble();
         continue;
       }
       if (attr.getName() != ShardcDialect::getShardingAttrName())
@@ -276,6 +282,8 @@ LogicalResult GraphExporter::exportInputs(func::FuncOp func,
     }
     if (param)
       entry["param"] = true;
+    if (optimizerState)
+      entry["optimizer_state"] = *optimizerState;
     inputs.push_back(std::move(entry));
   }
   graph["inputs"] = std::move(inputs);
@@ -440,7 +448,11 @@ LogicalResult GraphExporter::exportOutputs(func::FuncOp func,
     if (it == names.end())
       return ret.emitError("returns a value defined outside the function");
     OrderedJson entry = {{"name", it->second}};
-    for (NamedAttribute attr : attrsOf(func.getResultAttrDict(i))) {
+    DictionaryAttr resultAttrs = func.getResultAttrDict(i);
+    for (NamedAttribute attr : attrsOf(resultAttrs)) {
+      if (attr.getName() == ShardcDialect::getGradientOfAttrName() ||
+          attr.getName() == ShardcDialect::getNextAttrName())
+        continue; // after the sharding
       if (attr.getName() != ShardcDialect::getShardingAttrName())
         return func.emitError()
                << "attribute '" << attr.getName().getValue() << "' of result #"
@@ -448,6 +460,12 @@ LogicalResult GraphExporter::exportOutputs(func::FuncOp func,
       if (failed(putSharding(func, attr.getValue(), entry)))
         return failure();
     }
+    if (resultAttrs)
+      for (StringRef role : {"gradient_of", "next"})
+        if (auto of = resultAttrs.getAs<StringAttr>(
+                role == "next" ? ShardcDialect::getNextAttrName()
+                               : ShardcDialect::getGradientOfAttrName()))
+          entry[role.str()] = of.getValue().str();
     outputs.push_back(std::move(entry));
   }
   graph["outputs"] = std::move(outputs);

@@ -218,6 +218,7 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
     Location loc;
     ShardingAttr sharding;
     bool param;
+    std::optional<double> optimizerState;
   };
   SmallVector<Input> read;
   for (size_t i = 0, e = inputs->size(); i < e; ++i) {
@@ -225,9 +226,10 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
     FailureOr<std::string> name = readNamedEntry(entry);
     if (failed(name))
       return failure();
-    if (failed(checkFields(
-            entry, {"name", "shape", "dtype", "sharding", "partial", "param"},
-            {"name", "shape"})) ||
+    if (failed(checkFields(entry,
+                           {"name", "shape", "dtype", "sharding", "partial",
+                            "param", "optimizer_state"},
+                           {"name", "shape"})) ||
         failed(define(entry, *name, -1)))
       return failure();
     FailureOr<SmallVector<int64_t>> shape = readShape(entry.field("shape"));
@@ -251,8 +253,20 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
         return failure();
       param = *flag;
     }
+    std::optional<double> optimizerState;
+    if (JVal stateField = entry.field("optimizer_state");
+        stateField.present()) {
+      const JsonNode &node = stateField.get();
+      if (!node.is_number())
+        return stateField.error()
+               << "must be a number (the state's initial value), got "
+               << describe(node);
+      optimizerState = node.is_number_float()      ? node.getFloat()
+                       : node.is_number_unsigned() ? double(node.getUnsigned())
+                                                   : double(node.getInteger());
+    }
     Location loc = NameLoc::get(st.builder.getStringAttr(*name), entry.loc());
-    read.push_back({*name, type, loc, *sharding, param});
+    read.push_back({*name, type, loc, *sharding, param, optimizerState});
   }
 
   OpBuilder &b = st.builder;
@@ -275,6 +289,10 @@ FailureOr<func::FuncOp> GraphImporter::readInputs() {
       attrs.append(st.shardingAttrName, input.sharding);
     if (input.param)
       attrs.append(st.paramAttrName, b.getUnitAttr());
+    if (input.optimizerState)
+      attrs.append(ShardcDialect::getOptimizerStateAttrName(),
+                   b.getFloatAttr(getElementTypeOrSelf(input.type),
+                                  *input.optimizerState));
     argAttrs.push_back(attrs.getDictionary(st.ctx));
   }
   func.setAllArgAttrs(argAttrs);
@@ -355,13 +373,34 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
                            << describe(outputs.get());
   SmallVector<Value> results;
   SmallVector<ShardingAttr> shardings;
+  SmallVector<DictionaryAttr> outputRoles;
   for (size_t i = 0, e = outputs->size(); i < e; ++i) {
     JVal entry = outputs.at(i);
     FailureOr<std::string> name = readNamedEntry(entry);
     if (failed(name))
       return failure();
-    if (failed(checkFields(entry, {"name", "sharding", "partial"}, {"name"})))
+    if (failed(checkFields(
+            entry, {"name", "sharding", "partial", "gradient_of", "next"},
+            {"name"})))
       return failure();
+    NamedAttrList roles;
+    for (StringRef role : {"gradient_of", "next"}) {
+      JVal field = entry.field(role);
+      if (!field.present())
+        continue;
+      FailureOr<std::string> of = readName(field);
+      if (failed(of))
+        return failure();
+      Value input = values.lookup(*of);
+      if (!input || !isa<BlockArgument>(input))
+        return field.error()
+               << "names no input \"" << printable(*of)
+               << "\" (it says which input this output is the "
+               << (role == "next" ? "next value" : "gradient") << " of)";
+      roles.append(role == "next" ? ShardcDialect::getNextAttrName()
+                                  : ShardcDialect::getGradientOfAttrName(),
+                   st.builder.getStringAttr(*of));
+    }
     Value value = values.lookup(*name);
     if (!value)
       return entry.field("name").error()
@@ -377,13 +416,14 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
       return failure();
     results.push_back(value);
     shardings.push_back(*sharding);
+    outputRoles.push_back(roles.getDictionary(st.ctx));
   }
   func::ReturnOp::create(st.builder, outputs.loc(), results);
   func.setFunctionType(FunctionType::get(st.ctx, func.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
   SmallVector<DictionaryAttr> resultAttrs;
-  for (ShardingAttr sharding : shardings) {
-    NamedAttrList attrs;
+  for (auto [sharding, roles] : llvm::zip(shardings, outputRoles)) {
+    NamedAttrList attrs(roles);
     if (sharding)
       attrs.append(st.shardingAttrName, sharding);
     resultAttrs.push_back(attrs.getDictionary(st.ctx));
