@@ -593,17 +593,13 @@ static LogicalResult initializeState(ShardedEngine::Impl &impl) {
   impl.optimizerState.resize(impl.deviceArgs.size());
   for (auto &perDevice : impl.optimizerState)
     for (unsigned i : impl.stateArgs) {
-      auto type = cast<RankedTensorType>(impl.step.getArgumentTypes()[i]);
-      llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
+      llvm::Expected<std::optional<Tensor>> t =
+          initialOptimizerState(impl.step, i);
       if (!t)
         return impl.step.emitError()
                << "optimizer state '" << getArgumentName(impl.step, i)
                << "': " << llvm::toString(t.takeError());
-      auto init = impl.step.getArgAttrOfType<FloatAttr>(
-          i, ShardcDialect::getOptimizerStateAttrName());
-      for (float &v : t->values())
-        v = float(init.getValueAsDouble());
-      perDevice.push_back(std::move(*t));
+      perDevice.push_back(std::move(**t));
     }
   return success();
 }

@@ -217,3 +217,19 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
   }
   return func.emitError("the function body must end with func.return");
 }
+
+llvm::Expected<std::optional<Tensor>>
+shardc::initialOptimizerState(func::FuncOp func, unsigned i) {
+  auto init = func.getArgAttrOfType<FloatAttr>(
+      i, ShardcDialect::getOptimizerStateAttrName());
+  if (!init)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+  llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
+  if (!t)
+    return t.takeError();
+  float value = float(init.getValueAsDouble());
+  for (float &v : t->values())
+    v = value;
+  return std::optional<Tensor>(std::move(*t));
+}

@@ -7,7 +7,7 @@
 
 #include "ToolCommon.h"
 
-#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"
 
@@ -76,17 +76,15 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
     if (it == files.end()) {
       // Optimizer state starts where the optimizer starts it, not at random
       // (a random second moment could be negative).
-      if (auto init = func.getArgAttrOfType<FloatAttr>(
-              i, ShardcDialect::getOptimizerStateAttrName())) {
-        llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
-        if (!t) {
-          llvm::errs() << "shardc: error: input '" << name
-                       << "': " << llvm::toString(t.takeError()) << "\n";
-          return failure();
-        }
-        for (float &v : t->values())
-          v = float(init.getValueAsDouble());
-        args.push_back(std::move(*t));
+      llvm::Expected<std::optional<Tensor>> state =
+          initialOptimizerState(func, i);
+      if (!state) {
+        llvm::errs() << "shardc: error: input '" << name
+                     << "': " << llvm::toString(state.takeError()) << "\n";
+        return failure();
+      }
+      if (*state) {
+        args.push_back(std::move(**state));
         continue;
       }
       if (seed.getNumOccurrences() == 0) {

@@ -131,17 +131,12 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
   llvm::StringMap<unsigned> argIndex;
   for (unsigned i = 0; i < step.getNumArguments(); ++i) {
     argIndex[shardc::getArgumentName(step, i)] = i;
-    auto init = step.getArgAttrOfType<FloatAttr>(
-        i, shardc::ShardcDialect::getOptimizerStateAttrName());
-    if (!init)
-      continue;
-    auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
-    llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
-    if (!t)
-      return step.emitError() << llvm::toString(t.takeError());
-    for (float &v : t->values())
-      v = float(init.getValueAsDouble());
-    call.push_back(std::move(*t));
+    llvm::Expected<std::optional<Tensor>> state =
+        shardc::initialOptimizerState(step, i);
+    if (!state)
+      return step.emitError() << llvm::toString(state.takeError());
+    if (*state)
+      call.push_back(std::move(**state));
   }
   if (call.size() != step.getNumArguments())
     return step.emitError()

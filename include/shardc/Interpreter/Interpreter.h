@@ -40,6 +40,13 @@ interpretFunction(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> args,
 /// only for a mesh its verifier would reject.
 mlir::FailureOr<MeshTopology> getMeshTopology(MeshOp mesh);
 
+/// Argument `i` of a training step at its initial value if it is optimizer
+/// state (`shardc.optimizer_state = v`: v in every element, in the
+/// argument's shape, which for a partitioned step is the local one);
+/// std::nullopt if it is not state; an error if it cannot be allocated.
+llvm::Expected<std::optional<Tensor>>
+initialOptimizerState(mlir::func::FuncOp func, unsigned i);
+
 } // namespace shardc
 
 #endif // SHARDC_INTERPRETER_INTERPRETER_H
