@@ -5,6 +5,7 @@
 #include "shardc/Dialect/ShardingVerifier.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
@@ -215,6 +216,21 @@ std::string shardc::describeValue(Value value) {
   return out;
 }
 
+/// SymbolTable::getNearestSymbolTable, answering the usual nesting (shardc
+/// ops in a func.func in a module) without asking each op whether it has the
+/// SymbolTable trait, a search that was most of a lookup's cost. Modules are
+/// symbol tables; functions and shardc ops are registered ops that are not.
+static Operation *nearestSymbolTable(Operation *from) {
+  for (Operation *op = from; op; op = op->getParentOp()) {
+    if (isa<ModuleOp>(op))
+      return op;
+    if (!isa<func::FuncOp>(op) &&
+        !isa_and_nonnull<ShardcDialect>(op->getDialect()))
+      return SymbolTable::getNearestSymbolTable(op);
+  }
+  return nullptr;
+}
+
 MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
   if (!mesh)
     return {};
@@ -223,7 +239,7 @@ MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
   // attributes on every call: this runs for every sharded value whenever a
   // module is verified. As there, the first symbol of the name decides,
   // whether or not it is a mesh.
-  Operation *table = SymbolTable::getNearestSymbolTable(from);
+  Operation *table = nearestSymbolTable(from);
   if (!table || table->getNumRegions() == 0 || table->getRegion(0).empty())
     return {};
   StringAttr name = mesh.getAttr();
