@@ -102,7 +102,7 @@ private:
   /// if no candidate layout works.
   const FactorShardings *chooseLayout(Operation *op, const ShardingRule &rule,
                                       ArrayRef<TensorShardingInput> assigned);
-  LogicalResult partitionRuleOp(Operation *op, ShardingRule rule);
+  LogicalResult partitionRuleOp(Operation *op, const ShardingRule &rule);
   LogicalResult partitionConstant(ConstantOp op);
 
   RankedTensorType localType(Value global, ShardingAttr sharding) {
@@ -341,7 +341,7 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
 }
 
 LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
-                                                   ShardingRule rule) {
+                                                   const ShardingRule &rule) {
   std::string why;
   if (!rule.matchesOp(op, why))
     return op->emitOpError() << "has an inconsistent sharding rule: " << why;
