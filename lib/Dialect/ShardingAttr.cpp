@@ -5,7 +5,10 @@
 #include "shardc/Dialect/ShardingVerifier.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -133,24 +136,55 @@ Attribute ShardingAttr::parse(AsmParser &p, Type) {
                     ArrayAttr::get(ctx, partial));
 }
 
-static void printAxisSet(AsmPrinter &p, ArrayAttr axes) {
-  p << "{";
-  llvm::interleaveComma(axes, p, [&](Attribute a) {
-    p << "\"" << cast<StringAttr>(a).getValue() << "\"";
+static void appendAxisSet(llvm::SmallVectorImpl<char> &text, ArrayAttr axes) {
+  text.push_back('{');
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (i)
+      llvm::append_range(text, StringRef(", "));
+    text.push_back('"');
+    llvm::append_range(text, cast<StringAttr>(a).getValue());
+    text.push_back('"');
+  }
+  text.push_back('}');
+}
+
+/// A symbol name MLIR prints without quotes (its isBareIdentifier).
+static bool isBareIdentifier(StringRef name) {
+  if (name.empty() || (!llvm::isAlpha(name[0]) && name[0] != '_'))
+    return false;
+  return llvm::all_of(name.drop_front(), [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
   });
-  p << "}";
 }
 
 void ShardingAttr::print(AsmPrinter &p) const {
-  p << "<" << getMesh() << ", [";
-  llvm::interleaveComma(getDims(), p,
-                        [&](ArrayAttr axes) { printAxisSet(p, axes); });
-  p << "]";
-  if (isPartial()) {
-    p << ", partial = ";
-    printAxisSet(p, getPartial());
+  // MLIR prints a dialect attribute into a string (to choose its quoting
+  // afterwards), where every piece written is a separate append: the text
+  // is built here and written once. A mesh name that needs quoting is
+  // printed by MLIR, which knows how.
+  llvm::SmallString<64> text;
+  text.push_back('<');
+  StringRef mesh = getMesh().getValue();
+  if (isBareIdentifier(mesh)) {
+    text.push_back('@');
+    llvm::append_range(text, mesh);
+  } else {
+    p << text << getMesh();
+    text.clear();
   }
-  p << ">";
+  llvm::append_range(text, StringRef(", ["));
+  for (auto [i, axes] : llvm::enumerate(getDims())) {
+    if (i)
+      llvm::append_range(text, StringRef(", "));
+    appendAxisSet(text, axes);
+  }
+  text.push_back(']');
+  if (isPartial()) {
+    llvm::append_range(text, StringRef(", partial = "));
+    appendAxisSet(text, getPartial());
+  }
+  text.push_back('>');
+  p << StringRef(text);
 }
 
 //===----------------------------------------------------------------------===//
@@ -182,6 +216,21 @@ std::string shardc::describeValue(Value value) {
   return out;
 }
 
+/// SymbolTable::getNearestSymbolTable, answering the usual nesting (shardc
+/// ops in a func.func in a module) without asking each op whether it has the
+/// SymbolTable trait, a search that was most of a lookup's cost. Modules are
+/// symbol tables; functions and shardc ops are registered ops that are not.
+static Operation *nearestSymbolTable(Operation *from) {
+  for (Operation *op = from; op; op = op->getParentOp()) {
+    if (isa<ModuleOp>(op))
+      return op;
+    if (!isa<func::FuncOp>(op) &&
+        !isa_and_nonnull<ShardcDialect>(op->getDialect()))
+      return SymbolTable::getNearestSymbolTable(op);
+  }
+  return nullptr;
+}
+
 MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
   if (!mesh)
     return {};
@@ -190,7 +239,7 @@ MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
   // attributes on every call: this runs for every sharded value whenever a
   // module is verified. As there, the first symbol of the name decides,
   // whether or not it is a mesh.
-  Operation *table = SymbolTable::getNearestSymbolTable(from);
+  Operation *table = nearestSymbolTable(from);
   if (!table || table->getNumRegions() == 0 || table->getRegion(0).empty())
     return {};
   StringAttr name = mesh.getAttr();

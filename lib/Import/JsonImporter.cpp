@@ -537,11 +537,17 @@ shardc::importJsonGraph(StringRef text, StringRef filename, MLIRContext *ctx) {
                      "");
   if (std::optional<TextError> e = checkNesting(text, kMaxNestingDepth))
     return textError(*e, "");
-  if (std::optional<TextError> e = validateJson(text))
-    return textError(*e, "invalid JSON: ");
   JsonDocument document;
-  if (std::optional<TextError> e = document.read(text))
-    return textError(*e, "");
+  std::optional<TextError> readError = document.read(text);
+  if (!document.wellFormed()) {
+    // nlohmann explains syntax errors; if it accepts what the reader stopped
+    // at after all, the text is read again without the reader's check.
+    if (std::optional<TextError> e = validateJson(text))
+      return textError(*e, "invalid JSON: ");
+    readError = document.readValidated(text);
+  }
+  if (readError)
+    return textError(*readError, "");
 
   ImportState st(ctx, filename, text, document);
   return GraphImporter(st, JVal::root(st)).run();

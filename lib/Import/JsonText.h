@@ -1,11 +1,11 @@
 //===- JsonText.h - raw JSON text: parsing, positions, lines ----*- C++ -*-===//
 //
 // The layer of the importer that deals with bytes: it rejects pathological
-// nesting before anything recursive runs, validates the text with
-// nlohmann/json (whose messages explain a syntax error well), and then reads
-// the accepted text into a JsonDocument, a compact tree that keeps the byte
-// offset of every value, so that every later diagnostic can point at the
-// JSON entry it is about.
+// nesting before anything recursive runs, then reads the text into a
+// JsonDocument, a compact tree that keeps the byte offset of every value, so
+// that every later diagnostic can point at the JSON entry it is about. Text
+// that is not well-formed JSON is explained by nlohmann/json, whose messages
+// explain a syntax error well.
 //
 // LLVM is built without exceptions, so nlohmann's throwing paths would abort;
 // validation goes through its SAX interface, which reports errors by return
@@ -128,10 +128,18 @@ class JsonDocument {
 public:
   static constexpr int kNone = -1;
 
-  /// Reads `text`, which validateJson accepted. Fails on a key repeated
-  /// within one object: nlohmann would silently keep the last one, and a
-  /// repeated field in a hand-written graph is almost always a mistake.
+  /// Reads `text`, checking the JSON grammar as it goes. Fails on a key
+  /// repeated within one object: nlohmann would silently keep the last one,
+  /// and a repeated field in a hand-written graph is almost always a
+  /// mistake. If the text leaves the grammar, reading stops there,
+  /// wellFormed() is false and the document is incomplete: validateJson
+  /// explains the error; should it accept the text, readValidated() reads
+  /// it. The check never accepts what nlohmann rejects.
   std::optional<TextError> read(llvm::StringRef text);
+  /// Whether the last read() found the text well formed.
+  bool wellFormed() const { return wellFormedText; }
+  /// Reads `text`, which validateJson accepted, without checking it.
+  std::optional<TextError> readValidated(llvm::StringRef text);
 
   int root() const { return nodes.empty() ? kNone : 0; }
   const JsonNode &operator[](int id) const { return nodes[id]; }
@@ -143,6 +151,7 @@ public:
 private:
   class Reader;
   std::vector<JsonNode> nodes;
+  bool wellFormedText = false;
   /// Children lists and decoded strings.
   llvm::BumpPtrAllocator storage;
 };

@@ -102,7 +102,7 @@ private:
   /// if no candidate layout works.
   const FactorShardings *chooseLayout(Operation *op, const ShardingRule &rule,
                                       ArrayRef<TensorShardingInput> assigned);
-  LogicalResult partitionRuleOp(Operation *op, ShardingRule rule);
+  LogicalResult partitionRuleOp(Operation *op, const ShardingRule &rule);
   LogicalResult partitionConstant(ConstantOp op);
 
   RankedTensorType localType(Value global, ShardingAttr sharding) {
@@ -119,6 +119,9 @@ private:
   llvm::DenseMap<Value, std::pair<Value, ShardingAttr>> current;
   /// Reshards already made: (global value, target) -> local value.
   llvm::DenseMap<std::pair<Value, Attribute>, Value> moved;
+  /// Plans by (from, to, global type): models reshard the same layouts of
+  /// the same shapes layer after layer, and planning one is the costly part.
+  llvm::DenseMap<std::tuple<Attribute, Attribute, Type>, ReshardPlan> plans;
   /// "shardc.sharding", uniqued once per function instead of once per op.
   StringAttr shardingAttrName;
 };
@@ -194,14 +197,20 @@ FailureOr<Value> FunctionPartitioner::getLocal(Value v, ShardingAttr target,
   auto key = std::make_pair(v, Attribute(target));
   if (Value done = moved.lookup(key))
     return done;
-  std::string why;
   auto type = cast<RankedTensorType>(v.getType());
-  FailureOr<ReshardPlan> plan = planReshard(
-      layout, target, mesh, type.getShape(), elementBytes(type), &why);
-  if (failed(plan))
-    return emitError(loc) << "cannot reshard " << describeValue(v) << " from "
-                          << layout << " to " << target << ": " << why;
-  Value result = emitPlan(local, *plan, stripName(loc));
+  auto planKey =
+      std::make_tuple(Attribute(layout), Attribute(target), Type(type));
+  auto planIt = plans.find(planKey);
+  if (planIt == plans.end()) {
+    std::string why;
+    FailureOr<ReshardPlan> plan = planReshard(
+        layout, target, mesh, type.getShape(), elementBytes(type), &why);
+    if (failed(plan))
+      return emitError(loc) << "cannot reshard " << describeValue(v) << " from "
+                            << layout << " to " << target << ": " << why;
+    planIt = plans.try_emplace(planKey, std::move(*plan)).first;
+  }
+  Value result = emitPlan(local, planIt->second, stripName(loc));
   moved[key] = result;
   return result;
 }
@@ -332,7 +341,7 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
 }
 
 LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
-                                                   ShardingRule rule) {
+                                                   const ShardingRule &rule) {
   std::string why;
   if (!rule.matchesOp(op, why))
     return op->emitOpError() << "has an inconsistent sharding rule: " << why;

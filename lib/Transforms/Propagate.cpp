@@ -109,7 +109,7 @@ LogicalResult FunctionPropagation::build() {
           if (!llvm::all_of(op->getOperands(), isTensor) ||
               !llvm::all_of(op->getResults(), isTensor))
             return WalkResult::advance();
-          Node node{op, ruled.getShardingRule(), {}};
+          Node &node = nodes.emplace_back(op, ruled);
           std::string why;
           if (!node.rule.matchesOp(op, why)) {
             op->emitError("internal error: the sharding rule ")
@@ -120,7 +120,6 @@ LogicalResult FunctionPropagation::build() {
             node.tensors.push_back(getId(v));
           for (Value v : op->getResults())
             node.tensors.push_back(getId(v));
-          nodes.push_back(std::move(node));
         } else if (isa<func::ReturnOp>(op) && op->getParentOp() == func) {
           // The returned value and the function result are one tensor,
           // possibly with two annotations: an identity node links them.
@@ -137,9 +136,9 @@ LogicalResult FunctionPropagation::build() {
             if (result.isUser && !tensors[valueId].isUser)
               annotate(valueId, result.sharding,
                        [&] { return "output #" + std::to_string(i); });
-            nodes.push_back({op,
-                             ShardingRule::getIdentity(shape, 1, 1),
-                             {valueId, resultIds[i]}});
+            nodes.emplace_back(
+                op, ShardingRule::getIdentity(shape, 1, 1),
+                llvm::SmallVector<unsigned, 4>{valueId, resultIds[i]});
           }
         }
         return WalkResult::advance();

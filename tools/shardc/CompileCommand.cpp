@@ -140,5 +140,8 @@ int shardc::runCompileCommand() {
     module->print(output->os(), OpPrintingFlags().assumeVerified());
   }
   output->keep();
+  // The process ends here: tearing down the module op by op would only
+  // return memory the exit returns anyway (1% of a large compile).
+  (void)module.release();
   return 0;
 }

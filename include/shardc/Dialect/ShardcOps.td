@@ -381,7 +381,11 @@ def Shardc_AllReduceOp : Shardc_CollectiveOp<"all_reduce", [Pure, SameOperandsAn
 
     ```mlir
     %s = shardc.all_reduce %z on @mesh axes = ["model"] : tensor<16x64xf32>
+    %m = shardc.all_reduce %z on @mesh axes = ["model"] {reduction = #shardc.reduction<max>} : tensor<16x64xf32>
     ```
+
+    Syntax: `$input on $mesh axes = $axes attr-dict : type($result)`, with
+    `reduction` in the attribute dictionary unless it is `sum`.
 
     Constraints: `axes` is non-empty, names axes of `mesh`, each once.
   }];
@@ -389,7 +393,9 @@ def Shardc_AllReduceOp : Shardc_CollectiveOp<"all_reduce", [Pure, SameOperandsAn
                        StrArrayAttr:$axes,
                        DefaultValuedAttr<Shardc_ReductionKindAttr, "ReductionKind::Sum">:$reduction);
   let results = (outs Shardc_Tensor:$result);
-  let assemblyFormat = "$input `on` $mesh `axes` `=` $axes attr-dict `:` type($result)";
+  // Written by hand (AllReduceSyntax.cpp) for a cheaper printer; the syntax
+  // is the declarative one above.
+  let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = extraCollectiveDecl;
 }
 
