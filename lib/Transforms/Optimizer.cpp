@@ -14,6 +14,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Autodiff.h"
 #include "shardc/Transforms/Passes.h"
@@ -126,13 +127,7 @@ FailureOr<Attribute> TrainingStepBuilder::stateSharding(unsigned param) {
     sharding = ShardingAttr::getReplicated(
         ctx, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), type.getRank());
   }
-  MeshOp paramMesh = mesh && mesh.getSymName() == sharding.getMesh().getValue()
-                         ? mesh
-                         : nullptr;
-  if (!paramMesh)
-    for (auto m : func->getParentOfType<ModuleOp>().getOps<MeshOp>())
-      if (m.getSymName() == sharding.getMesh().getValue())
-        paramMesh = m;
+  MeshOp paramMesh = lookupMesh(func, sharding.getMesh());
   if (!paramMesh)
     return func.emitError()
            << "parameter '" << getArgumentName(func, param)
