@@ -501,6 +501,20 @@ ShardedEngine::backward(ArrayRef<Tensor> outputGrads) {
   return out;
 }
 
+ShardcOptimizerOptions
+shardc::getOptimizerPassOptions(const OptimizerOptions &optimizer,
+                                ArrayRef<std::string> params) {
+  ShardcOptimizerOptions options;
+  options.optimizer =
+      optimizer.kind == OptimizerOptions::Kind::Adam ? "adam" : "sgd";
+  options.beta1 = optimizer.beta1;
+  options.beta2 = optimizer.beta2;
+  options.epsilon = optimizer.epsilon;
+  options.params.assign(params.begin(), params.end());
+  options.zeroAxes.assign(optimizer.zeroAxes.begin(), optimizer.zeroAxes.end());
+  return options;
+}
+
 /// The optimizer settings that shape the compiled step (all but the
 /// learning rate, an input).
 static bool sameStepShape(const OptimizerOptions &a,
@@ -514,15 +528,10 @@ static bool sameStepShape(const OptimizerOptions &a,
 static LogicalResult compileStep(ShardedEngine::Impl &impl,
                                  const OptimizerOptions &optimizer) {
   OwningOpRef<ModuleOp> module = impl.pinned->clone();
-  ShardcOptimizerOptions options;
-  options.optimizer =
-      optimizer.kind == OptimizerOptions::Kind::Adam ? "adam" : "sgd";
-  options.beta1 = optimizer.beta1;
-  options.beta2 = optimizer.beta2;
-  options.epsilon = optimizer.epsilon;
+  std::vector<std::string> params;
   for (unsigned i : impl.paramArgs)
-    options.params.push_back(impl.args[i].name);
-  options.zeroAxes.assign(optimizer.zeroAxes.begin(), optimizer.zeroAxes.end());
+    params.push_back(impl.args[i].name);
+  ShardcOptimizerOptions options = getOptimizerPassOptions(optimizer, params);
   if (failed(runPipeline(*module, [&](OpPassManager &pm) {
         pm.addPass(createShardcPropagate());
         pm.addPass(createShardcOptimizer(options));

@@ -110,14 +110,8 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                const shardc::OptimizerOptions &optimizer, unsigned numSteps,
                std::vector<float> &losses) {
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
-  shardc::ShardcOptimizerOptions options;
-  options.optimizer =
-      optimizer.kind == shardc::OptimizerOptions::Kind::Adam ? "adam" : "sgd";
-  options.beta1 = optimizer.beta1;
-  options.beta2 = optimizer.beta2;
-  options.epsilon = optimizer.epsilon;
-  options.params.assign(paramNames.begin(), paramNames.end());
-  pm.addPass(shardc::createShardcOptimizer(options));
+  pm.addPass(shardc::createShardcOptimizer(
+      shardc::getOptimizerPassOptions(optimizer, paramNames)));
   if (failed(pm.run(global)))
     return failure();
   func::FuncOp step = shardc::getEntryFunction(global);

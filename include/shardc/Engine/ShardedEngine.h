@@ -25,6 +25,7 @@
 
 #include "shardc/Runtime/MeshBackend.h"
 #include "shardc/Runtime/SimulatedMesh.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -63,6 +64,13 @@ struct OptimizerOptions {
   /// parameter.
   std::vector<std::string> zeroAxes;
 };
+
+/// The --shardc-optimizer options that compile `optimizer`'s step for the
+/// parameters `params`: what trainStep runs, and what an unsharded
+/// reference of the same steps must run.
+ShardcOptimizerOptions
+getOptimizerPassOptions(const OptimizerOptions &optimizer,
+                        llvm::ArrayRef<std::string> params);
 
 /// What one device holds for training, in bytes: ZeRO's accounting. With
 /// Adam in f32 it is 16 bytes per parameter the device holds (parameter,
