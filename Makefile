@@ -11,7 +11,8 @@ deps:
 
 $(BUILD_DIR)/build.ninja: | deps
 	cmake -G Ninja -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
-	  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
+	  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+	  $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 configure: $(BUILD_DIR)/build.ninja
 
