@@ -42,11 +42,13 @@ struct SliceOfAllReduce : OpRewritePattern<AllSliceOp> {
     if (!reduce || reduce.getAxes() != slice.getAxes() ||
         reduce.getMeshAttr() != slice.getMeshAttr())
       return failure();
+    // Read the slice's sharding before the rewrite erases the slice.
+    Attribute sharding = slice->getAttr(ShardcDialect::getShardingAttrName());
     auto scatter = rewriter.replaceOpWithNewOp<ReduceScatterOp>(
         slice, slice.getType(), reduce.getInput(), slice.getMeshAttr(),
         slice.getAxes(), slice.getDimAttr(), reduce.getReductionAttr());
-    if (auto s = slice->getAttr(ShardcDialect::getShardingAttrName()))
-      scatter->setAttr(ShardcDialect::getShardingAttrName(), s);
+    if (sharding)
+      scatter->setAttr(ShardcDialect::getShardingAttrName(), sharding);
     return success();
   }
 };
@@ -66,10 +68,11 @@ struct SliceOfSplat : OpRewritePattern<AllSliceOp> {
     auto local = cast<ShapedType>(slice.getType());
     auto value =
         DenseElementsAttr::get(local, splat.getSplatValue<Attribute>());
+    Attribute sharding = slice->getAttr(ShardcDialect::getShardingAttrName());
     auto smaller = rewriter.replaceOpWithNewOp<ConstantOp>(
         slice, cast<ElementsAttr>(value));
-    if (auto s = slice->getAttr(ShardcDialect::getShardingAttrName()))
-      smaller->setAttr(ShardcDialect::getShardingAttrName(), s);
+    if (sharding)
+      smaller->setAttr(ShardcDialect::getShardingAttrName(), sharding);
     return success();
   }
 };

@@ -22,7 +22,6 @@
 #include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <deque>
@@ -355,15 +354,19 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   if (!best)
     return op->emitOpError("found no layout to compute this op in");
 
-  IRMapping mapping;
+  // Operands are set one by one, not through an IRMapping keyed by value:
+  // one value read through two operands (matmul(x, x)) may be wanted in a
+  // different layout by each.
+  SmallVector<Value, 4> locals;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     FailureOr<Value> local =
         getLocal(v, best->getOperandSharding(i), op->getLoc());
     if (failed(local))
       return failure();
-    mapping.map(v, *local);
+    locals.push_back(*local);
   }
-  Operation *clone = builder.clone(*op, mapping);
+  Operation *clone = builder.clone(*op);
+  clone->setOperands(locals);
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
     ShardingAttr produced = best->getResultSharding(i);
     clone->getResult(i).setType(localType(v, produced));

@@ -123,7 +123,9 @@ LogicalResult FunctionPropagation::build() {
         } else if (isa<func::ReturnOp>(op) && op->getParentOp() == func) {
           // The returned value and the function result are one tensor,
           // possibly with two annotations: an identity node links them.
-          for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+          for (auto [index, v] : llvm::enumerate(op->getOperands())) {
+            // A named copy: clang rejects capturing a structured binding.
+            size_t i = index;
             if (i >= resultIds.size() || !isTensor(v))
               continue;
             auto shape = cast<RankedTensorType>(v.getType()).getShape();
