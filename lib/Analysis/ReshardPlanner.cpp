@@ -213,12 +213,7 @@ public:
   FailureOr<ReshardPlan> run(ShardingAttr fromAttr, ShardingAttr toAttr,
                              std::string *why) {
     Layout cur = Layout::of(fromAttr), to = Layout::of(toAttr);
-    for (StringRef p : to.partial)
-      if (!llvm::is_contained(cur.partial, p)) {
-        if (why)
-          *why = ("cannot make a value partial over \"" + p + "\"").str();
-        return failure();
-      }
+    (void)why; // every pair of valid shardings has a plan
 
     if (auto perm = findPermutation(cur, to)) {
       emit(ReshardStep::Kind::CollectivePermute, perm->first, -1, -1, cur, to,
@@ -327,6 +322,21 @@ public:
       AxisVec axes(to.dims[d].begin() + cur.dims[d].size(), to.dims[d].end());
       cur.dims[d] = to.dims[d];
       emit(ReshardStep::Kind::AllSlice, axes, d, -1, before, cur);
+    }
+
+    // 4. Pending sums the target wants and the value lacks: it is replicated
+    //    over those axes now (no dim of the target uses them), so the device
+    //    of group index 0 keeps it and the others take zeros — a
+    //    collective_permute with the single pair [0, 0].
+    AxisVec summands;
+    for (StringRef p : to.partial)
+      if (!llvm::is_contained(cur.partial, p))
+        summands.push_back(p);
+    if (!summands.empty()) {
+      Layout before = cur;
+      cur.partial = to.partial;
+      emit(ReshardStep::Kind::CollectivePermute, summands, -1, -1, before, cur,
+           {{0, 0}});
     }
     return plan;
   }

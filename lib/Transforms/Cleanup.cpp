@@ -85,13 +85,19 @@ template <typename Op> struct TrivialCollective : OpRewritePattern<Op> {
                                 PatternRewriter &rewriter) const override {
     if (op.getInput().getType() != op.getType())
       return failure();
-    bool trivial = false;
-    if constexpr (std::is_same_v<Op, CollectivePermuteOp>)
-      trivial = llvm::all_of(op.getSourceTargetPairs(),
-                             [](auto p) { return p.first == p.second; });
-    if (!trivial) {
-      MeshOp mesh = lookupMesh(op, op.getMeshAttr());
-      trivial = mesh && op.getGroupSize(mesh) == 1;
+    MeshOp mesh = lookupMesh(op, op.getMeshAttr());
+    if (!mesh)
+      return failure();
+    int64_t groupSize = op.getGroupSize(mesh);
+    bool trivial = groupSize == 1;
+    // A permutation is the identity only if it maps every device of the
+    // group to itself: a device that is no pair's target gets zeros (the
+    // planner's [0, 0] turns a value into a pending sum that way).
+    if constexpr (std::is_same_v<Op, CollectivePermuteOp>) {
+      auto pairs = op.getSourceTargetPairs();
+      trivial |= static_cast<int64_t>(pairs.size()) == groupSize &&
+                 llvm::all_of(pairs,
+                              [](auto p) { return p.first == p.second; });
     }
     if (!trivial)
       return failure();

@@ -6,6 +6,8 @@
 // all-reduced and then sliced), an axis moving between dims is an
 // all_to_all (not a gather and a slice), blocks that only change owners are
 // a collective_permute, and a split of replicated data is a free all_slice.
+// A partial target over axes the value is not summed over keeps the value on
+// one device of each group and zeros elsewhere (a collective_permute).
 // The partitioner materializes the plan as ops; `explain` prints it; the
 // cost model prices it.
 //
@@ -76,8 +78,11 @@ getLocalShape(ShardingAttr sharding, MeshOp mesh,
               llvm::ArrayRef<int64_t> globalShape);
 
 /// Plans `from` -> `to` for a tensor of `globalShape` whose elements take
-/// `elementBytes`. Fails (with `why` set) only for targets no collective
-/// sequence reaches: adding a partial axis the value does not have.
+/// `elementBytes`. Every pair of valid shardings of the shape has a plan:
+/// even a pending sum the value lacks is made, by keeping the value on the
+/// first device of each group and zeros on the others (a collective_permute
+/// with the single pair [0, 0]). The failure path, with `why` set, is kept
+/// for callers that report it.
 mlir::FailureOr<ReshardPlan> planReshard(ShardingAttr from, ShardingAttr to,
                                          MeshOp mesh,
                                          llvm::ArrayRef<int64_t> globalShape,
