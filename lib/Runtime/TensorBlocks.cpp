@@ -61,6 +61,12 @@ llvm::Expected<Tensor> shardc::extractDeviceBlock(const Tensor &global,
                                                   const MeshTopology &topology,
                                                   int64_t device) {
   Tensor block = global.clone();
+  SmallVector<int64_t> coords = topology.coordinates(device);
+  bool summandIsZero = llvm::any_of(sharding.getPartialAxes(), [&](StringRef a) {
+    return coords[topology.axisIndex(a)] != 0;
+  });
+  if (summandIsZero)
+    std::memset(block.data(), 0, sizeof(float) * block.numElements());
   for (auto [d, bc] :
        llvm::enumerate(blockCoords(sharding, mesh, topology, device))) {
     if (bc.second == 1)

@@ -22,8 +22,10 @@ namespace shardc {
 Tensor reduceTensors(llvm::ArrayRef<const Tensor *> tensors,
                      ReductionKind kind);
 
-/// The block of `global` that device `device` holds under `sharding`
-/// (partial axes are ignored: the caller decides what partial data is).
+/// The block of `global` that device `device` holds under `sharding`. Over
+/// partial axes the blocks are summands of `global`: the device at
+/// coordinate 0 of every partial axis holds the block, the others zeros (so
+/// that assembleGlobal sums them back to `global` exactly).
 llvm::Expected<Tensor> extractDeviceBlock(const Tensor &global,
                                           ShardingAttr sharding, MeshOp mesh,
                                           const MeshTopology &topology,
