@@ -1,27 +1,23 @@
 //===- shardc-difftest.cpp - differential testing of the pipeline ---------===//
 //
-// Generates random programs with random partial sharding annotations, runs
-// propagate + partition + cleanup on each, executes the SPMD result on a
-// simulated mesh, and compares it with the reference interpreter running
-// the unsharded program on the same inputs (what `shardc simulate` does for
-// one model). A compiler error on a valid program, a mismatch, or replicas
-// that disagree are all failures; each is written out as a reproducer.
+// Generates random programs with random sharding annotations (Generator.h),
+// checks each against the unsharded program (CaseRunner.h), and writes every
+// failing case out as a reproducer. A compiler error on a valid program, a
+// mismatch, replicas that disagree, a backend that disagrees with the
+// simulator, or an invalid program that is not rejected cleanly are all
+// failures.
 //
 //===----------------------------------------------------------------------===//
 
+#include "CaseRunner.h"
 #include "Generator.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
-#include "shardc/Dialect/ShardcOps.h"
-#include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/RandomTensor.h"
-#include "shardc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -30,7 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cmath>
+#include <map>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -39,98 +35,76 @@ static cl::opt<int64_t> numCases("cases", cl::desc("Number of random cases"),
                                  cl::init(500));
 static cl::opt<uint64_t> baseSeed("seed", cl::desc("Base random seed"),
                                   cl::init(1));
+static cl::opt<int64_t>
+    onlyCase("only-case",
+             cl::desc("Run only this case number (a reproducer's)"),
+             cl::init(-1));
 static cl::opt<std::string>
     reproDir("reproducer-dir",
              cl::desc("Where failing cases are written as .mlir"),
              cl::init("."));
 static cl::opt<bool> verbose("verbose", cl::desc("Log every case"),
                              cl::init(false));
+static cl::opt<bool> printCases("print-cases",
+                                cl::desc("Print every generated case"),
+                                cl::init(false));
 // Random chains of exp/tanh/matmul amplify the float rounding differences
 // that come from summing partial products in a different order, so the
 // bound is looser than `shardc simulate`'s default 1e-5.
 static cl::opt<double>
     tolerance("tolerance", cl::desc("Largest accepted max|sim-ref| / max|ref|"),
               cl::init(1e-4));
+// Off by default: a NaN or infinity in the reference counts as a mismatch
+// until the comparison takes identical non-finite values as equal.
+static cl::opt<bool>
+    nonFinite("non-finite",
+              cl::desc("Also draw inputs holding NaN and infinities"),
+              cl::init(false));
+static cl::opt<double> threadsFraction(
+    "threads-fraction",
+    cl::desc("Fraction of cases also run on the threads backend"),
+    cl::init(0.1));
 
 namespace {
-struct CaseResult {
-  bool failed = false;
-  std::string reason;
-  int64_t collectives = 0;
-  double worstRel = 0;
-};
 
-func::FuncOp mainOf(ModuleOp m) {
-  for (auto f : m.getOps<func::FuncOp>())
-    return f;
-  return nullptr;
+/// The header of a reproducer: what the .mlir alone does not say.
+std::string describeCase(const shardc::GeneratedCase &c, uint64_t caseSeed,
+                         int64_t n) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "// shardc-difftest --seed " << baseSeed << " --only-case " << n
+     << (nonFinite ? " --non-finite" : "")
+     << " (threads fraction " << threadsFraction << ")\n"
+     << "// kind: " << shardc::stringifyProgramKind(c.kind)
+     << ", input seed " << caseSeed << (c.threads ? ", threads too" : "")
+     << "\n// inputs:";
+  for (auto [i, d] : llvm::enumerate(c.domains))
+    os << " in" << i << "=" << shardc::stringifyInputDomain(d);
+  os << "\n";
+  if (!c.wrt.empty()) {
+    os << "// wrt:";
+    for (const std::string &w : c.wrt)
+      os << " " << w;
+    os << "\n";
+  }
+  if (c.kind == shardc::ProgramKind::TrainStep) {
+    os << "// optimizer: " << (c.train.adam ? "adam" : "sgd") << " lr "
+       << c.train.learningRate << ", zero-axes:";
+    for (const std::string &a : c.train.zeroAxes)
+      os << " " << a;
+    os << "\n";
+  }
+  if (!c.collectiveName.empty())
+    os << "// collective: " << c.collectiveName << "\n";
+  return s;
 }
 
-/// One case: the steps of `shardc simulate`. Diagnostics go to the caller's
-/// handler; any error there fails the case even if a step claims success.
-CaseResult runCase(ModuleOp original, uint64_t inputSeed) {
-  CaseResult r;
-  auto fail = [&](std::string why) {
-    r.failed = true;
-    r.reason = std::move(why);
-    return r;
-  };
-  OwningOpRef<ModuleOp> module = original.clone();
-  func::FuncOp func = mainOf(*module);
-
-  SmallVector<shardc::Tensor> inputs;
-  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
-    auto name = func.getArgAttrOfType<StringAttr>(
-        i, shardc::ShardcDialect::getNameAttrName());
-    auto t = shardc::tryRandomTensor(
-        cast<RankedTensorType>(arg.getType()).getShape(), inputSeed,
-        name.getValue());
-    if (!t)
-      return fail("random input: " + llvm::toString(t.takeError()));
-    inputs.push_back(std::move(*t));
-  }
-
-  OwningOpRef<ModuleOp> reference = original.clone();
-  auto expected = shardc::interpretFunction(mainOf(*reference), inputs);
-  if (failed(expected))
-    return fail("reference interpreter failed");
-
-  PassManager pm(original->getContext(), ModuleOp::getOperationName());
-  pm.addPass(shardc::createShardcPropagate());
-  pm.addPass(shardc::createShardcPartition());
-  pm.addNestedPass<func::FuncOp>(shardc::createShardcCleanup());
-  if (failed(pm.run(*module)))
-    return fail("propagate/partition pipeline failed");
-  func = mainOf(*module);
-  auto meshes = llvm::to_vector(module->getOps<shardc::MeshOp>());
-  if (meshes.size() != 1 || !func)
-    return fail("pipeline output lost the mesh or the function");
-  shardc::MeshOp mesh = meshes.front();
-  auto run = shardc::runOnSimulatedMesh(func, mesh, inputs);
-  if (failed(run))
-    return fail("simulation failed");
-  r.collectives = run->report.collectives.size();
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    double rel =
-        shardc::compareToReference(run->outputs[i], (*expected)[i]).first;
-    r.worstRel = std::max(r.worstRel, rel);
-    if (!(rel <= tolerance)) {
-      std::string msg;
-      llvm::raw_string_ostream(msg)
-          << "output " << i << " differs from the unsharded program: "
-          << "max_rel_err " << rel << " > " << tolerance.getValue();
-      return fail(msg);
-    }
-  }
-  return r;
-}
-
-void writeReproducer(ModuleOp module, uint64_t seed, int64_t n,
-                     std::string &path) {
+void writeReproducer(const shardc::GeneratedCase &c, uint64_t caseSeed,
+                     int64_t n, std::string &path) {
   (void)llvm::sys::fs::create_directories(reproDir.getValue());
   SmallString<256> p(reproDir.getValue());
-  llvm::sys::path::append(p, "difftest-case-" + std::to_string(seed) + "-" +
-                                 std::to_string(n) + ".mlir");
+  llvm::sys::path::append(p, "difftest-case-" + std::to_string(baseSeed) +
+                                 "-" + std::to_string(n) + ".mlir");
   path = p.str().str();
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -138,9 +112,12 @@ void writeReproducer(ModuleOp module, uint64_t seed, int64_t n,
     path += " (not written: " + ec.message() + ")";
     return;
   }
+  os << describeCase(c, caseSeed, n);
   // Named locations keep "v7" in the diagnostics when the file is re-run.
+  ModuleOp module = c.module.get();
   module->print(os, OpPrintingFlags().enableDebugInfo());
 }
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -156,12 +133,11 @@ int main(int argc, char **argv) {
   // Cases are tiny; a thread pool would only add overhead.
   ctx.disableMultithreading();
 
-  std::string diags;
-  bool sawError = false;
+  shardc::DiagnosticLog log;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error)
-      sawError = true;
-    llvm::raw_string_ostream os(diags);
+      log.errorLocs.push_back(diag.getLocation());
+    llvm::raw_string_ostream os(log.text);
     os << diag.getLocation() << ": ";
     switch (diag.getSeverity()) {
     case DiagnosticSeverity::Error:
@@ -183,11 +159,18 @@ int main(int argc, char **argv) {
     return success();
   });
 
+  shardc::GeneratorOptions options;
+  options.nonFinite = nonFinite;
+  options.threadsFraction = threadsFraction;
+
   auto start = std::chrono::steady_clock::now();
-  int64_t failedCases = 0, invalid = 0, collectives = 0;
-  for (int64_t n = 0; n < numCases; ++n) {
-    OwningOpRef<ModuleOp> module;
-    int numOps = 0;
+  int64_t failedCases = 0, invalid = 0, collectives = 0, onThreads = 0,
+          ran = 0;
+  std::map<shardc::ProgramKind, int64_t> kinds;
+  int64_t first = onlyCase >= 0 ? onlyCase.getValue() : 0;
+  int64_t last = onlyCase >= 0 ? onlyCase + 1 : numCases.getValue();
+  for (int64_t n = first; n < last; ++n) {
+    shardc::GeneratedCase c;
     uint64_t caseSeed = 0;
     // The generator should only build valid programs; if one is not,
     // count it (a generator bug to look at) and draw another.
@@ -195,41 +178,46 @@ int main(int argc, char **argv) {
       caseSeed = shardc::splitmix64Mix(baseSeed * 0x100000001b3ULL +
                                        uint64_t(n) * 1000003ULL + attempt);
       shardc::DiffRng rng(caseSeed);
-      diags.clear();
-      sawError = false;
-      module = shardc::generateModule(ctx, rng, numOps);
-      if (succeeded(verify(*module)) && !sawError)
+      log.clear();
+      c = shardc::generateCase(ctx, rng, options);
+      if (succeeded(verify(*c.module)) && log.errorLocs.empty())
         break;
       ++invalid;
       if (verbose) {
         llvm::errs() << "case " << n << ": generated module is invalid:\n"
-                     << diags;
-        module->print(llvm::errs());
+                     << log.text;
+        c.module->print(llvm::errs());
       }
     }
 
-    diags.clear();
-    sawError = false;
-    CaseResult r = runCase(*module, caseSeed);
-    collectives += r.collectives;
-    if (!r.failed && sawError) {
-      r.failed = true;
-      r.reason = "an error was emitted though every step succeeded";
+    if (printCases) {
+      llvm::outs() << describeCase(c, caseSeed, n);
+      c.module.get()->print(llvm::outs());
     }
+    log.clear();
+    shardc::CaseResult r = shardc::runCase(c, caseSeed, tolerance, log);
+    ++ran;
+    ++kinds[c.kind];
+    onThreads += r.ranThreads;
+    collectives += r.collectives;
     if (verbose)
-      llvm::outs() << "case " << n << ": ops=" << numOps
-                   << " collectives=" << r.collectives
+      llvm::outs() << "case " << n << ": "
+                   << shardc::stringifyProgramKind(c.kind)
+                   << " ops=" << c.numOps << " collectives=" << r.collectives
+                   << (r.ranThreads ? " threads" : "")
                    << " max_rel_err=" << r.worstRel
                    << (r.failed ? " FAILED" : " ok") << "\n";
     if (!r.failed)
       continue;
     ++failedCases;
     std::string path;
-    writeReproducer(*module, baseSeed, n, path);
+    writeReproducer(c, caseSeed, n, path);
     llvm::outs() << "FAILED case " << n << " (seed " << baseSeed
-                 << ", case seed " << caseSeed << "): " << r.reason << "\n";
-    if (!diags.empty())
-      llvm::outs() << "diagnostics:\n" << diags;
+                 << ", case seed " << caseSeed << ", "
+                 << shardc::stringifyProgramKind(c.kind) << "): " << r.reason
+                 << "\n";
+    if (!log.text.empty())
+      llvm::outs() << "diagnostics:\n" << log.text;
     llvm::outs() << "reproducer: " << path << "\n";
   }
   double secs =
@@ -238,11 +226,17 @@ int main(int argc, char **argv) {
   if (verbose || invalid)
     llvm::outs() << "difftest: " << invalid
                  << " generated modules were invalid and regenerated\n";
+  llvm::outs() << "difftest: kinds:";
+  for (shardc::ProgramKind k :
+       {shardc::ProgramKind::Forward, shardc::ProgramKind::Autodiff,
+        shardc::ProgramKind::TrainStep, shardc::ProgramKind::GlobalCollective})
+    llvm::outs() << " " << shardc::stringifyProgramKind(k) << "=" << kinds[k];
+  llvm::outs() << ", on threads too: " << onThreads << "\n";
   if (verbose)
     llvm::outs() << llvm::format("difftest: %.2fs\n", secs);
-  llvm::outs() << "difftest: " << numCases << " cases, " << collectives
+  llvm::outs() << "difftest: " << ran << " cases, " << collectives
                << " collectives inserted, " << failedCases << " failed\n";
-  llvm::outs() << (numCases - failedCases) << " passed, " << failedCases
+  llvm::outs() << (ran - failedCases) << " passed, " << failedCases
                << " failed\n";
   return failedCases ? 1 : 0;
 }

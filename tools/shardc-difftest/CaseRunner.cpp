@@ -1,0 +1,217 @@
+//===- CaseRunner.cpp - checking one generated case -----------------------===//
+
+#include "CaseRunner.h"
+
+#include "shardc/Dialect/FunctionInterface.h"
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Engine/ShardedEngine.h"
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Runtime/DeviceLayout.h"
+#include "shardc/Runtime/ShardedExecution.h"
+#include "shardc/Runtime/ThreadsBackend.h"
+#include "shardc/Support/RandomTensor.h"
+#include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+/// The program the case checks: the generated one, its VJP, or its
+/// training step, built on the global program as `shardc simulate
+/// --autodiff` and the engine build them (propagation first, so that
+/// cotangents, gradients and optimizer state are laid out like their
+/// values).
+LogicalResult buildProgram(const GeneratedCase &c, ModuleOp module) {
+  if (c.kind != ProgramKind::Autodiff && c.kind != ProgramKind::TrainStep)
+    return success();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createShardcPropagate());
+  if (c.kind == ProgramKind::Autodiff) {
+    ShardcAutodiffOptions options;
+    options.wrt.assign(c.wrt.begin(), c.wrt.end());
+    pm.addPass(createShardcAutodiff(options));
+  } else {
+    OptimizerOptions optimizer;
+    optimizer.kind = c.train.adam ? OptimizerOptions::Kind::Adam
+                                  : OptimizerOptions::Kind::Sgd;
+    optimizer.zeroAxes = c.train.zeroAxes;
+    pm.addPass(createShardcOptimizer(getOptimizerPassOptions(optimizer, {})));
+  }
+  return pm.run(module);
+}
+
+/// Inputs of the program by argument: the generated inputs in their
+/// domains, optimizer state at its initial value, the learning rate, and
+/// cotangents in [-1, 1).
+FailureOr<SmallVector<Tensor>> makeInputs(const GeneratedCase &c,
+                                          func::FuncOp func, uint64_t seed,
+                                          std::string &why) {
+  SmallVector<Tensor> inputs;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = getArgumentName(func, i);
+    auto shape = cast<RankedTensorType>(func.getArgumentTypes()[i]).getShape();
+    llvm::Expected<std::optional<Tensor>> state =
+        initialOptimizerState(func, i);
+    if (!state) {
+      why = llvm::toString(state.takeError());
+      return failure();
+    }
+    if (*state) {
+      inputs.push_back(std::move(**state));
+      continue;
+    }
+    InputDomain domain = InputDomain::Uniform;
+    StringRef number(name);
+    unsigned k;
+    if (number.consume_front("in") && !number.getAsInteger(10, k) &&
+        k < c.domains.size())
+      domain = c.domains[k];
+    llvm::Expected<Tensor> t = fillInput(shape, domain, seed, name);
+    if (!t) {
+      why = llvm::toString(t.takeError());
+      return failure();
+    }
+    if (name == "learning_rate")
+      for (float &v : t->values())
+        v = c.train.learningRate;
+    inputs.push_back(std::move(*t));
+  }
+  return inputs;
+}
+
+bool sameBits(const Tensor &a, const Tensor &b) {
+  if (a.shape() != b.shape())
+    return false;
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    if (!(a.data()[i] == b.data()[i]) &&
+        !(std::isnan(a.data()[i]) && std::isnan(b.data()[i])))
+      return false;
+  return true;
+}
+
+bool errorAt(const DiagnosticLog &log, StringRef name) {
+  return llvm::any_of(log.errorLocs, [&](Location loc) {
+    // The location may be wrapped (a callsite or fused location from a
+    // pass); its name is what matters.
+    bool found = false;
+    loc->walk([&](Location inner) {
+      if (auto n = dyn_cast<NameLoc>(inner); n && n.getName() == name)
+        found = true;
+      return WalkResult::advance();
+    });
+    return found;
+  });
+}
+
+} // namespace
+
+CaseResult shardc::runCase(const GeneratedCase &c, uint64_t inputSeed,
+                           double tolerance, DiagnosticLog &log) {
+  CaseResult r;
+  auto fail = [&](const Twine &why) {
+    r.failed = true;
+    r.reason = why.str();
+    return r;
+  };
+  auto errorsSoFar = [&] { return log.errorLocs.size(); };
+
+  ModuleOp generated = c.module.get();
+  OwningOpRef<ModuleOp> module = generated.clone();
+  if (failed(buildProgram(c, *module)) || errorsSoFar())
+    return fail(Twine(stringifyProgramKind(c.kind)) +
+                ": building the program failed");
+  func::FuncOp func = getEntryFunction(*module);
+  if (!func)
+    return fail("the module has no function");
+
+  std::string why;
+  FailureOr<SmallVector<Tensor>> inputs = makeInputs(c, func, inputSeed, why);
+  if (failed(inputs))
+    return fail("inputs: " + why);
+
+  OwningOpRef<ModuleOp> reference = module->clone();
+  FailureOr<SmallVector<Tensor>> expected =
+      interpretFunction(getEntryFunction(*reference), *inputs);
+
+  PassManager pm(module->getContext(), ModuleOp::getOperationName());
+  addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+  LogicalResult partitioned = pm.run(*module);
+
+  if (c.kind == ProgramKind::GlobalCollective) {
+    // Neither the interpreter nor the partitioner can give a collective a
+    // meaning on global data; both must say so at the collective.
+    if (succeeded(expected))
+      return fail("the reference interpreter ran a global program holding "
+                  "a collective");
+    if (succeeded(partitioned))
+      return fail("the pipeline partitioned a global program holding a "
+                  "collective");
+    if (!errorAt(log, c.collectiveName))
+      return fail("no error points at the collective \"" + c.collectiveName +
+                  "\"");
+    return r;
+  }
+  if (failed(expected) || errorsSoFar())
+    return fail("reference interpreter failed");
+  if (failed(partitioned) || errorsSoFar())
+    return fail("propagate/partition pipeline failed");
+
+  func = getEntryFunction(*module);
+  auto meshes = llvm::to_vector(module->getOps<MeshOp>());
+  if (meshes.size() != 1 || !func)
+    return fail("pipeline output lost the mesh or the function");
+  MeshOp mesh = meshes.front();
+  FailureOr<ShardedRun> run = runOnSimulatedMesh(func, mesh, *inputs);
+  if (failed(run) || errorsSoFar())
+    return fail("simulation failed");
+  r.collectives = run->report.collectives.size();
+  if (run->outputs.size() != expected->size())
+    return fail("the simulation returned " + Twine(run->outputs.size()) +
+                " outputs, the reference " + Twine(expected->size()));
+  for (unsigned i = 0; i < run->outputs.size(); ++i) {
+    if (run->outputs[i].shape() != (*expected)[i].shape())
+      return fail("output " + Twine(i) + " has shape " +
+                  run->outputs[i].describe() + ", the reference " +
+                  (*expected)[i].describe());
+    double rel = compareToReference(run->outputs[i], (*expected)[i]).first;
+    r.worstRel = std::max(r.worstRel, rel);
+    if (!(rel <= tolerance)) {
+      std::string msg;
+      llvm::raw_string_ostream(msg)
+          << "output " << i << " differs from the unsharded program: "
+          << "max_rel_err " << rel << " > " << tolerance;
+      return fail(msg);
+    }
+  }
+
+  if (!c.threads)
+    return r;
+  // The threads backend runs the same program with its own collectives
+  // (shared memory); it must give the simulator's bits.
+  r.ranThreads = true;
+  ThreadsOptions threads;
+  threads.blasThreadsPerDevice = 1;
+  // A bug must fail the case, not hang the run.
+  threads.timeoutSeconds = 60;
+  std::unique_ptr<MeshBackend> backend = createThreadsBackend(mesh, threads);
+  if (!backend)
+    return fail("threads backend: creation failed");
+  FailureOr<std::vector<Tensor>> outputs =
+      runGlobalOnBackend(*backend, func, mesh, *inputs);
+  if (failed(outputs) || errorsSoFar())
+    return fail("threads backend: the run failed");
+  for (unsigned i = 0; i < outputs->size(); ++i)
+    if (!sameBits((*outputs)[i], run->outputs[i]))
+      return fail("threads backend: output " + Twine(i) +
+                  " differs from the simulated mesh's");
+  return r;
+}

@@ -1,0 +1,619 @@
+//===- OpDrawing.cpp - random tensor ops within their domains -------------===//
+//
+// Every tensor op of the dialect, in the general forms the verifier allows:
+// contractions with any number of batch and contracting dims (an operand may
+// be contracted with itself), reductions over several dims, reshapes that
+// merge, split or add unit dims, broadcasts that add dims or expand unit
+// ones, and elementwise ops whose two operands may be one value. ValueInfo
+// (ProgramBuilder.h) keeps each op in its domain.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProgramBuilder.h"
+
+#include "shardc/Support/RandomTensor.h"
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::difftest;
+
+namespace {
+
+ValueInfo hull(double a, double b, double c, double d) {
+  ValueInfo i;
+  i.lo = std::min({a, b, c, d});
+  i.hi = std::max({a, b, c, d});
+  return i;
+}
+
+ValueInfo productInfo(const ValueInfo &x, const ValueInfo &y) {
+  ValueInfo r = hull(x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi);
+  r.exact = x.exact && y.exact;
+  r.nonFinite = x.nonFinite || y.nonFinite;
+  return r;
+}
+
+/// A product's magnitude neither overflows nor sinks into subnormals.
+bool productFits(const ValueInfo &x, const ValueInfo &y, double terms = 1) {
+  double s = x.scale() * y.scale();
+  return s * terms <= kMaxScale &&
+         (s >= kMinProductScale || x.scale() == 0 || y.scale() == 0);
+}
+
+bool fits(const ValueInfo &i) { return i.scale() <= kMaxScale; }
+
+/// Bounded away from 0 on one side.
+bool awayFromZero(const ValueInfo &i) { return i.lo >= 0.05 || i.hi <= -0.05; }
+
+class OpDrawer {
+public:
+  explicit OpDrawer(ProgramBuilder &pb) : pb(pb), rng(pb.rng), b(pb.b) {}
+
+  Value matmul(Value x);
+  Value dotGeneral(Value x);
+  Value unary(Value x);
+  Value binary(Value x);
+  Value reduce(Value x);
+  Value transpose(Value x);
+  Value reshape(Value x);
+  Value broadcast(Value x);
+  Value constraint(Value x);
+  Value constant(RankedTensorType type, bool positive);
+
+  /// `x` mapped to values >= 0.05 (for log, sqrt, rsqrt, a divisor).
+  Value positive(Value x);
+  /// `x`, scaled into [-limit, limit] by a constant factor if its bounds
+  /// exceed that. A function that saturates or underflows there loses the
+  /// meaning of the comparison: the last-bit differences of Eigen's
+  /// vectorized and scalar paths (the sharded program runs other lengths)
+  /// become relative differences of order one in values near 0 (sigmoid or
+  /// exp of very negative values, gelu's 1 + tanh) or in derivatives that
+  /// are differences of nearly equal numbers (1 - tanh^2).
+  Value unsaturated(Value x, double limit);
+
+private:
+  ProgramBuilder &pb;
+  DiffRng &rng;
+  OpBuilder &b;
+
+  ValueInfo info(Value v) { return pb.info(v); }
+  ArrayRef<int64_t> shapeOf(Value v) {
+    return ProgramBuilder::tensorOf(v).getShape();
+  }
+  /// Dims of `y` pairing, by size, with `lhsSizes` in order (each used
+  /// once), chosen at random among equal sizes; nothing if some size has no
+  /// partner.
+  std::optional<SmallVector<int64_t>> matchDims(ArrayRef<int64_t> lhsSizes,
+                                                ArrayRef<int64_t> y);
+  Value contract(Value x, Value y, ArrayRef<int64_t> lb, ArrayRef<int64_t> rb,
+                 ArrayRef<int64_t> lc, ArrayRef<int64_t> rc);
+};
+
+Value OpDrawer::constant(RankedTensorType type, bool positive) {
+  SmallVector<float> values(type.getNumElements());
+  bool splat = rng.chance(0.4);
+  auto draw = [&] {
+    float u = bitsToUniformFloat(rng.next());
+    return positive ? 0.625f + 0.375f * u : 0.5f * u;
+  };
+  float first = draw();
+  ValueInfo i;
+  i.lo = i.hi = first;
+  for (float &f : values) {
+    f = splat ? first : draw();
+    i.lo = std::min<double>(i.lo, f);
+    i.hi = std::max<double>(i.hi, f);
+  }
+  auto attr = DenseElementsAttr::get(type, ArrayRef<float>(values));
+  Value c = ConstantOp::create(b, pb.freshLoc(), cast<ElementsAttr>(attr));
+  return pb.record(c, i);
+}
+
+Value OpDrawer::unsaturated(Value x, double limit) {
+  ValueInfo xi = info(x);
+  if (xi.scale() <= limit)
+    return x;
+  auto type = ProgramBuilder::tensorOf(x);
+  float factor = static_cast<float>(limit / xi.scale());
+  auto attr = DenseElementsAttr::get(type, b.getF32FloatAttr(factor));
+  ValueInfo ci;
+  ci.lo = ci.hi = factor;
+  Value c = pb.record(
+      ConstantOp::create(b, pb.freshLoc(), cast<ElementsAttr>(attr)), ci);
+  ValueInfo r = productInfo(xi, ci);
+  return pb.record(MulOp::create(b, pb.freshLoc(), x, c), r);
+}
+
+Value OpDrawer::positive(Value x) {
+  ValueInfo xi = info(x);
+  if (xi.lo >= 0.05)
+    return x;
+  if (xi.hi <= -0.05 && rng.chance(0.5)) {
+    ValueInfo n = xi;
+    n.lo = -xi.hi;
+    n.hi = -xi.lo;
+    return pb.record(NegOp::create(b, pb.freshLoc(), x), n);
+  }
+  // x * x + c keeps exact values exact; exp(tanh(x)) works at any scale.
+  if (xi.scale() * xi.scale() <= kMaxScale && rng.chance(0.5)) {
+    ValueInfo sq = productInfo(xi, xi);
+    sq.lo = (xi.lo <= 0 && xi.hi >= 0)
+                ? 0
+                : std::min(xi.lo * xi.lo, xi.hi * xi.hi);
+    Value s = pb.record(MulOp::create(b, pb.freshLoc(), x, x), sq);
+    Value c = constant(ProgramBuilder::tensorOf(x), /*positive=*/true);
+    ValueInfo sum = sq;
+    sum.lo += info(c).lo;
+    sum.hi += info(c).hi;
+    sum.exact = sq.exact;
+    return pb.record(AddOp::create(b, pb.freshLoc(), s, c), sum);
+  }
+  x = unsaturated(x, pb.differentiated ? 3 : 20);
+  xi = info(x);
+  ValueInfo t = xi;
+  t.lo = std::tanh(xi.lo);
+  t.hi = std::tanh(xi.hi);
+  t.exact = false;
+  Value th = pb.record(TanhOp::create(b, pb.freshLoc(), x), t);
+  ValueInfo e = t;
+  e.lo = std::exp(t.lo);
+  e.hi = std::exp(t.hi);
+  return pb.record(ExpOp::create(b, pb.freshLoc(), th), e);
+}
+
+Value OpDrawer::unary(Value x) {
+  int64_t kind = rng.uniform(10);
+  // Forward, tanh saturates harmlessly to +-1; its derivative does not.
+  double saturation = pb.differentiated ? 3 : 20;
+  if (kind == 1) // gelu: 1 + tanh(...) cancels for negative values
+    x = unsaturated(x, 3);
+  else if (kind == 2) // exp of values in [-4, 4]
+    x = unsaturated(x, 4);
+  else if (kind == 5 && pb.differentiated)
+    x = unsaturated(x, saturation);
+  else if (kind == 6)
+    x = unsaturated(x, saturation);
+  ValueInfo xi = info(x), r = xi;
+  Location loc = pb.freshLoc();
+  switch (kind) {
+  case 0: // relu: its gradient's mask needs an exact operand
+    if (pb.differentiated && !xi.exact)
+      return nullptr;
+    r.lo = std::max(xi.lo, 0.0);
+    r.hi = std::max(xi.hi, 0.0);
+    return pb.record(ReluOp::create(b, loc, x), r);
+  case 1:
+    r.lo = xi.lo >= 0 ? 0 : -0.2;
+    r.hi = std::max(xi.hi, 0.0);
+    r.exact = false;
+    return pb.record(GeluOp::create(b, loc, x), r);
+  case 2:
+    r.lo = std::exp(xi.lo);
+    r.hi = std::exp(xi.hi);
+    r.exact = false;
+    return pb.record(ExpOp::create(b, loc, x), r);
+  case 3: { // log, sqrt and rsqrt of values >= 0.05
+    Value p = positive(x);
+    ValueInfo pi = info(p), out = pi;
+    int which = rng.uniform(3);
+    if (which == 0) {
+      out.lo = std::log(pi.lo);
+      out.hi = std::log(pi.hi);
+      out.exact = false;
+      return pb.record(LogOp::create(b, pb.freshLoc(), p), out);
+    }
+    if (which == 1) {
+      out.lo = std::sqrt(pi.lo);
+      out.hi = std::sqrt(pi.hi);
+      return pb.record(SqrtOp::create(b, pb.freshLoc(), p), out);
+    }
+    out.lo = 1 / std::sqrt(pi.hi);
+    out.hi = 1 / std::sqrt(pi.lo);
+    out.exact = false;
+    return pb.record(RsqrtOp::create(b, pb.freshLoc(), p), out);
+  }
+  case 4:
+    r.lo = -xi.hi;
+    r.hi = -xi.lo;
+    return pb.record(NegOp::create(b, loc, x), r);
+  case 5:
+    r.lo = std::tanh(xi.lo);
+    r.hi = std::tanh(xi.hi);
+    r.exact = false;
+    return pb.record(TanhOp::create(b, loc, x), r);
+  case 6:
+    r.lo = 1 / (1 + std::exp(-xi.lo));
+    r.hi = 1 / (1 + std::exp(-xi.hi));
+    r.exact = false;
+    return pb.record(SigmoidOp::create(b, loc, x), r);
+  case 7: // step: a rounding difference at 0 would flip it
+    if (!xi.exact)
+      return nullptr;
+    r.lo = 0;
+    r.hi = 1;
+    return pb.record(StepOp::create(b, loc, x), r);
+  default:
+    return binary(x);
+  }
+}
+
+Value OpDrawer::binary(Value x) {
+  auto type = ProgramBuilder::tensorOf(x);
+  // The second operand: x itself, a value of the same type, a new input or
+  // a constant.
+  Value y;
+  int64_t choice = rng.uniform(4);
+  if (choice == 0) {
+    y = x;
+  } else if (choice == 1) {
+    SmallVector<Value> same;
+    for (Value p : pb.pool)
+      if (p.getType() == type && p != x)
+        same.push_back(p);
+    if (!same.empty())
+      y = same[rng.uniform(same.size())];
+  } else if (choice == 2 && pb.canAddInput()) {
+    y = pb.addInput(type.getShape());
+  }
+  if (!y)
+    y = constant(type, /*positive=*/false);
+  if (y != x && rng.chance(0.5))
+    std::swap(x, y);
+  ValueInfo xi = info(x), yi = info(y), r;
+  r.exact = xi.exact && yi.exact;
+  r.nonFinite = xi.nonFinite || yi.nonFinite;
+  Location loc = pb.freshLoc();
+  switch (rng.uniform(5)) {
+  case 0:
+    r.lo = xi.lo + yi.lo;
+    r.hi = xi.hi + yi.hi;
+    if (!fits(r))
+      return nullptr;
+    return pb.record(AddOp::create(b, loc, x, y), r);
+  case 1:
+    r.lo = xi.lo - yi.hi;
+    r.hi = xi.hi - yi.lo;
+    if (!fits(r))
+      return nullptr;
+    return pb.record(SubOp::create(b, loc, x, y), r);
+  case 2:
+    if (!productFits(xi, yi))
+      return nullptr;
+    return pb.record(MulOp::create(b, loc, x, y), productInfo(xi, yi));
+  case 3: // max: its gradient's masks need exact operands
+    if (pb.differentiated && !r.exact)
+      return nullptr;
+    r.lo = std::max(xi.lo, yi.lo);
+    r.hi = std::max(xi.hi, yi.hi);
+    return pb.record(MaxOp::create(b, loc, x, y), r);
+  default: { // div by a value bounded away from 0
+    if (!awayFromZero(yi)) {
+      if (y == x)
+        return nullptr; // x / x must stay one value read twice
+      y = positive(y);
+      yi = info(y);
+    }
+    ValueInfo inv = hull(1 / yi.lo, 1 / yi.hi, 1 / yi.lo, 1 / yi.hi);
+    inv.exact = yi.exact;
+    inv.nonFinite = yi.nonFinite;
+    if (!productFits(xi, inv))
+      return nullptr;
+    return pb.record(DivOp::create(b, pb.freshLoc(), x, y),
+                     productInfo(xi, inv));
+  }
+  }
+}
+
+std::optional<SmallVector<int64_t>>
+OpDrawer::matchDims(ArrayRef<int64_t> lhsSizes, ArrayRef<int64_t> y) {
+  SmallVector<bool> used(y.size(), false);
+  SmallVector<int64_t> out;
+  for (int64_t size : lhsSizes) {
+    SmallVector<int64_t> candidates;
+    for (auto [j, s] : llvm::enumerate(y))
+      if (!used[j] && s == size)
+        candidates.push_back(j);
+    if (candidates.empty())
+      return std::nullopt;
+    int64_t j = candidates[rng.uniform(candidates.size())];
+    used[j] = true;
+    out.push_back(j);
+  }
+  return out;
+}
+
+Value OpDrawer::contract(Value x, Value y, ArrayRef<int64_t> lb,
+                         ArrayRef<int64_t> rb, ArrayRef<int64_t> lc,
+                         ArrayRef<int64_t> rc) {
+  ArrayRef<int64_t> xs = shapeOf(x), ys = shapeOf(y);
+  SmallVector<int64_t> res;
+  int64_t terms = 1;
+  for (int64_t d : lb)
+    res.push_back(xs[d]);
+  for (int64_t d : lc)
+    terms *= xs[d];
+  for (int64_t i = 0; i < (int64_t)xs.size(); ++i)
+    if (!llvm::is_contained(lb, i) && !llvm::is_contained(lc, i))
+      res.push_back(xs[i]);
+  for (int64_t i = 0; i < (int64_t)ys.size(); ++i)
+    if (!llvm::is_contained(rb, i) && !llvm::is_contained(rc, i))
+      res.push_back(ys[i]);
+  ValueInfo xi = info(x), yi = info(y);
+  if ((int64_t)res.size() > kMaxRank || numElements(res) > kMaxElements ||
+      !productFits(xi, yi, terms))
+    return nullptr;
+  double s = terms * xi.scale() * yi.scale();
+  ValueInfo r;
+  r.lo = -s;
+  r.hi = s;
+  r.exact = false;
+  r.nonFinite = xi.nonFinite || yi.nonFinite;
+  return pb.record(DotGeneralOp::create(b, pb.freshLoc(), pb.makeType(res), x,
+                                        y, b.getDenseI64ArrayAttr(lb),
+                                        b.getDenseI64ArrayAttr(rb),
+                                        b.getDenseI64ArrayAttr(lc),
+                                        b.getDenseI64ArrayAttr(rc)),
+                   r);
+}
+
+Value OpDrawer::matmul(Value x) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  int64_t rank = shape.size();
+  if (rank < 2)
+    return nullptr;
+  Value w;
+  if (shape[rank - 1] == shape[rank - 2] && rng.chance(0.25)) {
+    w = x; // matmul(x, x): one value, possibly wanted in two layouts
+  } else {
+    SmallVector<int64_t> rhs(shape);
+    rhs[rank - 2] = shape[rank - 1];
+    SmallVector<Value> candidates;
+    for (Value p : pb.pool) {
+      ArrayRef<int64_t> ps = shapeOf(p);
+      if ((int64_t)ps.size() == rank &&
+          ps.drop_back().equals(ArrayRef<int64_t>(rhs).drop_back()))
+        candidates.push_back(p);
+    }
+    if (!candidates.empty() && rng.chance(0.3)) {
+      w = candidates[rng.uniform(candidates.size())];
+    } else {
+      if (!pb.canAddInput())
+        return nullptr;
+      rhs[rank - 1] = pb.randomDim();
+      w = pb.addInput(rhs);
+    }
+  }
+  SmallVector<int64_t> res(shape);
+  res[rank - 1] = shapeOf(w)[rank - 1];
+  ValueInfo xi = info(x), wi = info(w);
+  if (numElements(res) > kMaxElements ||
+      !productFits(xi, wi, shape[rank - 1]))
+    return nullptr;
+  double s = shape[rank - 1] * xi.scale() * wi.scale();
+  ValueInfo r;
+  r.lo = -s;
+  r.hi = s;
+  r.exact = false;
+  r.nonFinite = xi.nonFinite || wi.nonFinite;
+  return pb.record(
+      MatmulOp::create(b, pb.freshLoc(), pb.makeType(res), x, w), r);
+}
+
+Value OpDrawer::dotGeneral(Value x) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  int64_t rank = shape.size();
+  int64_t nb = rng.uniform(std::min<int64_t>(2, rank) + 1);
+  int64_t nc = rng.uniform(std::min<int64_t>(2, rank - nb) + 1);
+  SmallVector<int64_t> perm = pb.randomPermutation(rank);
+  SmallVector<int64_t> lb(perm.begin(), perm.begin() + nb);
+  SmallVector<int64_t> lc(perm.begin() + nb, perm.begin() + nb + nc);
+  SmallVector<int64_t> pairedSizes;
+  for (int64_t d : lb)
+    pairedSizes.push_back(shape[d]);
+  for (int64_t d : lc)
+    pairedSizes.push_back(shape[d]);
+
+  // The rhs: x itself (its dims paired with dims of equal size, perhaps
+  // other ones), an earlier value whose dims pair up, or a new input.
+  Value y;
+  std::optional<SmallVector<int64_t>> rhsDims;
+  if (rng.chance(0.25)) {
+    y = x;
+    rhsDims = matchDims(pairedSizes, shape);
+  } else if (rng.chance(0.3)) {
+    Value p = pb.pool[rng.uniform(pb.pool.size())];
+    if ((rhsDims = matchDims(pairedSizes, shapeOf(p))))
+      y = p;
+  }
+  if (!y) {
+    if (!pb.canAddInput())
+      return nullptr;
+    SmallVector<int64_t> dims(pairedSizes);
+    for (int64_t f = rng.uniform(3); f > 0 && (int64_t)dims.size() < kMaxRank;
+         --f)
+      dims.push_back(pb.randomDim());
+    SmallVector<int64_t> order = pb.randomPermutation(dims.size());
+    SmallVector<int64_t> rhsShape(dims.size());
+    rhsDims.emplace(pairedSizes.size());
+    for (auto [pos, which] : llvm::enumerate(order)) {
+      rhsShape[pos] = dims[which];
+      if (which < (int64_t)pairedSizes.size())
+        (*rhsDims)[which] = pos;
+    }
+    if (numElements(rhsShape) > kMaxElements)
+      return nullptr;
+    y = pb.addInput(rhsShape);
+  }
+  ArrayRef<int64_t> rd(*rhsDims);
+  return contract(x, y, lb, rd.take_front(nb), lc, rd.drop_front(nb));
+}
+
+Value OpDrawer::reduce(Value x) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  // Any non-empty subset of the dims (all of them: a scalar).
+  SmallVector<int64_t> dims, res;
+  bool all = rng.chance(0.2);
+  int64_t forced = rank > 0 ? rng.uniform(rank) : -1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (all || d == forced || rng.chance(0.3))
+      dims.push_back(d);
+    else
+      res.push_back(shape[d]);
+  ValueInfo xi = info(x), r = xi;
+  if (rng.chance(0.5)) {
+    double n = 1;
+    for (int64_t d : dims)
+      n *= shape[d];
+    r.lo = std::min(xi.lo * n, xi.lo);
+    r.hi = std::max(xi.hi * n, xi.hi);
+    r.exact = false;
+    if (!fits(r))
+      return nullptr;
+    return pb.record(
+        ReduceSumOp::create(b, pb.freshLoc(), pb.makeType(res), x, dims), r);
+  }
+  if (pb.differentiated && !xi.exact)
+    return nullptr; // its gradient's mask needs an exact operand
+  return pb.record(
+      ReduceMaxOp::create(b, pb.freshLoc(), pb.makeType(res), x, dims), r);
+}
+
+Value OpDrawer::transpose(Value x) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  SmallVector<int64_t> perm = pb.randomPermutation(shape.size()), res;
+  for (int64_t p : perm)
+    res.push_back(shape[p]);
+  return pb.record(
+      TransposeOp::create(b, pb.freshLoc(), pb.makeType(res), x, perm),
+      info(x));
+}
+
+Value OpDrawer::reshape(Value x) {
+  SmallVector<int64_t> shape(shapeOf(x)), res(shape);
+  int64_t rank = shape.size();
+  switch (rng.uniform(4)) {
+  case 0: { // merge two adjacent dims
+    if (rank < 2)
+      return nullptr;
+    int64_t d = rng.uniform(rank - 1);
+    res[d] = shape[d] * shape[d + 1];
+    res.erase(res.begin() + d + 1);
+    break;
+  }
+  case 1: { // split a dim in two
+    if (rank < 1 || rank >= kMaxRank)
+      return nullptr;
+    int64_t d = rng.uniform(rank);
+    SmallVector<int64_t> factors;
+    for (int64_t f = 2; f < shape[d]; ++f)
+      if (shape[d] % f == 0)
+        factors.push_back(f);
+    if (factors.empty())
+      return nullptr;
+    int64_t f = rng.pick<int64_t>(factors);
+    res[d] = f;
+    res.insert(res.begin() + d + 1, shape[d] / f);
+    break;
+  }
+  case 2: // add or drop a unit dim
+    if (rank < kMaxRank && rng.chance(0.5)) {
+      res.insert(res.begin() + rng.uniform(rank + 1), 1);
+    } else {
+      auto it = llvm::find(res, 1);
+      if (it == res.end())
+        return nullptr;
+      res.erase(it);
+    }
+    break;
+  default: // flatten (a scalar if there is one element)
+    res.assign({});
+    if (numElements(shape) != 1 || rng.chance(0.5))
+      res.push_back(numElements(shape));
+    break;
+  }
+  return pb.record(
+      ReshapeOp::create(b, pb.freshLoc(), pb.makeType(res), x), info(x));
+}
+
+Value OpDrawer::broadcast(Value x) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  if (rank > kMaxRank)
+    return nullptr;
+  int64_t added = rng.uniform(std::min<int64_t>(2, kMaxRank - rank) + 1);
+  // Operand dims keep their order among `added` new ones.
+  SmallVector<bool> isNew(rank + added, false);
+  for (int64_t k = 0; k < added;) {
+    int64_t at = rng.uniform(rank + added);
+    if (!isNew[at]) {
+      isNew[at] = true;
+      ++k;
+    }
+  }
+  SmallVector<int64_t> res, dims;
+  int64_t next = 0;
+  for (int64_t i = 0; i < rank + added; ++i) {
+    if (isNew[i]) {
+      res.push_back(rng.pick<int64_t>({1, 2, 3, 4}));
+      continue;
+    }
+    int64_t size = shape[next++];
+    // A unit dim may expand.
+    if (size == 1 && rng.chance(0.5))
+      size = rng.pick<int64_t>({2, 3, 4});
+    dims.push_back(i);
+    res.push_back(size);
+  }
+  if (numElements(res) > kMaxElements)
+    return nullptr;
+  return pb.record(BroadcastInDimOp::create(b, pb.freshLoc(),
+                                            pb.makeType(res), x, dims),
+                   info(x));
+}
+
+Value OpDrawer::constraint(Value x) {
+  return pb.record(
+      ShardingConstraintOp::create(
+          b, pb.freshLoc(), x,
+          pb.randomSharding(shapeOf(x), /*allowPartial=*/true)),
+      info(x));
+}
+
+} // namespace
+
+Value ProgramBuilder::buildRandomOp(Value x) {
+  OpDrawer d(*this);
+  switch (rng.uniform(13)) {
+  case 0:
+    return d.matmul(x);
+  case 1:
+  case 2:
+    return d.dotGeneral(x);
+  case 3:
+  case 4:
+  case 5:
+    return d.unary(x);
+  case 6:
+  case 7:
+    return d.binary(x);
+  case 8:
+    return d.reduce(x);
+  case 9:
+    return d.transpose(x);
+  case 10:
+    return rng.chance(0.5) ? d.reshape(x) : d.broadcast(x);
+  case 11:
+    return d.constraint(x);
+  default: { // a constant combined with x, so that it is used
+    RankedTensorType type = tensorOf(x);
+    Value c = d.constant(type, false);
+    ValueInfo r = info(x);
+    r.lo -= 0.5;
+    r.hi += 0.5;
+    if (!(r.scale() <= kMaxScale))
+      return nullptr;
+    return record(AddOp::create(b, freshLoc(), x, c), r);
+  }
+  }
+}
