@@ -15,6 +15,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -44,6 +45,16 @@ struct ReduceLayout {
 };
 } // namespace
 
+/// max that propagates NaN, as jnp.max does. std::max and Eigen's default
+/// (PropagateFast) keep or drop a NaN depending on the operand order and on
+/// where it falls in a SIMD packet, so the same values gave different
+/// results in tensors of different shapes (a sharded program's local blocks
+/// and the unsharded tensor).
+static float maxPropagatingNaN(float a, float b) {
+  return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN()
+                                        : std::max(a, b);
+}
+
 /// Folds `in` into `out` (already holding the identity of the reduction).
 static void reduceKernel(const float *in, ArrayRef<int64_t> inShape,
                          const llvm::SmallBitVector &reducedDims, bool isMax,
@@ -52,7 +63,7 @@ static void reduceKernel(const float *in, ArrayRef<int64_t> inShape,
   for (auto [d, size] : llvm::enumerate(inShape))
     layout.push(size, reducedDims.test(d));
   if (layout.sizes.empty()) {
-    out[0] = isMax ? std::max(out[0], in[0]) : out[0] + in[0];
+    out[0] = isMax ? maxPropagatingNaN(out[0], in[0]) : out[0] + in[0];
     return;
   }
   SmallVector<int64_t> inStrides =
@@ -76,11 +87,15 @@ static void reduceKernel(const float *in, ArrayRef<int64_t> inShape,
     ConstArrayMap src(in + walk.offsetA(), inner);
     float *dst = out + walk.offsetB();
     if (innerReduced) {
-      *dst = isMax ? std::max(*dst, src.maxCoeff()) : *dst + src.sum();
+      *dst = isMax ? maxPropagatingNaN(
+                         *dst, src.template maxCoeff<Eigen::PropagateNaN>())
+                   : *dst + src.sum();
     } else {
       ArrayMap row(dst, inner);
       if (isMax)
-        row = row.max(src);
+        row = row.binaryExpr(
+            src, Eigen::internal::scalar_max_op<float, float,
+                                                Eigen::PropagateNaN>());
       else
         row += src;
     }

@@ -301,6 +301,45 @@ TEST_F(KernelsTest, Reductions) {
   }
 }
 
+// A NaN anywhere in what reduce_max folds makes that result NaN (as
+// jnp.max), wherever it sits: the kernel used to ignore it or not depending
+// on its position in Eigen's packets and on the shape, so a sharded program
+// (other local shapes) and the unsharded one disagreed.
+TEST_F(KernelsTest, ReduceMaxPropagatesNaN) {
+  struct ReduceCase {
+    SmallVector<int64_t> shape, dims;
+  };
+  std::vector<ReduceCase> cases = {
+      {{13}, {0}},    {{3, 13}, {1}}, {{13, 3}, {0}},
+      {{2, 9, 5}, {0, 2}}, {{2, 9, 5}, {1}}, {{1}, {0}},
+  };
+  for (const ReduceCase &c : cases) {
+    Tensor clean = randomIn(c.shape, "x");
+    for (int64_t at = 0; at < clean.numElements(); ++at) {
+      Tensor x = clean.clone();
+      x.data()[at] = NAN;
+      Tensor expected = reduceRef(clean, c.dims, /*isMax=*/true);
+      // The result element `at` folds into.
+      Tensor marker = clean.clone();
+      for (float &v : marker.values())
+        v = 0;
+      marker.data()[at] = 1;
+      Tensor hit = reduceRef(marker, c.dims, /*isMax=*/true);
+      std::string text = "shardc.reduce_max %a dims = " + dimList(c.dims) +
+                         " : (" + tensorType(c.shape) + ") -> " +
+                         tensorType(expected.shape());
+      Tensor r = mustEval({&x}, text, expected.shape());
+      for (int64_t i = 0; i < r.numElements(); ++i) {
+        if (hit.data()[i] == 1)
+          EXPECT_TRUE(std::isnan(r.data()[i]))
+              << text << ": NaN at " << at << " lost in result " << i;
+        else
+          EXPECT_EQ(r.data()[i], expected.data()[i]) << text;
+      }
+    }
+  }
+}
+
 TEST_F(KernelsTest, Transposes) {
   SmallVector<SmallVector<int64_t>> perms = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
                                              {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
