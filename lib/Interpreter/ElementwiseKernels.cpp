@@ -10,6 +10,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <Eigen/Core>
+#include <cmath>
 
 using namespace mlir;
 using namespace shardc;
@@ -43,8 +44,17 @@ LogicalResult shardc::detail::evalUnary(Operation *op, const Tensor &input,
       .Case([&](LogOp) { y = x.log(); })
       .Case([&](NegOp) { y = -x; })
       .Case([&](TanhOp) { y = x.tanh(); })
-      .Case([&](SqrtOp) { y = x.sqrt(); })
-      .Case([&](RsqrtOp) { y = x.rsqrt(); })
+      // Not Eigen's sqrt/rsqrt: with EIGEN_FAST_MATH (its default) their
+      // SIMD path is an rsqrt estimate and a Newton step, which is off by
+      // an ulp for many inputs, NaN for +inf, and unlike the scalar path
+      // taken at a tensor's tail, so results depended on the position of
+      // an element (and differed between sharded and unsharded programs).
+      .Case([&](SqrtOp) {
+        y = x.unaryExpr([](float v) { return std::sqrt(v); });
+      })
+      .Case([&](RsqrtOp) {
+        y = x.unaryExpr([](float v) { return 1.0f / std::sqrt(v); });
+      })
       .Case([&](SigmoidOp) { y = x.logistic(); })
       // 0 at 0 and for NaN: the comparison is false there.
       .Case([&](StepOp) { y = (x > 0.0f).cast<float>(); })
