@@ -11,6 +11,7 @@
 
 #include <Eigen/Core>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace shardc;
@@ -18,6 +19,22 @@ using namespace shardc;
 namespace {
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
+/// Recomputes with `exact` the elements where `x` is below `threshold`.
+/// Eigen's SIMD exp clamps its argument at -88.4 (exp(-inf) came out as
+/// 2.9e-39, as did sigmoid's tail, which uses it) and its log reads a
+/// subnormal as the smallest normal float, while the scalar path taken at a
+/// tensor's tail gets both right: an element's result depended on its
+/// position. Such inputs are rare, so one compare per element fixes them.
+template <typename Fn>
+void fixBelow(const float *x, float *y, int64_t n, float threshold,
+              Fn exact) {
+  for (int64_t i = 0; i < n; ++i)
+    if (x[i] < threshold)
+      y[i] = exact(x[i]);
+}
+
+/// exp(x) is subnormal (or 0) below this: past Eigen's range.
+constexpr float kExpSubnormal = -87.33654f;
 } // namespace
 
 LogicalResult shardc::detail::evalUnary(Operation *op, const Tensor &input,
@@ -40,8 +57,19 @@ LogicalResult shardc::detail::evalUnary(Operation *op, const Tensor &input,
         y = 0.5f * x *
             (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
       })
-      .Case([&](ExpOp) { y = x.exp(); })
-      .Case([&](LogOp) { y = x.log(); })
+      .Case([&](ExpOp) {
+        y = x.exp();
+        fixBelow(input.data(), result.data(), input.numElements(),
+                 kExpSubnormal, [](float v) { return std::exp(v); });
+      })
+      .Case([&](LogOp) {
+        y = x.log();
+        // Subnormals (and 0 and negative values, which the scalar log gets
+        // right too: -inf and NaN).
+        fixBelow(input.data(), result.data(), input.numElements(),
+                 std::numeric_limits<float>::min(),
+                 [](float v) { return std::log(v); });
+      })
       .Case([&](NegOp) { y = -x; })
       .Case([&](TanhOp) { y = x.tanh(); })
       // Not Eigen's sqrt/rsqrt: with EIGEN_FAST_MATH (its default) their
@@ -55,7 +83,12 @@ LogicalResult shardc::detail::evalUnary(Operation *op, const Tensor &input,
       .Case([&](RsqrtOp) {
         y = x.unaryExpr([](float v) { return 1.0f / std::sqrt(v); });
       })
-      .Case([&](SigmoidOp) { y = x.logistic(); })
+      .Case([&](SigmoidOp) {
+        y = x.logistic();
+        // 1 / (1 + e^-x) = e^x to float precision down there.
+        fixBelow(input.data(), result.data(), input.numElements(),
+                 kExpSubnormal, [](float v) { return std::exp(v); });
+      })
       // 0 at 0 and for NaN: the comparison is false there.
       .Case([&](StepOp) { y = (x > 0.0f).cast<float>(); })
       .Default([&](Operation *) { handled = false; });

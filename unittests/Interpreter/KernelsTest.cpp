@@ -253,6 +253,35 @@ TEST_F(KernelsTest, SqrtAndRsqrtAreCorrectlyRounded) {
   }
 }
 
+// exp, sigmoid and log outside the range of normal floats, at every position
+// of a tensor: Eigen's SIMD exp clamps its argument at -88.4 (so exp(-inf)
+// was 2.9e-39, not 0) and its log reads a subnormal as the smallest normal,
+// while the scalar path taken at a tensor's tail is right; sharded programs
+// (other local lengths) disagreed with unsharded ones.
+TEST_F(KernelsTest, ExpSigmoidLogBeyondNormalRange) {
+  const float edges[] = {-INFINITY, -1e30f, -100.0f, -88.5f, -87.5f, 1e-40f,
+                         1e-45f,    0.0f,   1.0f};
+  for (auto [i, v] : llvm::enumerate(edges)) {
+    // Every edge at every position of a row of 13 (three packets and a
+    // tail).
+    for (int64_t at = 0; at < 13; ++at) {
+      Tensor x = randomIn({13}, "x", 0.5f, 2);
+      x.data()[at] = v;
+      Tensor e = mustEval({&x}, "shardc.exp %a : tensor<13xf32>", {13});
+      Tensor s = mustEval({&x}, "shardc.sigmoid %a : tensor<13xf32>", {13});
+      EXPECT_EQ(e.data()[at], std::exp(v)) << "exp(" << v << ") at " << at;
+      EXPECT_NEAR(s.data()[at], std::exp(v) / (1 + std::exp(v)),
+                  std::exp(v) * 1e-6f)
+          << "sigmoid(" << v << ") at " << at;
+      if (v > 0 && v < 1) {
+        Tensor l = mustEval({&x}, "shardc.log %a : tensor<13xf32>", {13});
+        EXPECT_NEAR(l.data()[at], std::log(v), 1e-5f)
+            << "log(" << v << ") at " << at;
+      }
+    }
+  }
+}
+
 // The documented edges of step: 0 at 0 (either sign) and for NaN, so that
 // relu'(0) = 0.
 TEST_F(KernelsTest, StepEdges) {
