@@ -145,7 +145,7 @@ Value ProgramBuilder::addInput(ArrayRef<int64_t> shape, InputDomain domain) {
   // partial axes.
   if (rng.chance(0.5))
     attrs.push_back(b.getNamedAttr(ShardcDialect::getShardingAttrName(),
-                                   randomSharding(shape, partialInputs)));
+                                   randomSharding(shape, true)));
   argAttrs.push_back(b.getDictionaryAttr(attrs));
   domains.push_back(domain);
   ValueInfo info;

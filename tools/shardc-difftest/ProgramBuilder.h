@@ -123,9 +123,6 @@ public:
   /// The program will be differentiated: discontinuous masks need exact
   /// operands.
   bool differentiated = false;
-  /// Inputs may be partial sums (not for training steps, whose parameters
-  /// would carry the partial set into the optimizer state).
-  bool partialInputs = true;
 
 private:
   int nextName = 0;
