@@ -47,13 +47,10 @@
 // RUN: shardc simulate %t/allow_sideways_propagation_if_result_fully_matches.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
 // RUN: shardc-opt --shardc-propagate %t/prefer_most_sharded_factor_elementwise_op.mlir | FileCheck %t/prefer_most_sharded_factor_elementwise_op.mlir
 // RUN: shardc simulate %t/prefer_most_sharded_factor_elementwise_op.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
-// RUN: shardc simulate %t/prefer_most_sharded_factor_elementwise_op.peer.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
 // RUN: shardc-opt --shardc-propagate %t/prefer_most_sharded_factor_elementwise_op2.mlir | FileCheck %t/prefer_most_sharded_factor_elementwise_op2.mlir
 // RUN: shardc simulate %t/prefer_most_sharded_factor_elementwise_op2.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
-// RUN: shardc simulate %t/prefer_most_sharded_factor_elementwise_op2.peer.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
 // RUN: shardc-opt --shardc-propagate %t/prefer_most_sharded_factor_on_operand_elementwise_op.mlir | FileCheck %t/prefer_most_sharded_factor_on_operand_elementwise_op.mlir
 // RUN: shardc simulate %t/prefer_most_sharded_factor_on_operand_elementwise_op.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
-// RUN: shardc simulate %t/prefer_most_sharded_factor_on_operand_elementwise_op.peer.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
 // RUN: shardc-opt --shardc-propagate %t/prefer_lhs_factor_non_elementwise.mlir | FileCheck %t/prefer_lhs_factor_non_elementwise.mlir
 // RUN: shardc simulate %t/prefer_lhs_factor_non_elementwise.mlir --seed 0 --quiet | FileCheck %s --check-prefix=SIM
 
@@ -334,79 +331,42 @@ func.func @allow_sideways_propagation_if_result_fully_matches(
 
 //--- prefer_most_sharded_factor_elementwise_op.mlir
 // @prefer_most_sharded_factor_elementwise_op: "a" splits dim 1 of x and is
-// the minor axis of y's dim 0 split ("b", "a"). Shardy keeps the more split
-// dim; shardc gives "a" to the earlier operand's dim.
+// the minor axis of y's dim 0 split ("b", "a"): the more split dim keeps it.
 shardc.mesh @mesh ["a"=2, "b"=2]
 // CHECK-LABEL: func.func @prefer_most_sharded_factor_elementwise_op(
 func.func @prefer_most_sharded_factor_elementwise_op(
     %x: tensor<8x8xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a"}]>},
     %y: tensor<8x8xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"b", "a"}, {}]>}) -> tensor<8x8xf32> {
-  // CHECK: shardc.add {{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{"b"}, {"a"}]>}
+  // CHECK: shardc.add {{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{"b", "a"}, {}]>}
   %s = shardc.add %x, %y : tensor<8x8xf32>
-  return %s : tensor<8x8xf32>
-}
-
-//--- prefer_most_sharded_factor_elementwise_op.peer.mlir
-// Shardy keeps y's ("b", "a") and moves x, shardc keeps x's "a" and moves y:
-// as many bytes.
-shardc.mesh @mesh ["a"=2, "b"=2]
-func.func @prefer_most_sharded_factor_elementwise_op(
-    %x: tensor<8x8xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a"}]>},
-    %y: tensor<8x8xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"b", "a"}, {}]>})
-    -> (tensor<8x8xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"b", "a"}, {}]>}) {
-  %s = shardc.add %x, %y {shardc.sharding = #shardc.sharding<@mesh, [{"b", "a"}, {}]>} : tensor<8x8xf32>
   return %s : tensor<8x8xf32>
 }
 
 //--- prefer_most_sharded_factor_elementwise_op2.mlir
 // @prefer_most_sharded_factor_elementwise_op2: ("a", "b") on dim 1 of x,
-// ("a", "c"=8) on dim 0 of y. Shardy keeps the 16-way split; shardc gives
-// "a" to the earlier operand's dim. (16x16, not
+// ("a", "c"=8) on dim 0 of y: the 16-way split keeps "a" (reaching it
+// from x's 4-way split mostly slices; the other way round gathers). (16x16, not
 // 8x8: shardc splits dims evenly.)
 shardc.mesh @mesh ["a"=2, "b"=2, "c"=8]
 // CHECK-LABEL: func.func @prefer_most_sharded_factor_elementwise_op2(
 func.func @prefer_most_sharded_factor_elementwise_op2(
     %x: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a", "b"}]>},
     %y: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>}) -> tensor<16x16xf32> {
-  // CHECK: shardc.add {{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a", "b"}]>}
+  // CHECK: shardc.add {{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>}
   %s = shardc.add %x, %y : tensor<16x16xf32>
-  return %s : tensor<16x16xf32>
-}
-
-//--- prefer_most_sharded_factor_elementwise_op2.peer.mlir
-// Shardy keeps y's 16-way split and slices x into it; shardc keeps x's 4-way
-// split and gathers y's.
-shardc.mesh @mesh ["a"=2, "b"=2, "c"=8]
-func.func @prefer_most_sharded_factor_elementwise_op2(
-    %x: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a", "b"}]>},
-    %y: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>})
-    -> (tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>}) {
-  %s = shardc.add %x, %y {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>} : tensor<16x16xf32>
   return %s : tensor<16x16xf32>
 }
 
 //--- prefer_most_sharded_factor_on_operand_elementwise_op.mlir
 // @prefer_most_sharded_factor_on_operand_elementwise_op: the sum is pinned
-// to ("a", "c") on dim 0, x has ("a", "b") on dim 1: y follows the sum in
-// Shardy, x's dim 1 in shardc. (16x16, not 8x8: shardc splits dims evenly.)
+// to ("a", "c") on dim 0, x has ("a", "b") on dim 1: y follows the more
+// split sum. (16x16, not 8x8: shardc splits dims evenly.)
 shardc.mesh @mesh ["a"=2, "b"=2, "c"=8]
 // CHECK-LABEL: func.func @prefer_most_sharded_factor_on_operand_elementwise_op(
-// CHECK-SAME: %arg1: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a", "b"}]>}
+// CHECK-SAME: %arg1: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>}
 func.func @prefer_most_sharded_factor_on_operand_elementwise_op(
     %x: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a", "b"}]>},
     %y: tensor<16x16xf32>) -> tensor<16x16xf32> {
-  %s = shardc.add %x, %y {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>} : tensor<16x16xf32>
-  return %s : tensor<16x16xf32>
-}
-
-//--- prefer_most_sharded_factor_on_operand_elementwise_op.peer.mlir
-// Shardy splits y like the pinned sum, shardc like x: either way x or the sum
-// moves between the same two layouts.
-shardc.mesh @mesh ["a"=2, "b"=2, "c"=8]
-func.func @prefer_most_sharded_factor_on_operand_elementwise_op(
-    %x: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"a", "b"}]>},
-    %y: tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>})
-    -> (tensor<16x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>}) {
   %s = shardc.add %x, %y {shardc.sharding = #shardc.sharding<@mesh, [{"a", "c"}, {}]>} : tensor<16x16xf32>
   return %s : tensor<16x16xf32>
 }
