@@ -7,14 +7,16 @@
 //      then tensor order) and merged: compatible ones (one a prefix of the
 //      other) merge to the longest, incompatible ones lose to the best;
 //   3. per mesh axis, only one factor may keep it: factors are ranked
-//      (parallel before reduction, then as their best candidate) and a
-//      factor that meets an axis already taken drops it and every axis
-//      after it, so what it keeps is still a prefix of what it proposed.
+//      (parallel before reduction, then as their best candidate, on an
+//      element-wise op the more split one first among equals) and a factor
+//      that meets an axis already taken drops it and every axis after it, so
+//      what it keeps is still a prefix of what it proposed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Analysis/FactorSharding.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <tuple>
@@ -30,6 +32,8 @@ StringRef shardc::describeConflictReason(ConflictReason reason) {
     return "a user annotation beats a propagated sharding";
   case ConflictReason::LargerTensor:
     return "same priority, the larger tensor is kept";
+  case ConflictReason::MoreSplit:
+    return "same priority and size, the more split factor is kept";
   case ConflictReason::TensorOrder:
     return "same priority and size, the earlier tensor wins";
   case ConflictReason::FactorOrder:
@@ -105,6 +109,20 @@ SmallVector<AxisList> FactorShardings::factorAxesOf(const ShardingRule &rule,
     }
   }
   return out;
+}
+
+/// True if every tensor of `rule` has every factor.
+static bool everyTensorHasEveryFactor(const ShardingRule &rule) {
+  llvm::BitVector has(rule.getNumFactors());
+  for (unsigned t = 0, e = rule.getNumTensors(); t < e; ++t) {
+    has.reset();
+    for (const DimFactors &dim : rule.getTensor(t))
+      for (int64_t f : dim)
+        has.set(f);
+    if (!has.all())
+      return false;
+  }
+  return true;
 }
 
 FactorShardings
@@ -201,11 +219,25 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
   auto isReduction = [&](int64_t f) {
     return rule.getFactor(f).kind == FactorKind::Reduction;
   };
-  llvm::stable_sort(order, [&](int64_t a, int64_t b) {
-    if (isReduction(a) != isReduction(b))
-      return isReduction(b);
-    return best[a]->ranksBefore(*best[b]);
-  });
+  // Devices each factor's merged axes split it over. Where every tensor of
+  // the op holds every factor (element-wise ops, transpose, reshape), the
+  // tensors differ only in how they split the same dims, and among equals
+  // the more split factor keeps an axis: the coarser layout reaches the
+  // finer one mostly by slicing, the other way round gathers. Elsewhere
+  // (matmul's rows against its columns) a tensor without the winning factor
+  // loses its whole split, so the order of the tensors decides.
+  SmallVector<int64_t> split(numFactors, 1);
+  if (everyTensorHasEveryFactor(rule))
+    for (int64_t f : order)
+      for (StringRef axis : fs.factorAxes[f])
+        split[f] *= std::max<int64_t>(fs.axisSize(axis), 1);
+  auto rank = [&](int64_t f) {
+    const Candidate &c = *best[f];
+    return std::make_tuple(isReduction(f), !c.isUser, -c.numElements, -split[f],
+                           c.tensor);
+  };
+  llvm::stable_sort(order,
+                    [&](int64_t a, int64_t b) { return rank(a) < rank(b); });
   llvm::SmallDenseMap<StringRef, int64_t, 8> owner;
   for (int64_t f : order) {
     AxisList &axes = fs.factorAxes[f];
@@ -217,10 +249,15 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
       ConflictReason reason;
       if (isReduction(w) != isReduction(f))
         reason = ConflictReason::ParallelOverReduction;
+      else if (best[w]->isUser != best[f]->isUser ||
+               best[w]->numElements != best[f]->numElements)
+        reason = best[w]->reasonOver(*best[f]);
+      else if (split[w] != split[f])
+        reason = ConflictReason::MoreSplit;
       else if (best[w]->tensor == best[f]->tensor)
         reason = ConflictReason::FactorOrder;
       else
-        reason = best[w]->reasonOver(*best[f]);
+        reason = ConflictReason::TensorOrder;
       FactorConflict conflict{FactorConflict::Kind::AxisClaimedTwice, reason};
       conflict.axis = axes[i];
       conflict.factor = w;

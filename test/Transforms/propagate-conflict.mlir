@@ -57,3 +57,28 @@ func.func @need_replication(%v: tensor<16x8xf32> {shardc.name = "v", shardc.shar
   // CHECK: remark: output #0 is #shardc.sharding<@mesh, [{}]> (no sharding reached it: replicated)
   return %m : tensor<8xf32>
 }
+
+// An element-wise op whose operands split different dims over "x": the dim
+// split over more devices keeps it, as the coarser layout reaches the finer
+// one mostly by slicing.
+// CHECK-LABEL: remark: input "m"
+func.func @more_split(%m: tensor<16x16xf32> {shardc.name = "m", shardc.sharding = #shardc.sharding<@mesh, [{}, {"x"}]>},
+                      %n: tensor<16x16xf32> {shardc.name = "n", shardc.sharding = #shardc.sharding<@mesh, [{"y", "x"}, {}]>}) -> tensor<16x16xf32> {
+  // CHECK: propagate-conflict.mlir:[[@LINE+2]]:8: remark: conflict on mesh axis "x" of 'shardc.add': factor f0 (size 16, parallel), from operand #1 (input "n"), keeps it; factor f1 (size 16, parallel), from operand #0 (input "m"), drops {"x"} (same priority and size, the more split factor is kept)
+  // CHECK: remark: result #0 of 'shardc.add' is #shardc.sharding<@mesh, [{"y", "x"}, {}]>
+  %s = shardc.add %m, %n : tensor<16x16xf32>
+  return %s : tensor<16x16xf32>
+}
+
+// A broadcast's result takes its users' layout before its operand's: the
+// output wants the new dim split, so v (16 floats) is gathered rather than
+// the [16,64] result resharded.
+// CHECK-LABEL: remark: input "v" is
+func.func @broadcast_last(%v: tensor<16xf32> {shardc.name = "v", shardc.sharding = #shardc.sharding<@mesh, [{"x"}]>})
+    -> (tensor<16x64xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {"x"}]>}) {
+  // CHECK: propagate-conflict.mlir:[[@LINE+2]]:8: remark: conflict on mesh axis "x" of 'shardc.broadcast_in_dim': factor f0 (size 16, parallel), from operand #0 (input "v"), keeps it; factor f1 (size 64, parallel), from result #0 (result #0 of 'shardc.broadcast_in_dim'), drops {"x"} (a user annotation beats a propagated sharding)
+  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.broadcast_in_dim' is #shardc.sharding<@mesh, [{}, {"x"}]> (propagated from output #0 through 'shardc.exp'
+  %b = shardc.broadcast_in_dim %v dims = [0] : (tensor<16xf32>) -> tensor<16x64xf32>
+  %e = shardc.exp %b : tensor<16x64xf32>
+  return %e : tensor<16x64xf32>
+}

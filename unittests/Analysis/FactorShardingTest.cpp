@@ -164,6 +164,44 @@ TEST_F(FactorShardingTest, ParallelFactorsShareAxesByPriority) {
   EXPECT_EQ(fs.getConflicts()[0].loserFactor, a);
 }
 
+// An element-wise op whose operands split different dims over "x": the
+// dim split over more devices (("y", "x") = 8 against "x" = 2) keeps it
+// (Shardy's aggressive_propagation.mlir, prefer_most_sharded_factor_*).
+TEST_F(FactorShardingTest, ElementwiseKeepsTheMoreSplitFactor) {
+  ShardingRule rule = ShardingRule::getIdentity({16, 16}, 2, 1);
+  FactorShardings fs = FactorShardings::compute(
+      rule, mesh,
+      {{sharding({{}, {"x"}}), true}, {sharding({{"y", "x"}, {}}), true}, {}});
+  EXPECT_EQ(str(fs.getFactorAxes(0)), "{y,x}");
+  EXPECT_EQ(str(fs.getFactorAxes(1)), "{}");
+  ASSERT_EQ(fs.getConflicts().size(), 1u);
+  EXPECT_EQ(fs.getConflicts()[0].kind, FactorConflict::Kind::AxisClaimedTwice);
+  EXPECT_EQ(fs.getConflicts()[0].reason, ConflictReason::MoreSplit);
+  EXPECT_EQ(fs.getConflicts()[0].loserFactor, 1);
+}
+
+// The same claims on a matmul's rows (x) and columns (w): w would lose only
+// "x" and keep "y", x would lose its whole split, so the earlier tensor's
+// rows keep "x" however split the columns are
+// (prefer_lhs_factor_non_elementwise).
+TEST_F(FactorShardingTest, MatmulKeepsTheEarlierTensorsFactor) {
+  ShardingRule rule;
+  int64_t i = rule.addFactor(16, FactorKind::Parallel);
+  int64_t k = rule.addFactor(16, FactorKind::Reduction);
+  int64_t j = rule.addFactor(16, FactorKind::Parallel);
+  rule.addOperand({{i}, {k}});
+  rule.addOperand({{k}, {j}});
+  rule.addResult({{i}, {j}});
+  FactorShardings fs = FactorShardings::compute(
+      rule, mesh,
+      {{sharding({{"x"}, {}}), true}, {sharding({{}, {"y", "x"}}), true}, {}});
+  EXPECT_EQ(str(fs.getFactorAxes(i)), "{x}");
+  EXPECT_EQ(str(fs.getFactorAxes(j)), "{y}");
+  ASSERT_EQ(fs.getConflicts().size(), 1u);
+  EXPECT_EQ(fs.getConflicts()[0].reason, ConflictReason::TensorOrder);
+  EXPECT_EQ(fs.getConflicts()[0].loserFactor, j);
+}
+
 TEST_F(FactorShardingTest, AxisConflictDropsTheRestOfTheFactor) {
   ShardingRule rule;
   int64_t a = rule.addFactor(8, FactorKind::Parallel);

@@ -42,6 +42,12 @@ enum class ConflictReason : uint8_t {
   /// Same priority: the candidate of the larger tensor is kept, since
   /// resharding the smaller one moves fewer bytes.
   LargerTensor,
+  /// Two factors of an op whose every tensor holds every factor (an
+  /// element-wise op) claimed an axis with the same priority and tensor
+  /// size: the one split over more devices keeps it, since resharding
+  /// towards the finer split mostly slices (free) where the other way
+  /// gathers.
+  MoreSplit,
   /// Same priority and size: the earlier tensor (operands in order, then
   /// results) wins.
   TensorOrder,
