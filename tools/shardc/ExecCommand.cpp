@@ -91,6 +91,7 @@ int shardc::runExecCommand() {
   for (const std::string &name : (*engine)->inputNames())
     inputs.push_back((*args)[argIndex[name]].clone());
 
+  backendOptions.injectTestFault(**engine);
   FailureOr<std::vector<Tensor>> outputs = (*engine)->forward(inputs);
   if (failed(outputs))
     return 1;

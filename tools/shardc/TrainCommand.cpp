@@ -229,6 +229,7 @@ int shardc::runTrainCommand() {
                    << llvm::join(optimizer.zeroAxes, ",");
     llvm::outs() << "\n";
   }
+  trainBackend.injectTestFault(engine);
   ProgressPrinter progress(steps);
   std::vector<float> losses;
   for (unsigned s = 0; s < steps; ++s) {
