@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineSession.h"
+#include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
@@ -111,15 +112,11 @@ int shardc::runExecCommand() {
   bool ok = true;
   double worst = 0;
   for (auto [i, name] : llvm::enumerate(outputNames)) {
-    double rel = compareToReference((*outputs)[i], (*expected)[i]).first;
+    double rel = checkAgainstReference((*outputs)[i], (*expected)[i],
+                                       execTolerance, "output '" + name + "'",
+                                       "the unsharded program", ok)
+                     .first;
     worst = std::max(worst, rel);
-    if (!(rel <= execTolerance)) {
-      llvm::errs() << "shardc: error: output '" << name
-                   << "' differs from the unsharded program: max_rel_err "
-                   << rel << " > tolerance " << execTolerance.getValue()
-                   << "\n";
-      ok = false;
-    }
     if (!execOutDir.empty() && printing) {
       (void)llvm::sys::fs::create_directories(execOutDir.getValue());
       SmallString<128> path(execOutDir.getValue());
@@ -131,6 +128,9 @@ int shardc::runExecCommand() {
       }
     }
   }
+  if (printing)
+    warnAboutNonFiniteOutputs(getEntryFunction(*reference), *args, *expected,
+                              outputNames);
   if (printing) {
     llvm::outs() << "backend=" << stringifyBackendKind(options.backend)
                  << " devices=" << (*engine)->numDevices()
