@@ -13,7 +13,6 @@
 #include "ToolCommon.h"
 
 #include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -17,7 +17,6 @@
 #include "ToolCommon.h"
 
 #include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Transforms/Passes.h"
 
