@@ -20,7 +20,7 @@ shardc::createEngineBackend(MeshOp mesh, const EngineOptions &options) {
     return std::unique_ptr<MeshBackend>(std::move(*sim));
   }
   case BackendKind::Mpi: {
-    FailureOr<std::unique_ptr<MpiBackend>> mpi = createMpiBackend(mesh);
+    FailureOr<std::unique_ptr<MpiBackend>> mpi = createMpiBackend(mesh, options.mpi);
     if (failed(mpi))
       return failure();
     return std::unique_ptr<MeshBackend>(std::move(*mpi));

@@ -10,6 +10,8 @@
 
 #include "JsonText.h"
 
+#include "shardc/Support/NestingDepth.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
 
@@ -20,28 +22,12 @@ using llvm::StringRef;
 
 std::optional<TextError> shardc::jsonimport::checkNesting(StringRef text,
                                                           unsigned maxDepth) {
-  unsigned depth = 0;
-  bool inString = false;
-  for (size_t i = 0, e = text.size(); i < e; ++i) {
-    char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i; // the escaped character cannot end the string
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"') {
-      inString = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > maxDepth)
-        return TextError{i, "lists and objects nest deeper than " +
-                                std::to_string(maxDepth) + " levels"};
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return std::nullopt;
+  std::optional<size_t> at =
+      findExcessNesting(text, maxDepth, NestingSyntax::Json);
+  if (!at)
+    return std::nullopt;
+  return TextError{*at, "lists and objects nest deeper than " +
+                            std::to_string(maxDepth) + " levels"};
 }
 
 std::string shardc::jsonimport::printable(StringRef text) {

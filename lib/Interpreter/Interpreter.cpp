@@ -138,6 +138,42 @@ private:
 };
 } // namespace
 
+namespace {
+/// Where each non-finite value's NaNs and infinities first appeared
+/// (InterpreterOptions::nonFiniteSources).
+class NonFiniteTracker {
+public:
+  void addArgument(BlockArgument arg, const Tensor &tensor) {
+    if (countNonFinite(tensor))
+      sources[arg] = {arg, arg.getArgNumber()};
+  }
+  /// Op `index` (after the arguments) computed `result` from `operands`.
+  void addResult(Value result, Operation &op, size_t index,
+                 const Tensor &tensor) {
+    if (!countNonFinite(tensor))
+      return;
+    Source first{result, numArguments(op) + index};
+    for (Value operand : op.getOperands())
+      if (auto it = sources.find(operand);
+          it != sources.end() && it->second.order < first.order)
+        first = it->second;
+    sources[result] = first;
+  }
+  Value sourceOf(Value value) const { return sources.lookup(value).value; }
+
+private:
+  static size_t numArguments(Operation &op) {
+    return op.getBlock()->getNumArguments();
+  }
+  struct Source {
+    Value value;
+    /// Program order: arguments first, then ops.
+    size_t order = 0;
+  };
+  llvm::DenseMap<Value, Source> sources;
+};
+} // namespace
+
 /// reshape and sharding_constraint only relabel data: when the operand dies
 /// here, its buffer is reused instead of copied.
 static std::optional<Tensor> tryForward(Operation &op, size_t index,
@@ -173,6 +209,13 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
 
   Environment env(body, args);
   shardc::detail::MeshTopologyCache meshes;
+  std::optional<NonFiniteTracker> nonFinite;
+  if (options.nonFiniteSources) {
+    options.nonFiniteSources->clear();
+    nonFinite.emplace();
+    for (auto [arg, tensor] : llvm::zip(body.getArguments(), args))
+      nonFinite->addArgument(arg, tensor);
+  }
   for (auto [index, op] : llvm::enumerate(body)) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Tensor> results;
@@ -189,6 +232,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
           results.push_back(env.take(value));
         else
           results.push_back(tensor->clone());
+        if (nonFinite)
+          options.nonFiniteSources->push_back(nonFinite->sourceOf(value));
       }
       return results;
     }
@@ -212,6 +257,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
                                 /*verifyOp=*/false); // preflight verified
     if (failed(result))
       return failure();
+    if (nonFinite)
+      nonFinite->addResult(op.getResult(0), op, index, *result);
     env.define(op.getResult(0), std::move(*result));
     env.release(op, index);
   }

@@ -1,18 +1,23 @@
 //===- MpiCommunicator.cpp - the Communicator over Open MPI ---------------===//
 //
-// Each collective maps to the MPI collective of the group's communicator
-// (ranks = group members in group-index order): all_gather -> MPI_Allgather,
-// all_to_all -> MPI_Alltoall, collective_permute -> MPI_Isend/MPI_Irecv,
-// reductions -> MPI_Alltoallv + a local fold + MPI_Allgatherv (the default,
-// bit-identical to the simulator) or MPI_Allreduce /
-// MPI_Reduce_scatter_block. MPI moves contiguous buffers, so a collective
-// along a dim other than 0 packs its blocks contiguous first (or interleaves
-// the received ones afterwards).
+// Each collective maps to the nonblocking MPI collective of the group's
+// communicator (ranks = group members in group-index order): all_gather ->
+// MPI_Iallgather, all_to_all -> MPI_Ialltoall, collective_permute ->
+// MPI_Isend/MPI_Irecv, reductions -> MPI_Ialltoallv + a local fold +
+// MPI_Iallgatherv (the default, bit-identical to the simulator) or
+// MPI_Iallreduce / MPI_Ireduce_scatter_block. MPI moves contiguous buffers,
+// so a collective along a dim other than 0 packs its blocks contiguous first
+// (or interleaves the received ones afterwards).
+//
+// Nothing waits inside MPI: Impl::wait polls every operation it started
+// (MpiLiveness), answering other ranks' liveness queries meanwhile, until
+// it completes or the timeout passes (see the header).
 //
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Runtime/MpiCommunicator.h"
 
+#include "MpiLiveness.h"
 #include "MpiSupport.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -45,6 +50,7 @@ constexpr int kHeaderLength = 2 + kMaxSentRank;
 /// An MPI_Isend in flight: the tensor and header stay alive until both
 /// requests complete.
 struct PendingSend {
+  int64_t dest = 0;
   Tensor tensor;
   int64_t header[kHeaderLength] = {};
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
@@ -106,6 +112,21 @@ MPI_Op mpiOp(ReductionKind kind) {
   return kind == ReductionKind::Sum ? MPI_SUM : MPI_MAX;
 }
 
+const char *reductionName(ReductionKind kind) {
+  return kind == ReductionKind::Sum ? "sum" : "max";
+}
+
+/// "devices [0, 1, 2, 3]"; long groups are cut short.
+std::string describeGroup(ArrayRef<int64_t> group) {
+  constexpr size_t kShown = 16;
+  std::string out = "devices [";
+  for (size_t i = 0; i < group.size() && i < kShown; ++i)
+    out += (i ? ", " : "") + std::to_string(group[i]);
+  if (group.size() > kShown)
+    out += ", ... (" + std::to_string(group.size()) + " in all)";
+  return out + "]";
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -120,6 +141,8 @@ struct MpiCommunicator::Impl {
   MPI_Comm world = MPI_COMM_NULL;
   /// send / receive / sendAsync.
   MPI_Comm pointToPoint = MPI_COMM_NULL;
+  /// Every wait for other ranks goes through it.
+  detail::MpiLiveness liveness;
   /// One communicator per group (members in group-index order).
   std::map<std::vector<int64_t>, MPI_Comm> groups;
   std::vector<std::shared_ptr<PendingSend>> pending;
@@ -156,6 +179,23 @@ struct MpiCommunicator::Impl {
   /// Completes the sends whose requests are done; keeps the others.
   LogicalResult reapSends(bool waitForAll);
   void freeAll();
+
+  /// Waits for `requests`, the parts of the operation `what()` describes
+  /// (MpiLiveness::wait). After options.timeoutSeconds it reports which
+  /// ranks do not answer and ends the job. `call` names the MPI call in an
+  /// error.
+  LogicalResult wait(llvm::MutableArrayRef<MPI_Request> requests,
+                     const char *call, llvm::function_ref<std::string()> what,
+                     MPI_Status *statuses = MPI_STATUSES_IGNORE);
+  /// check(startCode) for a nonblocking call that started `request`, then
+  /// wait() for it.
+  LogicalResult complete(int startCode, MPI_Request &request, const char *call,
+                         llvm::function_ref<std::string()> what,
+                         MPI_Status *status = MPI_STATUS_IGNORE) {
+    if (failed(check(startCode, call)))
+      return failure();
+    return wait(request, call, what, status);
+  }
 };
 
 /// Reports a failure of `rank` and applies the abort policy. Free of the
@@ -192,6 +232,24 @@ void shardc::abortMpiJob(const llvm::Twine &message) {
   std::_Exit(1);
 }
 
+LogicalResult MpiCommunicator::Impl::wait(
+    llvm::MutableArrayRef<MPI_Request> requests, const char *call,
+    llvm::function_ref<std::string()> what, MPI_Status *statuses) {
+  detail::PollResult result =
+      liveness.wait(requests, statuses, options.timeoutSeconds, what);
+  if (!result.timedOut)
+    return check(result.code, call);
+  // Whatever abortOnFailure says: the operation is still pending, and MPI
+  // may yet write into buffers this rank cannot keep forever.
+  bool speak = true;
+  std::string report =
+      liveness.diagnoseTimeout(what(), options.timeoutSeconds, speak);
+  if (!speak)
+    liveness.waitForLowerRankToReport(options.timeoutSeconds);
+  abortMpiJob("rank " + llvm::Twine(rank) + " of " + llvm::Twine(size) + ": " +
+              report);
+}
+
 void MpiCommunicator::Impl::freeAll() {
   int finalized = 0;
   MPI_Finalized(&finalized);
@@ -207,6 +265,7 @@ void MpiCommunicator::Impl::freeAll() {
     MPI_Comm_free(&world);
   if (pointToPoint != MPI_COMM_NULL)
     MPI_Comm_free(&pointToPoint);
+  liveness.free();
 }
 
 LogicalResult MpiCommunicator::Impl::checkDim(const Tensor &t, int64_t dim,
@@ -288,14 +347,21 @@ LogicalResult MpiCommunicator::Impl::reapSends(bool waitForAll) {
   LogicalResult result = success();
   std::vector<std::shared_ptr<PendingSend>> keep;
   for (std::shared_ptr<PendingSend> &p : pending) {
+    if (waitForAll) {
+      int64_t dest = p->dest;
+      if (failed(wait(p->requests, "MPI_Waitall (send)", [&] {
+            return "send to device " + std::to_string(dest) +
+                   " (waiting for device " + std::to_string(dest) +
+                   " to receive it)";
+          })))
+        result = failure();
+      continue;
+    }
     int done = 0;
-    int rc = waitForAll
-                 ? MPI_Waitall(2, p->requests, MPI_STATUSES_IGNORE)
-                 : MPI_Testall(2, p->requests, &done, MPI_STATUSES_IGNORE);
-    if (failed(check(rc,
-                     waitForAll ? "MPI_Waitall (send)" : "MPI_Testall (send)")))
+    if (failed(check(MPI_Testall(2, p->requests, &done, MPI_STATUSES_IGNORE),
+                     "MPI_Testall (send)")))
       result = failure();
-    else if (!waitForAll && !done)
+    else if (!done)
       keep.push_back(std::move(p));
   }
   pending = std::move(keep);
@@ -335,6 +401,14 @@ MpiCommunicator::create(MLIRContext *context, MpiCommunicatorOptions options) {
       failed(impl->check(MPI_Comm_size(MPI_COMM_WORLD, &impl->size),
                          "MPI_Comm_size")))
     return failure();
+  if (!(options.timeoutSeconds >= 0)) {
+    // The same options on every rank: all fail here alike.
+    impl->options.abortOnFailure = false;
+    (void)impl->fail("the MPI timeout must be a number of seconds >= 0 (0 "
+                     "waits forever), got " +
+                     detail::formatSeconds(options.timeoutSeconds));
+    return failure();
+  }
   // Duplicates keep shardc's traffic apart from any other MPI user of the
   // process; errors on them are returned, never fatal inside MPI.
   for (MPI_Comm *comm : {&impl->world, &impl->pointToPoint}) {
@@ -346,7 +420,8 @@ MpiCommunicator::create(MLIRContext *context, MpiCommunicatorOptions options) {
   }
   if (failed(
           impl->check(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN),
-                      "MPI_Comm_set_errhandler")))
+                      "MPI_Comm_set_errhandler")) ||
+      failed(impl->check(impl->liveness.create(), "MPI_Comm_dup (liveness)")))
     return failure();
   return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(impl)));
 }
@@ -402,7 +477,9 @@ int64_t MpiCommunicator::numDevices() const { return impl->size; }
 LogicalResult MpiCommunicator::barrier() {
   if (failed(impl->reapSends(/*waitForAll=*/false)))
     return failure();
-  return impl->check(MPI_Barrier(impl->world), "MPI_Barrier");
+  MPI_Request request;
+  return impl->complete(MPI_Ibarrier(impl->world, &request), request,
+                        "MPI_Ibarrier", [] { return std::string("barrier"); });
 }
 
 std::future<LogicalResult> MpiCommunicator::sendAsync(int64_t dest,
@@ -428,6 +505,7 @@ std::future<LogicalResult> MpiCommunicator::sendAsync(int64_t dest,
     return failedFuture();
 
   auto p = std::make_shared<PendingSend>();
+  p->dest = dest;
   p->tensor = std::move(tensor);
   p->header[0] = static_cast<int64_t>(p->tensor.dtype());
   p->header[1] = p->tensor.rank();
@@ -448,13 +526,22 @@ std::future<LogicalResult> MpiCommunicator::sendAsync(int64_t dest,
   MLIRContext *context = impl->context;
   bool abort = impl->options.abortOnFailure;
   int rank = impl->rank, size = impl->size;
+  double timeout = impl->options.timeoutSeconds;
   return std::async(std::launch::deferred, [=]() -> LogicalResult {
-    int rc = MPI_Waitall(2, p->requests, MPI_STATUSES_IGNORE);
-    if (rc == MPI_SUCCESS)
+    // Polled like every wait, but without answering liveness queries: the
+    // communicator may be gone by now.
+    detail::PollResult result = detail::pollForSeconds(
+        p->requests, MPI_STATUSES_IGNORE, timeout, [] {});
+    if (result.timedOut)
+      return reportFailure(context, /*abort=*/true, rank, size,
+                           "timed out after " + detail::formatSeconds(timeout) +
+                               " s waiting for device " + llvm::Twine(p->dest) +
+                               " to receive the tensor sent to it");
+    if (result.code == MPI_SUCCESS)
       return success();
     return reportFailure(context, abort, rank, size,
                          "MPI_Waitall (send) failed: " +
-                             detail::mpiErrorString(rc));
+                             detail::mpiErrorString(result.code));
   });
 }
 
@@ -473,12 +560,14 @@ FailureOr<Tensor> MpiCommunicator::receive(int64_t src) {
                      ": the job has " + llvm::Twine(impl->size) + " ranks");
     return failure();
   }
+  auto what = [&] { return "receive from device " + std::to_string(src); };
   int64_t header[kHeaderLength];
   MPI_Status status;
-  if (failed(impl->check(MPI_Recv(header, kHeaderLength, MPI_INT64_T,
-                                  static_cast<int>(src), kSendTag,
-                                  impl->pointToPoint, &status),
-                         "MPI_Recv (header)")))
+  MPI_Request request;
+  if (failed(impl->complete(MPI_Irecv(header, kHeaderLength, MPI_INT64_T,
+                                      static_cast<int>(src), kSendTag,
+                                      impl->pointToPoint, &request),
+                            request, "MPI_Irecv (header)", what, &status)))
     return failure();
   int got = 0;
   if (failed(impl->check(MPI_Get_count(&status, MPI_INT64_T, &got),
@@ -495,10 +584,10 @@ FailureOr<Tensor> MpiCommunicator::receive(int64_t src) {
     return failure();
   FailureOr<int> n = impl->count(out->numElements(), "the received tensor");
   if (failed(n) ||
-      failed(impl->check(MPI_Recv(out->data(), *n, MPI_FLOAT,
-                                  static_cast<int>(src), kSendTag,
-                                  impl->pointToPoint, MPI_STATUS_IGNORE),
-                         "MPI_Recv (data)")))
+      failed(impl->complete(MPI_Irecv(out->data(), *n, MPI_FLOAT,
+                                      static_cast<int>(src), kSendTag,
+                                      impl->pointToPoint, &request),
+                            request, "MPI_Irecv (data)", what)))
     return failure();
   return out;
 }
@@ -528,9 +617,14 @@ FailureOr<Tensor> MpiCommunicator::allGather(const Tensor &local,
   BlockLayout l = layoutOf(shape, dim, n);
   std::vector<float> staging(l.outer == 1 ? 0 : out->numElements());
   float *into = l.outer == 1 ? out->data() : staging.data();
-  if (failed(impl->check(MPI_Allgather(local.data(), *count, MPI_FLOAT, into,
-                                       *count, MPI_FLOAT, *comm),
-                         "MPI_Allgather")))
+  MPI_Request request;
+  if (failed(
+          impl->complete(MPI_Iallgather(local.data(), *count, MPI_FLOAT, into,
+                                        *count, MPI_FLOAT, *comm, &request),
+                         request, "MPI_Iallgather", [&] {
+                           return "all_gather (dim " + std::to_string(dim) +
+                                  ") over " + describeGroup(group);
+                         })))
     return failure();
   if (l.outer != 1)
     unpackBlocks(staging.data(), l, out->data());
@@ -550,10 +644,16 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   FailureOr<int> count = impl->count(local.numElements(), "all_reduce");
   if (failed(count))
     return failure();
+  auto what = [&] {
+    return std::string("all_reduce (") + reductionName(kind) + ") over " +
+           describeGroup(group);
+  };
+  MPI_Request request;
   if (!impl->options.deterministicReductions) {
-    if (failed(impl->check(MPI_Allreduce(local.data(), out->data(), *count,
-                                         MPI_FLOAT, mpiOp(kind), *comm),
-                           "MPI_Allreduce")))
+    if (failed(impl->complete(MPI_Iallreduce(local.data(), out->data(), *count,
+                                             MPI_FLOAT, mpiOp(kind), *comm,
+                                             &request),
+                              request, "MPI_Iallreduce", what)))
       return failure();
     return out;
   }
@@ -571,17 +671,18 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   for (int i = 0; i < n; ++i)
     recvStarts[i] = i * mine;
   std::vector<float> chunks(int64_t(mine) * n);
-  if (failed(
-          impl->check(MPI_Alltoallv(local.data(), counts.data(), starts.data(),
-                                    MPI_FLOAT, chunks.data(), recvCounts.data(),
-                                    recvStarts.data(), MPI_FLOAT, *comm),
-                      "MPI_Alltoallv")))
+  if (failed(impl->complete(
+          MPI_Ialltoallv(local.data(), counts.data(), starts.data(), MPI_FLOAT,
+                         chunks.data(), recvCounts.data(), recvStarts.data(),
+                         MPI_FLOAT, *comm, &request),
+          request, "MPI_Ialltoallv", what)))
     return failure();
   foldInOrder(chunks.data(), n, mine, kind, out->data() + starts[me]);
-  if (failed(impl->check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
-                                        out->data(), counts.data(),
-                                        starts.data(), MPI_FLOAT, *comm),
-                         "MPI_Allgatherv")))
+  if (failed(impl->complete(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                            out->data(), counts.data(),
+                                            starts.data(), MPI_FLOAT, *comm,
+                                            &request),
+                            request, "MPI_Iallgatherv", what)))
     return failure();
   return out;
 }
@@ -611,18 +712,24 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
     packBlocks(local.data(), l, packed.data());
   const float *send = l.outer == 1 ? local.data() : packed.data();
 
+  auto what = [&] {
+    return "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
+           std::to_string(dim) + ") over " + describeGroup(group);
+  };
+  MPI_Request request;
   if (!impl->options.deterministicReductions) {
-    if (failed(
-            impl->check(MPI_Reduce_scatter_block(send, out->data(), *count,
-                                                 MPI_FLOAT, mpiOp(kind), *comm),
-                        "MPI_Reduce_scatter_block")))
+    if (failed(impl->complete(
+            MPI_Ireduce_scatter_block(send, out->data(), *count, MPI_FLOAT,
+                                      mpiOp(kind), *comm, &request),
+            request, "MPI_Ireduce_scatter_block", what)))
       return failure();
     return out;
   }
   std::vector<float> blocks(out->numElements() * n);
-  if (failed(impl->check(MPI_Alltoall(send, *count, MPI_FLOAT, blocks.data(),
-                                      *count, MPI_FLOAT, *comm),
-                         "MPI_Alltoall")))
+  if (failed(
+          impl->complete(MPI_Ialltoall(send, *count, MPI_FLOAT, blocks.data(),
+                                       *count, MPI_FLOAT, *comm, &request),
+                         request, "MPI_Ialltoall", what)))
     return failure();
   foldInOrder(blocks.data(), n, *count, kind, out->data());
   return out;
@@ -656,12 +763,17 @@ FailureOr<Tensor> MpiCommunicator::allToAll(const Tensor &local,
     packBlocks(local.data(), split, packed.data());
   BlockLayout concat = layoutOf(shape, concatDim, n);
   std::vector<float> received(concat.outer == 1 ? 0 : out->numElements());
-  if (failed(impl->check(
-          MPI_Alltoall(split.outer == 1 ? local.data() : packed.data(), *count,
-                       MPI_FLOAT,
-                       concat.outer == 1 ? out->data() : received.data(),
-                       *count, MPI_FLOAT, *comm),
-          "MPI_Alltoall")))
+  MPI_Request request;
+  if (failed(impl->complete(
+          MPI_Ialltoall(split.outer == 1 ? local.data() : packed.data(), *count,
+                        MPI_FLOAT,
+                        concat.outer == 1 ? out->data() : received.data(),
+                        *count, MPI_FLOAT, *comm, &request),
+          request, "MPI_Ialltoall", [&] {
+            return "all_to_all (split dim " + std::to_string(splitDim) +
+                   ", concat dim " + std::to_string(concatDim) + ") over " +
+                   describeGroup(group);
+          })))
     return failure();
   if (concat.outer != 1)
     unpackBlocks(received.data(), concat, out->data());
@@ -702,18 +814,19 @@ FailureOr<Tensor> MpiCommunicator::collectivePermute(
       continue;
     }
     int rc = MPI_SUCCESS;
-    if (s == me)
+    if (s == me) {
       rc = MPI_Isend(local.data(), *count, MPI_FLOAT, static_cast<int>(t),
                      kPermuteTag, *comm, &requests.emplace_back());
-    else if (t == me)
+    } else if (t == me) {
       rc = MPI_Irecv(out->data(), *count, MPI_FLOAT, static_cast<int>(s),
                      kPermuteTag, *comm, &requests.emplace_back());
+    }
     if (failed(impl->check(rc, s == me ? "MPI_Isend" : "MPI_Irecv")))
       return failure();
   }
-  if (failed(impl->check(MPI_Waitall(static_cast<int>(requests.size()),
-                                     requests.data(), MPI_STATUSES_IGNORE),
-                         "MPI_Waitall (collective_permute)")))
+  if (failed(impl->wait(requests, "MPI_Waitall (collective_permute)", [&] {
+        return "collective_permute over " + describeGroup(group);
+      })))
     return failure();
   return out;
 }
@@ -732,10 +845,14 @@ MpiCommunicator::gatherFromEveryRank(Tensor local) {
   for (int64_t d = 0; d < local.rank(); ++d)
     header[2 + d] = local.dim(d);
   std::vector<int64_t> headers(int64_t(n) * kHeaderLength);
-  if (failed(impl->check(MPI_Allgather(header, kHeaderLength, MPI_INT64_T,
-                                       headers.data(), kHeaderLength,
-                                       MPI_INT64_T, impl->world),
-                         "MPI_Allgather (shapes)")))
+  auto what = [] {
+    return std::string("gatherBlocks (every device's block to every rank)");
+  };
+  MPI_Request request;
+  if (failed(impl->complete(MPI_Iallgather(header, kHeaderLength, MPI_INT64_T,
+                                           headers.data(), kHeaderLength,
+                                           MPI_INT64_T, impl->world, &request),
+                            request, "MPI_Iallgather (shapes)", what)))
     return failure();
   std::vector<Tensor> out(n);
   std::vector<int> counts(n), starts(n);
@@ -765,11 +882,11 @@ MpiCommunicator::gatherFromEveryRank(Tensor local) {
     total += *c;
   }
   std::vector<float> all(total);
-  if (failed(
-          impl->check(MPI_Allgatherv(out[impl->rank].data(), counts[impl->rank],
-                                     MPI_FLOAT, all.data(), counts.data(),
-                                     starts.data(), MPI_FLOAT, impl->world),
-                      "MPI_Allgatherv")))
+  if (failed(impl->complete(
+          MPI_Iallgatherv(out[impl->rank].data(), counts[impl->rank], MPI_FLOAT,
+                          all.data(), counts.data(), starts.data(), MPI_FLOAT,
+                          impl->world, &request),
+          request, "MPI_Iallgatherv", what)))
     return failure();
   for (int r = 0; r < n; ++r)
     if (r != impl->rank && counts[r])

@@ -30,15 +30,26 @@ shardc::runOnSimulatedMesh(func::FuncOp spmd, MeshOp mesh,
   return run;
 }
 
-std::pair<double, double> shardc::compareToReference(const Tensor &got,
-                                                     const Tensor &want) {
+std::pair<double, double>
+shardc::compareToReference(const Tensor &got, const Tensor &want,
+                           NonFiniteMismatch *mismatch) {
   double maxAbs = 0, maxRef = 0;
   for (int64_t i = 0; i < want.numElements(); ++i) {
-    double d = std::fabs(double(got.data()[i]) - double(want.data()[i]));
-    if (std::isnan(d))
-      d = INFINITY;
-    maxAbs = std::max(maxAbs, d);
-    maxRef = std::max(maxRef, std::fabs(double(want.data()[i])));
+    float g = got.data()[i], w = want.data()[i];
+    if (std::isfinite(g) && std::isfinite(w)) {
+      maxAbs = std::max(maxAbs, std::fabs(double(g) - double(w)));
+      maxRef = std::max(maxRef, std::fabs(double(w)));
+      continue;
+    }
+    // Equal infinities compare equal; NaN equals nothing, not even NaN.
+    if (g == w || (std::isnan(g) && std::isnan(w)))
+      continue;
+    maxAbs = INFINITY;
+    if (mismatch && mismatch->count++ == 0) {
+      mismatch->firstIndex = i;
+      mismatch->got = g;
+      mismatch->want = w;
+    }
   }
   return {maxRef > 0 ? maxAbs / maxRef : maxAbs, maxAbs};
 }

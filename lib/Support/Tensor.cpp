@@ -333,6 +333,10 @@ llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
   return out;
 }
 
+int64_t shardc::countNonFinite(const Tensor &t) {
+  return llvm::count_if(t.values(), [](float x) { return !std::isfinite(x); });
+}
+
 float shardc::maxAbsDifference(const Tensor &a, const Tensor &b) {
   if (a.shape() != b.shape())
     return std::numeric_limits<float>::infinity();

@@ -31,11 +31,13 @@ static cl::opt<std::string>
                         "extension, else mlir)"),
                cl::init(""), cl::sub(shardc::compileCommand));
 
-static cl::opt<std::string>
-    passPipeline("pass-pipeline",
-                 cl::desc("A textual pass pipeline to run, e.g. "
-                          "'builtin.module(canonicalize)'"),
-                 cl::init(""), cl::sub(shardc::compileCommand));
+static cl::opt<std::string> passPipeline(
+    "pass-pipeline",
+    cl::desc("A textual pass pipeline to run on the model's module, e.g. "
+             "'builtin.module(canonicalize)' or "
+             "'builtin.module(func.func(shardc-cleanup))'; the "
+             "builtin.module(...) around it may be left out"),
+    cl::init(""), cl::sub(shardc::compileCommand));
 
 static cl::opt<bool>
     propagate("propagate",
@@ -63,8 +65,8 @@ static cl::opt<bool>
                     "verify, print) to stderr"),
            cl::init(false), cl::sub(shardc::compileCommand));
 
-/// Builds the pipeline from --pass-pipeline; reports a bad pipeline and
-/// returns failure.
+/// Builds the pipeline of --autodiff/--train-step and --propagate/--partition;
+/// reports conflicting options and returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
   // The backward pass is derived on the global program, so that
   // propagation and partitioning shard it with the forward pass.
@@ -73,14 +75,44 @@ static LogicalResult buildPipeline(PassManager &pm) {
     return failure();
   if (propagate || partition || explain)
     shardc::addShardingPipeline(pm, partition, explain);
-  if (passPipeline.empty())
-    return success();
+  return success();
+}
+
+/// `pipeline` without a `builtin.module(...)` around all of it.
+static StringRef stripModuleAnchor(StringRef pipeline) {
+  StringRef anchor = "builtin.module(";
+  if (!pipeline.starts_with(anchor) || !pipeline.ends_with(")"))
+    return pipeline;
+  int depth = 0;
+  for (size_t i = anchor.size() - 1; i < pipeline.size(); ++i) {
+    depth += pipeline[i] == '(' ? 1 : pipeline[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 != pipeline.size())
+      return pipeline; // `builtin.module(a),builtin.module(b)`
+  }
+  return pipeline.drop_front(anchor.size()).drop_back();
+}
+
+/// Parses --pass-pipeline into `pm`, a pass manager on the model's module.
+/// MLIR writes a pipeline anchored on the op it runs on,
+/// `builtin.module(...)`; parsed as it is into a module pass manager, that
+/// would be a pass manager for modules nested in the model's module, which
+/// never exist, and run nothing. So the anchor is taken off and the passes
+/// inside are added to `pm`. Function passes nest as in MLIR:
+/// `func.func(shardc-cleanup)`. Reports a bad pipeline and returns failure.
+static LogicalResult parseUserPipeline(PassManager &pm) {
+  StringRef pipeline = stripModuleAnchor(StringRef(passPipeline).trim());
+  auto bad = [](const Twine &why) {
+    llvm::errs() << "shardc: error: bad --pass-pipeline: " << why << "\n";
+    return failure();
+  };
+  if (pipeline.contains("builtin.module("))
+    return bad("a model is one module, with no modules inside it: write "
+               "builtin.module(...) once, around the whole pipeline, or "
+               "leave it out");
   std::string errors;
   llvm::raw_string_ostream os(errors);
-  if (failed(parsePassPipeline(passPipeline, pm, os))) {
-    llvm::errs() << "shardc: error: bad --pass-pipeline: " << errors << "\n";
-    return failure();
-  }
+  if (failed(parsePassPipeline(pipeline, pm, os)))
+    return bad(StringRef(errors).rtrim());
   return success();
 }
 
@@ -108,19 +140,28 @@ int shardc::runCompileCommand() {
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   if (failed(buildPipeline(pm)))
     return 1;
+  // Runs after ours, so that it sees the sharded program.
+  PassManager userPm(&session.getContext(), ModuleOp::getOperationName());
+  if (!passPipeline.empty() && failed(parseUserPipeline(userPm)))
+    return 1;
   // The model was verified when loaded. Our own passes are tested to keep
   // it valid, so their output is verified once, after the last one, not
   // after each; a user's --pass-pipeline keeps MLIR's per-pass verification.
-  bool verifyOnce = passPipeline.empty();
-  pm.enableVerifier(!verifyOnce);
+  pm.enableVerifier(false);
   TimingScope passTiming = rootTiming.nest("passes");
   pm.enableTiming(passTiming);
   if (failed(pm.run(*module)))
     return 1;
   passTiming.stop();
-  if (verifyOnce && !pm.empty()) {
+  if (!pm.empty()) {
     TimingScope verifyTiming = rootTiming.nest("verify the result");
     if (failed(verify(*module)))
+      return 1;
+  }
+  if (!userPm.empty()) {
+    TimingScope userTiming = rootTiming.nest("--pass-pipeline");
+    userPm.enableTiming(userTiming);
+    if (failed(userPm.run(*module)))
       return 1;
   }
 

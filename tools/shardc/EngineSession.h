@@ -17,8 +17,8 @@
 
 namespace shardc {
 
-/// Registers --backend and --blas-threads on `sub`; call once per
-/// subcommand at static-initialization time.
+/// Registers --backend, --blas-threads and --mpi-timeout on `sub`; call
+/// once per subcommand at static-initialization time.
 class BackendOptions {
 public:
   explicit BackendOptions(llvm::cl::SubCommand &sub);
@@ -30,9 +30,17 @@ public:
                             std::optional<MpiEnvironment> &mpi,
                             mlir::MLIRContext &context) const;
 
+  /// Test hook (hidden --mpi-test-fault=stop:R or kill:R): rank R stops
+  /// itself (SIGSTOP, like `kill -STOP`) or dies (SIGKILL) here, so that a
+  /// test can watch how the other ranks cope. Call it between building the
+  /// engine and its first collective.
+  void injectTestFault(ShardedEngine &engine) const;
+
 private:
   llvm::cl::opt<std::string> backend;
   llvm::cl::opt<int> blasThreads;
+  llvm::cl::opt<double> mpiTimeout;
+  llvm::cl::opt<std::string> mpiTestFault;
 };
 
 /// True in the process that should print (the one holding device 0).

@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineSession.h"
+#include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
 #include "shardc/Interpreter/Interpreter.h"
-#include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -91,6 +91,7 @@ int shardc::runExecCommand() {
   for (const std::string &name : (*engine)->inputNames())
     inputs.push_back((*args)[argIndex[name]].clone());
 
+  backendOptions.injectTestFault(**engine);
   FailureOr<std::vector<Tensor>> outputs = (*engine)->forward(inputs);
   if (failed(outputs))
     return 1;
@@ -110,15 +111,11 @@ int shardc::runExecCommand() {
   bool ok = true;
   double worst = 0;
   for (auto [i, name] : llvm::enumerate(outputNames)) {
-    double rel = compareToReference((*outputs)[i], (*expected)[i]).first;
+    double rel = checkAgainstReference((*outputs)[i], (*expected)[i],
+                                       execTolerance, "output '" + name + "'",
+                                       "the unsharded program", ok)
+                     .first;
     worst = std::max(worst, rel);
-    if (!(rel <= execTolerance)) {
-      llvm::errs() << "shardc: error: output '" << name
-                   << "' differs from the unsharded program: max_rel_err "
-                   << rel << " > tolerance " << execTolerance.getValue()
-                   << "\n";
-      ok = false;
-    }
     if (!execOutDir.empty() && printing) {
       (void)llvm::sys::fs::create_directories(execOutDir.getValue());
       SmallString<128> path(execOutDir.getValue());
@@ -130,6 +127,9 @@ int shardc::runExecCommand() {
       }
     }
   }
+  if (printing)
+    warnAboutNonFiniteOutputs(getEntryFunction(*reference), *args, *expected,
+                              outputNames);
   if (printing) {
     llvm::outs() << "backend=" << stringifyBackendKind(options.backend)
                  << " devices=" << (*engine)->numDevices()

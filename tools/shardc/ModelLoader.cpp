@@ -4,6 +4,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Import/JsonImporter.h"
+#include "shardc/Support/NestingDepth.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
@@ -96,6 +97,18 @@ OwningOpRef<ModuleOp> shardc::loadModel(StringRef path, ModelFormat format,
 
   if (format == ModelFormat::Json)
     return importJsonGraph(text, name, ctx);
+
+  // MLIR's parser recurses once per level: bound the depth before it runs,
+  // or a deep file overflows the stack instead of getting a diagnostic.
+  if (std::optional<size_t> at =
+          findExcessNesting(text, kMaxMlirNestingDepth, NestingSyntax::Mlir)) {
+    auto [line, column] = sourceMgr.getLineAndColumn(
+        llvm::SMLoc::getFromPointer(text.data() + *at));
+    emitError(FileLineColLoc::get(ctx, name, line, column))
+        << "nesting deeper than " << kMaxMlirNestingDepth
+        << " levels (of brackets, braces, parentheses and angle brackets)";
+    return nullptr;
+  }
 
   Block block;
   AsmParserState state;

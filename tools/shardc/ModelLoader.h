@@ -16,7 +16,9 @@ enum class ModelFormat { Mlir, Json };
 llvm::Expected<ModelFormat> resolveModelFormat(llvm::StringRef path,
                                                llvm::StringRef explicitFormat);
 
-/// Reads and verifies a model. The file is added to `sourceMgr` so that
+/// Reads and verifies a model. A .mlir file nested deeper than
+/// kMaxMlirNestingDepth is rejected before MLIR's recursive parser sees it
+/// (JSON has its own bound). The file is added to `sourceMgr` so that
 /// diagnostics can quote it. In .mlir files, the SSA names the user wrote
 /// (`%h = ...`, `%x: tensor<...>`) become the values' names, as JSON names do.
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,

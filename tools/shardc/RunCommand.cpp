@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
@@ -52,5 +53,7 @@ int shardc::runRunCommand() {
     llvm::outs() << "wrote " << path << " " << shapeString(tensor.getShape())
                  << "\n";
   }
+  // NaN and infinities are the model's to compute: a warning, not an error.
+  warnAboutNonFiniteOutputs(func, *args, *results, names);
   return 0;
 }

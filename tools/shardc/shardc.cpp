@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -98,6 +99,9 @@ shardc::ToolSession::ToolSession() {
   DialectRegistry registry;
   registry.insert<shardc::ShardcDialect, func::FuncDialect>();
   shardc::registerShardcPasses();
+  // What --pass-pipeline offers besides shardc's own passes, as shardc-opt.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
   context.disableMultithreading();

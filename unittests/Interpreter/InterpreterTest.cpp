@@ -159,6 +159,54 @@ TEST_F(InterpreterTest, ValuesOverTheBudgetAreRefusedBeforeRunning) {
       << diagnostics;
 }
 
+TEST_F(InterpreterTest, TracesNonFiniteValuesToWhereTheyFirstAppear) {
+  // %l is NaN where %x < 0 and %big overflows to +inf where %y > 1: each
+  // result names the first value, in program order, whose NaN or inf it
+  // carries, and a finite result names none.
+  OwningOpRef<ModuleOp> m = parse(R"(
+    func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>, %z: tensor<4xf32>)
+        -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+      %l = shardc.log %x : tensor<4xf32> loc("l")
+      %e = shardc.exp %y : tensor<4xf32> loc("e")
+      %big = shardc.mul %e, %e : tensor<4xf32> loc("big")
+      %both = shardc.add %big, %l : tensor<4xf32> loc("both")
+      %fromZ = shardc.add %z, %x : tensor<4xf32> loc("fromZ")
+      %fine = shardc.add %y, %y : tensor<4xf32> loc("fine")
+      return %both, %big, %fromZ, %fine
+          : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+    })");
+  ASSERT_TRUE(m);
+  SmallVector<Tensor> args;
+  args.push_back(llvm::cantFail(Tensor::fromValues({4}, {1, -1, 2, 3})));
+  args.push_back(llvm::cantFail(Tensor::fromValues({4}, {0, 0, 50, 0})));
+  args.push_back(llvm::cantFail(Tensor::fromValues(
+      {4}, {0, std::numeric_limits<float>::quiet_NaN(), 0, 0})));
+  SmallVector<Value> sources;
+  InterpreterOptions options;
+  options.nonFiniteSources = &sources;
+  FailureOr<SmallVector<Tensor>> out = run(*m, args, options);
+  ASSERT_TRUE(succeeded(out)) << diagnostics;
+  ASSERT_EQ(sources.size(), 4u);
+  auto nameOf = [](Value v) -> std::string {
+    if (!v)
+      return "(finite)";
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return "arg" + std::to_string(arg.getArgNumber());
+    return getNameFromLoc(v.getLoc()).str();
+  };
+  // %both holds %l's NaN and %big's inf; %l comes first.
+  EXPECT_EQ(nameOf(sources[0]), "l");
+  EXPECT_EQ(nameOf(sources[1]), "big");
+  // An input holding NaN comes before every op.
+  EXPECT_EQ(nameOf(sources[2]), "arg2");
+  EXPECT_EQ(nameOf(sources[3]), "(finite)");
+
+  // Without the option nothing is traced, and the results are the same.
+  FailureOr<SmallVector<Tensor>> again = run(*m, args);
+  ASSERT_TRUE(succeeded(again));
+  EXPECT_EQ(maxAbsDifference((*out)[0], (*again)[0]), 0.0f);
+}
+
 TEST_F(InterpreterTest, OverflowingTypesAreRefused) {
   // The verifier rejects such types; the interpreter must not rely on it.
   OwningOpRef<ModuleOp> m = parseUnverified(R"(

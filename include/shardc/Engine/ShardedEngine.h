@@ -24,6 +24,7 @@
 #define SHARDC_ENGINE_SHARDEDENGINE_H
 
 #include "shardc/Runtime/MeshBackend.h"
+#include "shardc/Runtime/MpiCommunicator.h"
 #include "shardc/Runtime/SimulatedMesh.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -44,6 +45,9 @@ struct EngineOptions {
   /// Device threads' BLAS threads for the threads backend (0: cores /
   /// devices, at least 1).
   int blasThreadsPerDevice = 0;
+  /// For the mpi backend: reductions, the abort policy and the liveness
+  /// timeout (docs/mpi.md).
+  MpiCommunicatorOptions mpi;
   /// The arguments that are parameters (set by loadCheckpoint, differentiated
   /// by backward). Empty: those marked `shardc.param` in the program.
   std::vector<std::string> parameters;

@@ -28,6 +28,13 @@ struct InterpreterOptions {
   /// No value of the function may need more bytes than this; checked for
   /// every value before anything is computed.
   uint64_t maxTensorBytes = defaultMaxTensorBytes();
+  /// When set, receives one value per function result: where its NaN or
+  /// infinite elements first appeared, following the data back in program
+  /// order. That is an argument that holds some, or the first op that
+  /// computed some from finite operands; null for a finite result. Costs a
+  /// scan of every value, so the tools ask only after a result came out
+  /// non-finite.
+  llvm::SmallVectorImpl<mlir::Value> *nonFiniteSources = nullptr;
 };
 
 /// Runs `func` on `args`; returns its results. Fails with diagnostics at op

@@ -15,6 +15,16 @@
 // no portable way to wake them. This is the policy mpirun users know (the
 // job exits 1 and mpirun names the rank that aborted).
 //
+// Liveness: no wait for other ranks blocks in MPI. Every operation is
+// started nonblocking and polled with MPI_Testall, sleeping between tests
+// (a waiting rank uses next to no CPU), for at most `timeoutSeconds`. A
+// rank that waits longer asks every rank, over a communicator of its own,
+// which operation it is in; ranks waiting in a poll loop answer at once, a
+// stopped, killed or hung one does not. The lowest rank still answering
+// reports the ranks that do not answer and what the others wait in, and
+// ends the job. Creating the communicator (MPI_Comm_dup, MPI_Comm_split)
+// still blocks: MPI has no nonblocking split.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SHARDC_RUNTIME_MPICOMMUNICATOR_H
@@ -36,6 +46,7 @@ namespace shardc {
 [[noreturn]] void abortMpiJob(const llvm::Twine &message);
 
 struct MpiCommunicatorOptions {
+  static constexpr double kDefaultTimeoutSeconds = 300;
   /// Sum and max reductions exchange blocks (MPI_Alltoallv) and combine
   /// them locally in group order with reduceTensors, then share the result
   /// (MPI_Allgatherv): the same bandwidth as a ring all-reduce, and results
@@ -46,6 +57,13 @@ struct MpiCommunicatorOptions {
   /// After reporting a failure, end the job with MPI_Abort (see above).
   /// Only tests that fail on every rank alike may turn this off.
   bool abortOnFailure = true;
+  /// Bound on every wait for other ranks, in seconds; 0 waits forever (the
+  /// name and meaning of ThreadsOptions::timeoutSeconds). Generous by
+  /// default, since a rank legitimately waits while another computes. A
+  /// timeout always ends the job, whatever abortOnFailure says: the timed-out
+  /// operation is still pending in MPI, which may yet write into its
+  /// buffers, so this rank can neither release them nor go on.
+  double timeoutSeconds = kDefaultTimeoutSeconds;
 };
 
 class MpiCommunicator : public Communicator {
@@ -70,8 +88,8 @@ public:
   mlir::LogicalResult barrier() override;
   mlir::LogicalResult send(int64_t dest, const Tensor &tensor) override;
   mlir::FailureOr<Tensor> receive(int64_t src) override;
-  /// MPI_Isend; the future completes (MPI_Wait) on the thread that waits
-  /// for it. The communicator keeps the tensor alive until then, and waits
+  /// MPI_Isend; the future completes (polling, within the timeout) on the
+  /// thread that waits for it. The communicator keeps the tensor alive until then, and waits
   /// for sends nobody waited for in barrier() and on destruction.
   std::future<mlir::LogicalResult> sendAsync(int64_t dest,
                                              Tensor tensor) override;

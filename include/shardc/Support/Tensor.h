@@ -158,6 +158,9 @@ llvm::Expected<Tensor>
 tryConcatenate(llvm::ArrayRef<const Tensor *> parts, int64_t dim,
                uint64_t maxBytes = defaultMaxTensorBytes());
 
+/// The elements of `t` that are NaN or infinite.
+int64_t countNonFinite(const Tensor &t);
+
 /// Largest |a - b| over all elements (NaN compares as infinitely far unless
 /// both are NaN); +inf if the shapes differ.
 float maxAbsDifference(const Tensor &a, const Tensor &b);

@@ -1,0 +1,45 @@
+//===- ReferenceCheck.h - outputs against the unsharded program -*- C++ -*-===//
+//
+// `simulate`, `exec` and `train` check what the sharded program computes
+// against the reference interpreter on the unsharded one, and `run`,
+// `simulate` and `exec` warn about outputs with NaN or infinite values,
+// saying where those first appeared. A NaN the model computes is the
+// model's, not the sharding's: compareToReference matches non-finite
+// values by class, and the warning points at the op (or input) to look at.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_TOOLS_REFERENCECHECK_H
+#define SHARDC_TOOLS_REFERENCECHECK_H
+
+#include "shardc/Support/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace shardc {
+
+/// compareToReference(got, want); beyond `tolerance` it also prints
+/// "shardc: error: <what> differs from <reference>: ...", naming the first
+/// element that is NaN or infinite in one and not alike in the other when
+/// that is the difference, and clears `ok`. Returns the relative and the
+/// absolute error.
+std::pair<double, double>
+checkAgainstReference(const Tensor &got, const Tensor &want, double tolerance,
+                      llvm::StringRef what, llvm::StringRef reference,
+                      bool &ok);
+
+/// For every output of `func` (named `names`, computed from `inputs` as
+/// `outputs`) with NaN or infinite elements, a warning at the source of the
+/// first of them: the input holding them or the op computing them, found
+/// by interpreting `func` again (InterpreterOptions::nonFiniteSources).
+/// Returns how many outputs were warned about.
+unsigned warnAboutNonFiniteOutputs(mlir::func::FuncOp func,
+                                   llvm::ArrayRef<Tensor> inputs,
+                                   llvm::ArrayRef<Tensor> outputs,
+                                   llvm::ArrayRef<std::string> names);
+
+} // namespace shardc
+
+#endif // SHARDC_TOOLS_REFERENCECHECK_H
