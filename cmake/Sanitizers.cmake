@@ -9,7 +9,7 @@ set(SHARDC_SANITIZE "" CACHE STRING
 # libFuzzer needs clang; a sanitizer build with clang gets the fuzzers unless
 # SHARDC_FUZZ says otherwise.
 if(SHARDC_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  set(shardc_fuzz_default OFF)
+  set(shardc_fuzz_default ON)
 else()
   set(shardc_fuzz_default OFF)
 endif()
