@@ -45,12 +45,12 @@ $(SAN_BUILD_DIR)/build.ninja: | deps
 	  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
 	  $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-test-sanitize: $(SAN_BUILD_DIR)/build.ninja
+test-sanitize: deps $(SAN_BUILD_DIR)/build.ninja
 	ninja -C $(SAN_BUILD_DIR) -j$(JOBS)
 	cd $(SAN_BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
 
 # Runs each fuzzer for FUZZ_SECONDS on a corpus kept in $(SAN_BUILD_DIR)/fuzz.
-fuzz: $(SAN_BUILD_DIR)/build.ninja
+fuzz: deps $(SAN_BUILD_DIR)/build.ninja
 	ninja -C $(SAN_BUILD_DIR) -j$(JOBS) shardc-fuzzers
 	fuzz/run-fuzzers.sh $(SAN_BUILD_DIR) $(FUZZ_SECONDS)
 
