@@ -9,12 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzContext.h"
+#include "FuzzPipeline.h"
 
 #include "../tools/shardc/ModelLoader.h"
-#include "shardc/Transforms/Pipelines.h"
-
-#include "mlir/IR/Verifier.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
@@ -57,15 +54,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       inputPath(), shardc::ModelFormat::Mlir, sourceMgr, &ctx);
   if (!module)
     return 0;
-  // As `shardc compile --partition` builds it (tools/shardc/CompileCommand).
-  PassManager pm(&ctx, ModuleOp::getOperationName());
-  shardc::addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
-  pm.enableVerifier(false);
-  if (failed(pm.run(*module)))
-    return 0;
-  if (failed(verify(*module))) {
-    llvm::errs() << "the sharding pipeline succeeded but left invalid IR\n";
-    abort();
-  }
+  shardc::fuzz::runShardingPipelineChecked(*module);
   return 0;
 }
