@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps configure build demo test bench bench-train docs clean
+.PHONY: deps configure build demo test test-sanitize fuzz bench bench-train docs clean
 
 deps:
 	@scripts/install-deps.sh
@@ -29,6 +29,30 @@ demo: build
 
 test: build
 	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
+
+# The suite again, built with clang-22 under AddressSanitizer and
+# UndefinedBehaviorSanitizer, with the fuzzers (docs/development.md). -O1
+# keeps the build and the run both bearable on two cores.
+SAN_BUILD_DIR ?= build-san
+SANITIZE ?= address,undefined
+FUZZ_SECONDS ?= 60
+
+$(SAN_BUILD_DIR)/build.ninja: | deps
+	CC=clang-22 CXX=clang++-22 cmake -G Ninja -S . -B $(SAN_BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+	  -DLLVM_USE_LINKER=lld -DSHARDC_SANITIZE=$(SANITIZE) \
+	  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+	  $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+test-sanitize: deps $(SAN_BUILD_DIR)/build.ninja
+	ninja -C $(SAN_BUILD_DIR) -j$(JOBS)
+	cd $(SAN_BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
+
+# Runs each fuzzer for FUZZ_SECONDS on a corpus kept in $(SAN_BUILD_DIR)/fuzz.
+fuzz: deps $(SAN_BUILD_DIR)/build.ninja
+	ninja -C $(SAN_BUILD_DIR) -j$(JOBS) shardc-fuzzers
+	fuzz/run-fuzzers.sh $(SAN_BUILD_DIR) $(FUZZ_SECONDS)
 
 # Compile-time benchmark against upstream MLIR's shard dialect (bench/README.md).
 bench: build

@@ -5,6 +5,9 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ make python3 pkgconf
+  # make test-sanitize: clang-22 with its sanitizer and libFuzzer runtimes
+  # (GCC has no libFuzzer), linked by lld.
+  clang-22 libclang-rt-22-dev lld-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libeigen3-dev nlohmann-json3-dev libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin

@@ -68,7 +68,7 @@ def matches(expected, actual):
     return go(0, 0)
 
 
-def check_console(text, where, root, env):
+def check_console(text, where, root, build, env):
     failures = []
     cmds = []
     for line in text.rstrip("\n").split("\n"):
@@ -77,6 +77,9 @@ def check_console(text, where, root, env):
         elif cmds:
             cmds[-1][1].append(line)
     for cmd, expected in cmds:
+        # The docs say build/ (the README's build directory); run the build
+        # under test, which may be another (build-san, make test-sanitize).
+        cmd = re.sub(r"(?<![\w./-])build/", build + "/", cmd)
         code, out = run(cmd, root, env)
         actual = out.rstrip("\n").split("\n") if out.strip() else []
         if code != 0 and not (expected and expected[-1].startswith("# exit ")):
@@ -110,7 +113,8 @@ def main():
                     continue
                 count += 1
                 if lang == "console":
-                    failures += check_console(text, where, root, env)
+                    failures += check_console(text, where, root,
+                                              os.path.dirname(bindir), env)
                     continue
                 if lang == "json" and '"mesh"' not in text:
                     count -= 1

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Runs shardc's libFuzzer harnesses (fuzz/*Fuzzer.cpp) of a sanitizer build.
+#
+#   fuzz/run-fuzzers.sh [--ctest] BUILD_DIR SECONDS [json|mlir|npy ...]
+#
+# Each harness starts from a seed corpus copied afresh from the repository
+# (examples, test inputs; .npy seeds written by NumPy) into
+# BUILD_DIR/fuzz/seeds/<harness>, and grows its own corpus in
+# BUILD_DIR/fuzz/corpus/<harness>, kept across runs. A crashing input lands in
+# BUILD_DIR/fuzz/findings/<harness>/; copy it to fuzz/regressions/<harness>/
+# once it is fixed. Without --ctest the run goes on past a finding (fork
+# mode, one worker) so that a long run reports them all; with --ctest the
+# first finding fails the run.
+set -euo pipefail
+
+ctest_mode=0
+if [ "${1:-}" = "--ctest" ]; then
+  ctest_mode=1
+  shift
+fi
+if [ $# -lt 2 ]; then
+  echo "usage: $0 [--ctest] BUILD_DIR SECONDS [json|mlir|npy ...]" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+seconds=$2
+shift 2
+harnesses=("$@")
+if [ ${#harnesses[@]} -eq 0 ]; then
+  harnesses=(json mlir npy)
+fi
+src=$(cd "$(dirname "$0")/.." && pwd)
+
+# Outside ctest, the sanitizer build's runtime options (fuzz/CMakeLists.txt).
+if [ -z "${ASAN_OPTIONS:-}" ] && [ -f "$build/fuzz/sanitizer-env.sh" ]; then
+  # shellcheck disable=SC1091
+  source "$build/fuzz/sanitizer-env.sh"
+fi
+
+# Lit test files hold several cases split by `// -----`: one seed each.
+split_mlir() {
+  local file=$1 out=$2
+  awk -v out="$out" '
+    BEGIN { n = 0; f = out "-" n ".mlir" }
+    /^\/\/ -----/ { close(f); n++; f = out "-" n ".mlir"; next }
+    { print > f }' "$file"
+}
+
+seed_json() {
+  local dir=$1
+  cp "$src"/examples/*.json "$src"/test/bad-inputs/*.json "$dir"/
+  find "$src/test" -path '*/Inputs/*.json' -exec cp {} "$dir"/ \;
+}
+
+seed_mlir() {
+  local dir=$1 f
+  for f in "$src"/test/Dialect/*.mlir "$src"/test/Transforms/*.mlir \
+           "$src"/test/bad-inputs/*.mlir; do
+    split_mlir "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f" .mlir)"
+  done
+  find "$src/test" "$src/examples" -path '*/Inputs/*.mlir' -exec cp {} "$dir"/ \;
+  find "$src/examples" -maxdepth 1 -name '*.mlir' -exec cp {} "$dir"/ \;
+}
+
+# The .npy shapes the reader accepts and a few it must refuse, as NumPy
+# writes them.
+seed_npy() {
+  /usr/bin/python3 - "$1" <<'PY'
+import sys, numpy as np, io
+d = sys.argv[1]
+def save(name, a, version=None):
+    with open(f"{d}/{name}.npy", "wb") as f:
+        if version:
+            np.lib.format.write_array(f, a, version=version)
+        else:
+            np.save(f, a)
+rng = np.random.default_rng(0)
+save("f4-2d", rng.standard_normal((3, 4)).astype("<f4"))
+save("f8-3d", rng.standard_normal((2, 3, 2)).astype("<f8"))
+save("f4-scalar", np.array(1.5, dtype="<f4"))
+save("f4-empty", np.zeros((0, 3), dtype="<f4"))
+save("f4-fortran", np.asfortranarray(rng.standard_normal((3, 5)).astype("<f4")))
+save("f4-v2", rng.standard_normal((4,)).astype("<f4"), version=(2, 0))
+save("f4-v3", rng.standard_normal((2, 2)).astype("<f4"), version=(3, 0))
+save("f4-big-endian", rng.standard_normal((2, 2)).astype(">f4"))
+save("i4", np.arange(6, dtype="<i4").reshape(2, 3))
+save("f2", np.ones((2,), dtype="<f2"))
+PY
+}
+
+status=0
+for h in "${harnesses[@]}"; do
+  fuzzer=$build/bin/shardc-fuzz-$h
+  if [ ! -x "$fuzzer" ]; then
+    echo "run-fuzzers: $fuzzer is not built (ninja shardc-fuzzers)" >&2
+    exit 2
+  fi
+  seeds=$build/fuzz/seeds/$h
+  corpus=$build/fuzz/corpus/$h
+  findings=$build/fuzz/findings/$h
+  rm -rf "$seeds"
+  # The ctest starts from the seeds alone, so that it does not depend on
+  # earlier runs, and fails only for what it found itself.
+  if [ $ctest_mode -eq 1 ]; then
+    corpus=$build/fuzz/ctest-corpus/$h
+    findings=$build/fuzz/ctest-findings/$h
+    rm -rf "$corpus" "$findings"
+  fi
+  mkdir -p "$seeds" "$corpus" "$findings"
+  "seed_$h" "$seeds"
+
+  args=(-max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048
+        -artifact_prefix="$findings/" -print_final_stats=1)
+  case $h in
+    # Deep nesting overflows MLIR's recursive parser's stack before any
+    # shardc code runs (a depth cap is under way separately): short inputs
+    # keep the fuzzer on shardc's code.
+    mlir) args+=(-max_len=4096 -dict="$src/fuzz/mlir.dict") ;;
+    json) args+=(-max_len=16384 -dict="$src/fuzz/json.dict") ;;
+    npy) args+=(-max_len=4096) ;;
+  esac
+  if [ $ctest_mode -eq 0 ]; then
+    args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  fi
+  echo "run-fuzzers: $h for ${seconds}s ($(ls "$seeds" | wc -l) seeds, $(ls "$corpus" | wc -l) in the corpus)"
+  if ! "$fuzzer" "${args[@]}" "$corpus" "$seeds"; then
+    status=1
+  fi
+  if [ -n "$(ls -A "$findings")" ]; then
+    echo "run-fuzzers: $h findings in $findings:" >&2
+    ls "$findings" >&2
+    status=1
+  fi
+done
+exit $status
