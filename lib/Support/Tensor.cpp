@@ -145,20 +145,21 @@ llvm::Expected<Tensor> Tensor::allocateImpl(ArrayRef<int64_t> shape,
   if (llvm::Error err = checkTensorFits(shape, maxBytes))
     return std::move(err);
   int64_t count = *checkedNumElements(shape);
-  float *p = nullptr;
-  if (count > 0) {
-    // calloc: large buffers come straight from the kernel as zero pages, so
-    // zero-filling costs nothing until a page is touched.
-    p = static_cast<float *>(
-        zero ? std::calloc(static_cast<size_t>(count), sizeof(float))
-             : std::malloc(static_cast<size_t>(count) * sizeof(float)));
-    if (!p)
-      return makeError("out of memory: cannot allocate " +
-                       llvm::Twine(uint64_t(count) * sizeof(float)) +
-                       " bytes for a tensor of "
-                       "shape " +
-                       formatShape(shape));
-  }
+  // A tensor with no elements still gets a (one-float) buffer, so data()
+  // is never null: memcpy/memset of 0 bytes from a null pointer is
+  // undefined, and the kernels and layouts copy without asking for empty
+  // shapes (UBSan found it on a size-0 dim in simulate).
+  size_t allocated = static_cast<size_t>(std::max<int64_t>(count, 1));
+  // calloc: large buffers come straight from the kernel as zero pages, so
+  // zero-filling costs nothing until a page is touched.
+  auto *p = static_cast<float *>(zero ? std::calloc(allocated, sizeof(float))
+                                      : std::malloc(allocated * sizeof(float)));
+  if (!p)
+    return makeError("out of memory: cannot allocate " +
+                     llvm::Twine(uint64_t(count) * sizeof(float)) +
+                     " bytes for a tensor of "
+                     "shape " +
+                     formatShape(shape));
   Tensor t;
   t.shape_.assign(shape.begin(), shape.end());
   t.numElements_ = count;
