@@ -75,6 +75,10 @@ def snapshot(a):
     skip = set(filter(None, a.skip.split(",")))
 
     if "lit" not in skip:
+        with open(os.path.join(src, "test", "lit.cfg.py")) as f:
+            if "snapshot_dir" not in f.read():
+                sys.exit("output-snapshot: test/lit.cfg.py of --src has no snapshot_dir "
+                         "parameter; merge main's commit that added this script")
         lit = subprocess.run(
             [sys.executable, lit_executable(build), "-q", f"-j{a.jobs}",
              # test/bad-inputs holds models, not lit tests (ctest runs them).
