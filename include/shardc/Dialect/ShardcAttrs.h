@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "shardc/Dialect/ShardingRule.h"
+
 #include "shardc/Dialect/ShardcEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES

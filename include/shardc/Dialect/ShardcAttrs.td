@@ -84,4 +84,67 @@ def Shardc_ReductionKindAttr : EnumAttr<Shardc_Dialect, Shardc_ReductionKind, "r
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Shardc_ShardingRuleAttr : Shardc_Attr<"ShardingRule", "sharding_rule"> {
+  let summary = "An op's sharding rule in factor form, printable and parsable.";
+  let description = [{
+    The `shardc::ShardingRule` of an op (see `shardc/Dialect/ShardingRule.h`
+    and docs/propagation.md) as an attribute, so that rules can be printed,
+    pinned by FileCheck tests and read back. `--shardc-print-sharding-rules`
+    attaches every op's rule as `sharding_rule = #shardc.sharding_rule<...>`.
+
+    ```mlir
+    // matmul [16,64] x [64,128]: k=f0 (summed away), i=f1, j=f2.
+    #shardc.sharding_rule<([f1, f0], [f0, f2]) -> ([f1, f2]) {f0=64 reduction, f1=16, f2=128}>
+    // reshape [8,4] -> [32]: the merged dim is the compound (f0 f1).
+    #shardc.sharding_rule<([f0, f1]) -> ([(f0 f1)]) {f0=8, f1=4}>
+    // broadcast_in_dim [1,4] -> [8,4]: the expanded size-1 dim has no factor.
+    #shardc.sharding_rule<([(), f1]) -> ([f0, f1]) {f0=8, f1=4}>
+    // a constant: no operands; reduce_max to a scalar: a rank-0 result.
+    #shardc.sharding_rule<() -> ([f0]) {f0=4}>
+    #shardc.sharding_rule<([f0]) -> ([]) {f0=4 need_replication}>
+    ```
+
+    The body is exactly what `ShardingRule::print` writes (the attribute
+    prints through it, and diagnostics quote rules in the same form): the
+    operands' and then the results' dimensions, one `[...]` per tensor and
+    one entry per dimension: a factor `fN`, a compound `(fA fB ...)` (major
+    to minor) or `()`; then every factor in order with its size and, unless
+    it is parallel, its kind (`reduction` or `need_replication`).
+
+    It carries the information of Shardy's `#sdy.op_sharding_rule<([i, k],
+    [k, j])->([i, j]) {i=8, j=8, k=16} reduction={k}>` in shardc's own
+    spelling: factors are numbered (`f0`, `f1`, ... in the order the rule
+    creates them) rather than lettered, a factor's kind is written next to
+    its size instead of in `reduction={...}`/`need_replication={...}`
+    lists, and compound dims are written `(f0 f1)` where Shardy concatenates
+    letters (`ij`).
+
+    Constraints (the verifier checks them, so a parsed rule is a valid
+    `ShardingRule`):
+    * the factors are listed once each, in order `f0, f1, ...`;
+    * every factor size is non-negative;
+    * every dimension names existing factors, and a factor appears at most
+      once within one tensor.
+    Whether the rule fits an op's operand and result shapes is checked where
+    it is used (`ShardingRule::matchesOp`).
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "size of each factor">:$factorSizes,
+    ArrayRefParameter<"::shardc::FactorKind", "kind of each factor">:$factorKinds,
+    "unsigned":$numOperands,
+    ArrayRefParameter<"int64_t", "dims of each tensor (operands, results)">:$tensorRanks,
+    ArrayRefParameter<"int64_t", "factor count of each dim, all tensors">:$dimLengths,
+    ArrayRefParameter<"int64_t", "factors of each dim, all dims flattened">:$dimFactors
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "const ::shardc::ShardingRule &":$rule)>
+  ];
+  let extraClassDeclaration = [{
+    /// The rule this attribute holds.
+    ::shardc::ShardingRule getRule() const;
+  }];
+}
+
 #endif // SHARDC_DIALECT_SHARDCATTRS_TD

@@ -306,4 +306,33 @@ def ShardcCleanup : Pass<"shardc-cleanup", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
+def ShardcPrintShardingRules : Pass<"shardc-print-sharding-rules"> {
+  let summary = "Attaches every op's sharding rule as an attribute (for tests).";
+  let description = [{
+    Sets `sharding_rule = #shardc.sharding_rule<...>` on every op that
+    implements `ShardingRuleOpInterface`, so that lit tests pin each op's
+    rule with FileCheck (as Shardy's `-sdy-populate-op-sharding-rules`
+    does). It changes nothing else; the attribute means nothing to the other
+    passes.
+
+    ```mlir
+    func.func @f(%x: tensor<16x64xf32>, %w: tensor<64x128xf32>) -> tensor<16x128xf32> {
+      %y = shardc.matmul %x, %w : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32>
+      return %y : tensor<16x128xf32>
+    }
+    ```
+
+    gets, on the matmul,
+
+    ```
+    {sharding_rule = #shardc.sharding_rule<([f1, f0], [f0, f2]) -> ([f1, f2]) {f0=64 reduction, f1=16, f2=128}>}
+    ```
+
+    Constraints: every op's rule fits its operand and result shapes
+    (`ShardingRule::matchesOp`); otherwise the pass fails with an internal
+    error naming the rule.
+  }];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 #endif // SHARDC_TRANSFORMS_PASSES_TD
