@@ -1,0 +1,2 @@
+#include "shardc/Dialect/Ops.h"
+#include "shardc/Transforms/Passes.h"

@@ -1,0 +1,1 @@
+#include "shardc/Transforms/Passes.h"

@@ -1,0 +1,1 @@
+#include "shardc/Dialect/Ops.h"

@@ -1,0 +1,2 @@
+#include "shardc/Transforms/Passes.h"
+#include "shardc/Dialect/Ops.h"
