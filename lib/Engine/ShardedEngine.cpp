@@ -14,6 +14,7 @@
 #include "EngineBackends.h"
 
 #include "shardc/Dialect/FunctionInterface.h"
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/TensorBlocks.h"
@@ -125,11 +126,10 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
   if (func->hasAttr(ShardcDialect::getSpmdAttrName()))
     return func.emitError("the engine compiles the global program; this one "
                           "is already partitioned");
-  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
-  if (meshes.size() != 1)
+  size_t numMeshes;
+  if (!getOnlyMesh(module, &numMeshes))
     return emitError(module.getLoc())
-           << "the engine needs exactly one mesh, the model has "
-           << meshes.size();
+           << "the engine needs exactly one mesh, the model has " << numMeshes;
 
   auto impl = std::make_unique<Impl>();
   impl->options = options;
@@ -212,7 +212,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
       })))
     return failure();
   impl->inference = getEntryFunction(module);
-  impl->mesh = *module.getOps<MeshOp>().begin();
+  impl->mesh = getOnlyMesh(module);
   StringRef key = ShardcDialect::getShardingAttrName();
   for (auto [i, slot] : llvm::enumerate(impl->args))
     slot.sharding = impl->inference.getArgAttrOfType<ShardingAttr>(i, key);

@@ -10,6 +10,7 @@
 
 #include "JsonWriter.h"
 
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -165,7 +166,7 @@ LogicalResult GraphExporter::putSharding(Operation *at, Attribute attr,
 }
 
 LogicalResult GraphExporter::exportMesh(OrderedJson &graph) {
-  auto meshes = llvm::to_vector(module.getOps<MeshOp>());
+  SmallVector<MeshOp> meshes = getMeshes(module);
   if (meshes.size() != 1) {
     // At the first mesh too many, which is where the user has to look.
     Operation *at = meshes.size() > 1 ? meshes[1].getOperation() : module;

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ShardingVerifier.h"
@@ -210,10 +211,7 @@ LogicalResult TrainingStepBuilder::run() {
   if (failed(checkDifferentiable(func)) || failed(checkLoss()) ||
       failed(selectParams()))
     return failure();
-  auto meshes =
-      llvm::to_vector(func->getParentOfType<ModuleOp>().getOps<MeshOp>());
-  if (meshes.size() == 1)
-    mesh = meshes.front();
+  mesh = getOnlyMesh(func->getParentOfType<ModuleOp>());
 
   MLIRContext *ctx = func.getContext();
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());

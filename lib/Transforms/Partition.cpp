@@ -16,6 +16,7 @@
 #include "shardc/Analysis/FactorSharding.h"
 #include "shardc/Analysis/FactorShardingCache.h"
 #include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/ShardingVerifier.h"
@@ -471,21 +472,11 @@ LogicalResult FunctionPartitioner::run() {
 struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto meshes = llvm::to_vector(module.getOps<MeshOp>());
     LayoutChoices choices;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
         continue;
-      MeshOp mesh;
-      if (meshes.size() == 1) {
-        mesh = meshes.front();
-      } else {
-        // Several meshes: the one the first argument's sharding names.
-        for (unsigned i = 0; i < func.getNumArguments() && !mesh; ++i)
-          if (auto s = func.getArgAttrOfType<ShardingAttr>(
-                  i, ShardcDialect::getShardingAttrName()))
-            mesh = lookupMesh(func, s.getMesh());
-      }
+      MeshOp mesh = findFunctionMesh(func).mesh;
       if (!mesh) {
         func.emitOpError("has no mesh to partition over");
         return signalPassFailure();

@@ -14,6 +14,7 @@
 
 #include "Propagation.h"
 
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -87,6 +88,9 @@ static bool expandsOperands(const ShardingRule &rule) {
 }
 
 LogicalResult FunctionPropagation::build() {
+  // The function's mesh (MeshLookup.h); with several meshes and no sharded
+  // argument, the first annotation's mesh, else the module's first mesh.
+  defaultMesh = findFunctionMesh(func).mesh;
   Block &entry = func.getBody().front();
   for (BlockArgument arg : entry.getArguments()) {
     if (!isTensor(arg))

@@ -10,6 +10,7 @@
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"
@@ -109,14 +110,14 @@ int shardc::runSimulateCommand() {
   if (failed(pm.run(*module)))
     return 1;
   func = getEntryFunction(*module);
-  auto meshes = llvm::to_vector(module->getOps<MeshOp>());
-  if (meshes.size() != 1) {
+  size_t numMeshes;
+  MeshOp mesh = getOnlyMesh(*module, &numMeshes);
+  if (!mesh) {
     llvm::errs() << "shardc: error: simulate needs exactly one mesh, the "
                     "model has "
-                 << meshes.size() << "\n";
+                 << numMeshes << "\n";
     return 1;
   }
-  MeshOp mesh = meshes.front();
   if (!spmdPath.empty() &&
       failed(writeText(spmdPath, [&](raw_ostream &os) { module->print(os); })))
     return 1;
