@@ -25,6 +25,17 @@ config.substitutions.append(("%mpirun", config.shardc_mpirun))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+# `lit --param snapshot_dir=DIR`: record every text piped into FileCheck under
+# DIR (scripts/output-snapshot.py compares two builds' records). Placed before
+# the default substitutions so the recorder wraps the real FileCheck.
+snapshot_dir = lit_config.params.get("snapshot_dir")
+if snapshot_dir:
+    config.substitutions.append((
+        r"(?<![\w/.-])FileCheck\b",
+        " ".join([sys.executable,
+                  os.path.join(config.shardc_src_root, "scripts", "snapshot_filecheck.py"),
+                  snapshot_dir, config.shardc_src_root, config.shardc_obj_root,
+                  os.path.join(config.llvm_tools_dir, "FileCheck")])))
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.shardc_tools_dir, config.llvm_tools_dir]
