@@ -22,7 +22,7 @@
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Runtime/ThreadsBackend.h"
 #include "shardc/Support/RandomTensor.h"
-#include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -127,8 +127,10 @@ int main(int argc, char **argv) {
     PassManager grad(&context, ModuleOp::getOperationName());
     ShardcAutodiffOptions options;
     options.wrt.assign(autodiff.begin(), autodiff.end());
-    grad.addPass(createShardcPropagate());
-    grad.addPass(createShardcAutodiff(options));
+    // Propagated before differentiating, as the CLI and engine do; the
+    // partition pipeline below shards the whole program.
+    buildAutodiffPipeline(grad, options, /*propagateFirst=*/true,
+                          ShardingStage::None);
     if (failed(grad.run(*module)))
       return 1;
     global = entryFunction(*module);
@@ -151,14 +153,12 @@ int main(int argc, char **argv) {
   }
 
   PassManager pm(&context, ModuleOp::getOperationName());
-  pm.addPass(createShardcPropagate());
-  pm.addPass(createShardcPartition());
-  pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+  buildPartitionPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;
   func::FuncOp spmd = entryFunction(*module);
   int collectives = 0;
-  spmd.walk([&](Operation *op) { collectives += isCollectiveOp(op); });
+  spmd.walk([&](Operation *op) { collectives += isa<CollectiveOpInterface>(op); });
   if (printSpmd)
     module->print(llvm::outs());
 

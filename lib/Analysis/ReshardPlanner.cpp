@@ -4,61 +4,9 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace shardc;
-
-StringRef shardc::stringifyReshardKind(ReshardStep::Kind kind) {
-  switch (kind) {
-  case ReshardStep::Kind::AllReduce:
-    return "all_reduce";
-  case ReshardStep::Kind::ReduceScatter:
-    return "reduce_scatter";
-  case ReshardStep::Kind::AllGather:
-    return "all_gather";
-  case ReshardStep::Kind::AllToAll:
-    return "all_to_all";
-  case ReshardStep::Kind::AllSlice:
-    return "all_slice";
-  case ReshardStep::Kind::CollectivePermute:
-    return "collective_permute";
-  }
-  return "unknown";
-}
-
-int64_t shardc::collectiveBytesPerDevice(ReshardStep::Kind kind,
-                                         int64_t groupSize,
-                                         int64_t localBytes) {
-  int64_t n = groupSize;
-  switch (kind) {
-  case ReshardStep::Kind::AllGather:
-    return (n - 1) * localBytes;
-  case ReshardStep::Kind::ReduceScatter:
-  case ReshardStep::Kind::AllToAll:
-    return (n - 1) * localBytes / n;
-  case ReshardStep::Kind::AllReduce:
-    return 2 * (n - 1) * localBytes / n;
-  case ReshardStep::Kind::CollectivePermute:
-    return localBytes;
-  case ReshardStep::Kind::AllSlice:
-    return 0;
-  }
-  return 0;
-}
-
-int64_t shardc::collectiveMessages(ReshardStep::Kind kind, int64_t groupSize) {
-  switch (kind) {
-  case ReshardStep::Kind::AllSlice:
-    return 0;
-  case ReshardStep::Kind::AllReduce:
-    return 2 * (groupSize - 1);
-  case ReshardStep::Kind::CollectivePermute:
-    return 1;
-  default:
-    return groupSize - 1;
-  }
-}
 
 namespace {
 using AxisVec = SmallVector<StringRef, 2>;
@@ -373,52 +321,15 @@ FailureOr<ReshardPlan> shardc::planReshard(ShardingAttr from, ShardingAttr to,
 }
 
 std::optional<ReshardStep> shardc::describeCollective(Operation *op) {
-  ReshardStep step;
-  ArrayAttr axes;
-  bool found = true;
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](AllGatherOp c) {
-        step.kind = ReshardStep::Kind::AllGather;
-        axes = c.getAxes();
-        step.dim = c.getDim();
-      })
-      .Case([&](ReduceScatterOp c) {
-        step.kind = ReshardStep::Kind::ReduceScatter;
-        axes = c.getAxes();
-        step.dim = c.getDim();
-      })
-      .Case([&](AllReduceOp c) {
-        step.kind = ReshardStep::Kind::AllReduce;
-        axes = c.getAxes();
-      })
-      .Case([&](AllToAllOp c) {
-        step.kind = ReshardStep::Kind::AllToAll;
-        axes = c.getAxes();
-        step.dim = c.getSplitDim();
-        step.concatDim = c.getConcatDim();
-      })
-      .Case([&](AllSliceOp c) {
-        step.kind = ReshardStep::Kind::AllSlice;
-        axes = c.getAxes();
-        step.dim = c.getDim();
-      })
-      .Case([&](CollectivePermuteOp c) {
-        step.kind = ReshardStep::Kind::CollectivePermute;
-        axes = c.getAxes();
-        step.pairs = c.getSourceTargetPairs();
-      })
-      .Default([&](Operation *) { found = false; });
-  if (!found)
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  if (!collective)
     return std::nullopt;
-  for (Attribute a : axes)
+  ReshardStep step;
+  step.kind = collective.getCollectiveKind();
+  step.dim = collective.getCollectiveDim();
+  step.concatDim = collective.getCollectiveConcatDim();
+  step.pairs = collective.getCollectivePairs();
+  for (Attribute a : collective.getAxes())
     step.axes.push_back(cast<StringAttr>(a).getValue());
   return step;
-}
-
-ReductionKind shardc::getCollectiveReduction(Operation *op) {
-  if (auto r = dyn_cast<AllReduceOp>(op))
-    return r.getReduction();
-  if (auto r = dyn_cast<ReduceScatterOp>(op))
-    return r.getReduction();
-  return ReductionKind::Sum;
 }

@@ -1,6 +1,7 @@
-//===- CollectiveOps.cpp - verifiers of the collective ops ----------------===//
+//===- CollectiveOps.cpp - the collective ops ----------------------------===//
 //
-// Collectives name a mesh by symbol, so their checks run in verifySymbolUses,
+// What a collective is (CollectiveOpInterface, its kind's byte and message
+// formulas) and the collectives' verifiers. Collectives name a mesh by symbol, so their checks run in verifySymbolUses,
 // where the symbol table is cached.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +13,64 @@
 
 using namespace mlir;
 using namespace shardc;
+
+#include "shardc/Dialect/CollectiveOpInterface.cpp.inc"
+
+StringRef shardc::stringifyCollectiveKind(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::AllSlice:
+    return "all_slice";
+  case CollectiveKind::CollectivePermute:
+    return "collective_permute";
+  }
+  return "unknown";
+}
+
+int64_t shardc::collectiveBytesPerDevice(CollectiveKind kind,
+                                         int64_t groupSize,
+                                         int64_t localBytes) {
+  int64_t n = groupSize;
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    return (n - 1) * localBytes;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllToAll:
+    return (n - 1) * localBytes / n;
+  case CollectiveKind::AllReduce:
+    return 2 * (n - 1) * localBytes / n;
+  case CollectiveKind::CollectivePermute:
+    return localBytes;
+  case CollectiveKind::AllSlice:
+    return 0;
+  }
+  return 0;
+}
+
+int64_t shardc::collectiveMessages(CollectiveKind kind, int64_t groupSize) {
+  switch (kind) {
+  case CollectiveKind::AllSlice:
+    return 0;
+  case CollectiveKind::AllReduce:
+    return 2 * (groupSize - 1);
+  case CollectiveKind::CollectivePermute:
+    return 1;
+  default:
+    return groupSize - 1;
+  }
+}
+
+bool shardc::isIdentityPermutation(
+    ArrayRef<std::pair<int64_t, int64_t>> pairs) {
+  return llvm::all_of(pairs, [](auto p) { return p.first == p.second; });
+}
 
 static int64_t groupSizeOf(MeshOp mesh, ArrayAttr axes) {
   int64_t n = 1;

@@ -100,7 +100,7 @@ runPipeline(ModuleOp module, llvm::function_ref<void(OpPassManager &)> add) {
 static LogicalResult pinInterfaceShardings(ModuleOp module, func::FuncOp func) {
   OwningOpRef<ModuleOp> propagated = module.clone();
   if (failed(runPipeline(*propagated, [](OpPassManager &pm) {
-        addShardingPipeline(pm, /*partition=*/false, /*explain=*/false);
+        buildPropagatePipeline(pm);
       })))
     return failure();
   func::FuncOp done = getEntryFunction(*propagated);
@@ -172,9 +172,8 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
     ShardcAutodiffOptions autodiff;
     autodiff.wrt.assign(paramNames.begin(), paramNames.end());
     if (failed(runPipeline(*impl->trainModule, [&](OpPassManager &pm) {
-          pm.addPass(createShardcPropagate());
-          pm.addPass(createShardcAutodiff(autodiff));
-          addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+          buildAutodiffPipeline(pm, autodiff, /*propagateFirst=*/true,
+                                ShardingStage::Partition);
         })))
       return failure();
     func::FuncOp vjp = getEntryFunction(*impl->trainModule);
@@ -208,7 +207,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
              cast<RankedTensorType>(func.getResultTypes()[i]).getShape()),
          nullptr});
   if (failed(runPipeline(module, [](OpPassManager &pm) {
-        addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+        buildPartitionPipeline(pm);
       })))
     return failure();
   impl->inference = getEntryFunction(module);
@@ -533,9 +532,8 @@ static LogicalResult compileStep(ShardedEngine::Impl &impl,
     params.push_back(impl.args[i].name);
   ShardcOptimizerOptions options = getOptimizerPassOptions(optimizer, params);
   if (failed(runPipeline(*module, [&](OpPassManager &pm) {
-        pm.addPass(createShardcPropagate());
-        pm.addPass(createShardcOptimizer(options));
-        addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+        buildTrainPipeline(pm, options, /*propagateFirst=*/true,
+                           ShardingStage::Partition);
       })))
     return failure();
   func::FuncOp step = getEntryFunction(*module);

@@ -12,7 +12,6 @@
 #include "shardc/Dialect/ShardingVerifier.h"
 
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -28,23 +27,6 @@ FailureOr<MeshTopology> shardc::getMeshTopology(MeshOp mesh) {
     return mesh.emitError() << "invalid mesh @" << mesh.getSymName() << ": "
                             << llvm::toString(topology.takeError());
   return std::move(*topology);
-}
-
-namespace {
-/// The attributes every collective has.
-struct CollectiveInfo {
-  FlatSymbolRefAttr mesh;
-  ArrayAttr axes;
-};
-} // namespace
-
-static CollectiveInfo getInfo(Operation *op) {
-  return llvm::TypeSwitch<Operation *, CollectiveInfo>(op)
-      .Case<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp, AllSliceOp,
-            CollectivePermuteOp>([](auto c) {
-        return CollectiveInfo{c.getMeshAttr(), c.getAxes()};
-      })
-      .Default([](Operation *) { return CollectiveInfo{}; });
 }
 
 /// Checks that `dim` indexes the operand and, if `parts` > 0, splits evenly.
@@ -80,8 +62,10 @@ FailureOr<Tensor>
 shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
                                    Communicator *communicator,
                                    MeshTopologyCache &meshes) {
-  CollectiveInfo info = getInfo(op);
-  if (!info.mesh || !info.axes)
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  FlatSymbolRefAttr meshRef = collective ? collective.getMeshAttr() : nullptr;
+  ArrayAttr axesAttr = collective ? collective.getAxes() : nullptr;
+  if (!meshRef || !axesAttr)
     return op->emitError() << "'" << op->getName() << "' is not a collective";
   if (!communicator)
     return op->emitError() << "collective '" << op->getName()
@@ -97,10 +81,10 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
                               "operand; got "
                            << input.describe();
 
-  MeshOp mesh = lookupMesh(op, info.mesh);
+  MeshOp mesh = lookupMesh(op, meshRef);
   if (!mesh)
     return op->emitError() << "'" << op->getName() << "' names unknown mesh "
-                           << info.mesh;
+                           << meshRef;
   auto it = meshes.find(mesh.getOperation());
   if (it == meshes.end()) {
     FailureOr<MeshTopology> topology = getMeshTopology(mesh);
@@ -111,19 +95,19 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
   const MeshTopology &topology = it->second;
 
   SmallVector<StringRef> axes;
-  for (Attribute a : info.axes) {
+  for (Attribute a : axesAttr) {
     auto name = dyn_cast<StringAttr>(a);
     if (!name)
       return op->emitError("collective axes must be strings");
     axes.push_back(name.getValue());
   }
   if (llvm::Error err = topology.checkAxes(axes))
-    return op->emitError() << "'" << op->getName() << "' on mesh " << info.mesh
+    return op->emitError() << "'" << op->getName() << "' on mesh " << meshRef
                            << ": " << llvm::toString(std::move(err));
   int64_t device = communicator->deviceId();
   if (device < 0 || device >= topology.numDevices())
     return op->emitError() << "device id " << device << " is outside mesh "
-                           << info.mesh << " of " << topology.numDevices()
+                           << meshRef << " of " << topology.numDevices()
                            << " devices";
   SmallVector<int64_t> group = topology.groupOf(device, axes);
   int64_t groupSize = static_cast<int64_t>(group.size());
@@ -135,51 +119,55 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
              << "'" << op->getName() << "' failed on device " << device;
     return answer;
   };
-  FailureOr<Tensor> result =
-      llvm::TypeSwitch<Operation *, FailureOr<Tensor>>(op)
-          .Case([&](AllGatherOp g) -> FailureOr<Tensor> {
-            if (failed(checkDim(op, input, "dim", g.getDim(), 0)))
-              return failure();
-            return viaCommunicator(
-                communicator->allGather(input, group, g.getDim()));
-          })
-          .Case([&](ReduceScatterOp r) -> FailureOr<Tensor> {
-            if (failed(checkDim(op, input, "dim", r.getDim(), groupSize)))
-              return failure();
-            return viaCommunicator(communicator->reduceScatter(
-                input, group, r.getDim(), r.getReduction()));
-          })
-          .Case([&](AllReduceOp r) {
-            return viaCommunicator(
-                communicator->allReduce(input, group, r.getReduction()));
-          })
-          .Case([&](AllToAllOp a) -> FailureOr<Tensor> {
-            if (failed(checkDim(op, input, "split_dim", a.getSplitDim(),
-                                groupSize)) ||
-                failed(checkDim(op, input, "concat_dim", a.getConcatDim(), 0)))
-              return failure();
-            if (a.getSplitDim() == a.getConcatDim())
-              return a.emitError("split_dim and concat_dim must differ");
-            return viaCommunicator(communicator->allToAll(
-                input, group, a.getSplitDim(), a.getConcatDim()));
-          })
-          .Case([&](CollectivePermuteOp p) -> FailureOr<Tensor> {
-            if (failed(checkPairs(p, groupSize)))
-              return failure();
-            return viaCommunicator(communicator->collectivePermute(
-                input, group, p.getSourceTargetPairs()));
-          })
-          .Case([&](AllSliceOp s) -> FailureOr<Tensor> {
-            if (failed(checkDim(op, input, "dim", s.getDim(), groupSize)))
-              return failure();
-            llvm::Expected<Tensor> block =
-                trySliceBlock(input, s.getDim(), groupSize,
-                              topology.groupIndex(device, axes));
-            if (!block)
-              return s.emitError() << llvm::toString(block.takeError());
-            return std::move(*block);
-          })
-          .Default([](Operation *) { return failure(); });
+  FailureOr<Tensor> result = failure();
+  int64_t dim = collective.getCollectiveDim();
+  switch (collective.getCollectiveKind()) {
+  case CollectiveKind::AllGather:
+    if (succeeded(checkDim(op, input, "dim", dim, 0)))
+      result = viaCommunicator(communicator->allGather(input, group, dim));
+    break;
+  case CollectiveKind::ReduceScatter:
+    if (succeeded(checkDim(op, input, "dim", dim, groupSize)))
+      result = viaCommunicator(communicator->reduceScatter(
+          input, group, dim, toCommunicatorReduction(collective.getCollectiveReduction())));
+    break;
+  case CollectiveKind::AllReduce:
+    result = viaCommunicator(communicator->allReduce(
+        input, group, toCommunicatorReduction(collective.getCollectiveReduction())));
+    break;
+  case CollectiveKind::AllToAll: {
+    int64_t concatDim = collective.getCollectiveConcatDim();
+    if (failed(checkDim(op, input, "split_dim", dim, groupSize)) ||
+        failed(checkDim(op, input, "concat_dim", concatDim, 0)))
+      break;
+    if (dim == concatDim) {
+      result = op->emitError("split_dim and concat_dim must differ");
+      break;
+    }
+    result = viaCommunicator(
+        communicator->allToAll(input, group, dim, concatDim));
+    break;
+  }
+  case CollectiveKind::CollectivePermute: {
+    auto permute = dyn_cast<CollectivePermuteOp>(op);
+    if (!permute || failed(checkPairs(permute, groupSize)))
+      break;
+    result = viaCommunicator(communicator->collectivePermute(
+        input, group, permute.getSourceTargetPairs()));
+    break;
+  }
+  case CollectiveKind::AllSlice: {
+    if (failed(checkDim(op, input, "dim", dim, groupSize)))
+      break;
+    llvm::Expected<Tensor> block = trySliceBlock(
+        input, dim, groupSize, topology.groupIndex(device, axes));
+    if (!block)
+      result = op->emitError() << llvm::toString(block.takeError());
+    else
+      result = std::move(*block);
+    break;
+  }
+  }
   if (failed(result))
     return failure();
   if (result->shape() != resultType.getShape())

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Interpreter/Communicator.h"
+#include "shardc/Interpreter/Interpreter.h"
 
 #include <numeric>
 
@@ -27,17 +28,31 @@ llvm::SmallVector<int64_t> Communicator::everyDevice() const {
   return all;
 }
 
+StringRef shardc::stringifyReduction(Reduction reduction) {
+  return reduction == Reduction::Sum ? "sum" : "max";
+}
+
+Reduction shardc::toCommunicatorReduction(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Sum:
+    return Reduction::Sum;
+  case ReductionKind::Max:
+    return Reduction::Max;
+  }
+  return Reduction::Sum;
+}
+
 FailureOr<Tensor> Communicator::allGather(const Tensor &local, int64_t dim) {
   return allGather(local, everyDevice(), dim);
 }
 
 FailureOr<Tensor> Communicator::allReduce(const Tensor &local,
-                                          ReductionKind kind) {
+                                          Reduction kind) {
   return allReduce(local, everyDevice(), kind);
 }
 
 FailureOr<Tensor> Communicator::reduceScatter(const Tensor &local, int64_t dim,
-                                              ReductionKind kind) {
+                                              Reduction kind) {
   return reduceScatter(local, everyDevice(), dim, kind);
 }
 

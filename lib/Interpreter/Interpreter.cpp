@@ -249,7 +249,7 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     FailureOr<Tensor> result = failure();
     if (std::optional<Tensor> forwarded = tryForward(op, index, env))
       result = std::move(*forwarded);
-    else if (isCollectiveOp(&op))
+    else if (isa<CollectiveOpInterface>(op))
       result = shardc::detail::evaluateCollective(&op, *operands.front(),
                                                   options.communicator, meshes);
     else

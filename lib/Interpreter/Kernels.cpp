@@ -19,11 +19,6 @@ using namespace mlir;
 using namespace shardc;
 using llvm::ArrayRef;
 
-bool shardc::isCollectiveOp(Operation *op) {
-  return isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp, AllSliceOp,
-             CollectivePermuteOp>(op);
-}
-
 /// The static f32 tensor type of `type`, or an error naming `what`.
 static FailureOr<RankedTensorType> checkF32Tensor(Operation *op, Type type,
                                                   StringRef what) {
@@ -84,7 +79,7 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
                                            bool verifyOp) {
   if (!op)
     return failure();
-  if (isCollectiveOp(op))
+  if (isa<CollectiveOpInterface>(op))
     return op->emitError() << "collective '" << op->getName()
                            << "' is not a local kernel; it runs through "
                               "the interpreter's communicator";

@@ -93,13 +93,13 @@ void unpackBlocks(const float *in, BlockLayout l, float *out) {
 /// with exactly reduceTensors' arithmetic (acc = x0; acc += x1; ... or
 /// acc = max(acc, x)), so results match the simulator bit for bit.
 void foldInOrder(const float *parts, int64_t numParts, int64_t count,
-                 ReductionKind kind, float *out) {
+                 Reduction kind, float *out) {
   if (count == 0)
     return;
   std::memcpy(out, parts, sizeof(float) * count);
   for (int64_t p = 1; p < numParts; ++p) {
     const float *x = parts + p * count;
-    if (kind == ReductionKind::Sum)
+    if (kind == Reduction::Sum)
       for (int64_t i = 0; i < count; ++i)
         out[i] += x[i];
     else
@@ -108,12 +108,12 @@ void foldInOrder(const float *parts, int64_t numParts, int64_t count,
   }
 }
 
-MPI_Op mpiOp(ReductionKind kind) {
-  return kind == ReductionKind::Sum ? MPI_SUM : MPI_MAX;
+MPI_Op mpiOp(Reduction kind) {
+  return kind == Reduction::Sum ? MPI_SUM : MPI_MAX;
 }
 
-const char *reductionName(ReductionKind kind) {
-  return kind == ReductionKind::Sum ? "sum" : "max";
+const char *reductionName(Reduction kind) {
+  return kind == Reduction::Sum ? "sum" : "max";
 }
 
 /// "devices [0, 1, 2, 3]"; long groups are cut short.
@@ -633,7 +633,7 @@ FailureOr<Tensor> MpiCommunicator::allGather(const Tensor &local,
 
 FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
                                              ArrayRef<int64_t> group,
-                                             ReductionKind kind) {
+                                             Reduction kind) {
   int64_t me;
   FailureOr<MPI_Comm> comm = impl->commFor(group, me);
   if (failed(comm))
@@ -690,7 +690,7 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
 FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
                                                  ArrayRef<int64_t> group,
                                                  int64_t dim,
-                                                 ReductionKind kind) {
+                                                 Reduction kind) {
   int64_t me;
   FailureOr<MPI_Comm> comm = impl->commFor(group, me);
   int64_t n = group.size();

@@ -44,7 +44,7 @@ std::string CollectiveCall::describe() const {
   if (concatDim >= 0)
     os << " concat_dim=" << concatDim;
   if (reduction >= 0)
-    os << " " << stringifyReductionKind(static_cast<ReductionKind>(reduction));
+    os << " " << stringifyReduction(static_cast<Reduction>(reduction));
   if (!pairs.empty()) {
     os << " pairs=[";
     llvm::interleaveComma(pairs, os, [&](auto p) {
@@ -408,7 +408,7 @@ FailureOr<Tensor> SharedMemoryCommunicator::allGather(const Tensor &local,
 
 FailureOr<Tensor> SharedMemoryCommunicator::allReduce(const Tensor &local,
                                                       ArrayRef<int64_t> group,
-                                                      ReductionKind kind) {
+                                                      Reduction kind) {
   CollectiveCall call;
   call.reduction = static_cast<int>(kind);
   if (failed(prepare("all_reduce", local, group, call)))
@@ -424,7 +424,7 @@ FailureOr<Tensor> SharedMemoryCommunicator::allReduce(const Tensor &local,
 FailureOr<Tensor>
 SharedMemoryCommunicator::reduceScatter(const Tensor &local,
                                         ArrayRef<int64_t> group, int64_t dim,
-                                        ReductionKind kind) {
+                                        Reduction kind) {
   CollectiveCall call;
   call.dim = dim;
   call.reduction = static_cast<int>(kind);

@@ -155,11 +155,11 @@ public:
                                     int64_t dim) override;
   mlir::FailureOr<Tensor> allReduce(const Tensor &local,
                                     llvm::ArrayRef<int64_t> group,
-                                    ReductionKind kind) override;
+                                    Reduction kind) override;
   mlir::FailureOr<Tensor> reduceScatter(const Tensor &local,
                                         llvm::ArrayRef<int64_t> group,
                                         int64_t dim,
-                                        ReductionKind kind) override;
+                                        Reduction kind) override;
   mlir::FailureOr<Tensor> allToAll(const Tensor &local,
                                    llvm::ArrayRef<int64_t> group,
                                    int64_t splitDim,

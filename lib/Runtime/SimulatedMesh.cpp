@@ -53,7 +53,7 @@ std::string nameOf(Value v) {
   if (!name.empty())
     return name.str();
   // A collective's result: name it after what it moves.
-  if (isCollectiveOp(def))
+  if (isa<CollectiveOpInterface>(def))
     return nameOf(def->getOperand(0));
   return def->getName().stripDialect().str();
 }
@@ -112,12 +112,14 @@ void LockstepExecutor::advance(Operation *op, StringRef name,
 }
 
 LogicalResult LockstepExecutor::runCollective(Operation *op) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
   std::optional<ReshardStep> desc = describeCollective(op);
-  if (!desc)
+  if (!collective || !desc)
     return op->emitOpError("is not a collective");
-  ReshardStep::Kind kind = desc->kind;
+  CollectiveKind kind = collective.getCollectiveKind();
   int64_t dim = desc->dim, concatDim = desc->concatDim;
-  ReductionKind reduction = getCollectiveReduction(op);
+  Reduction reduction =
+      toCommunicatorReduction(collective.getCollectiveReduction());
   ArrayRef<StringRef> axes = desc->axes;
   int64_t n = topology.groupSize(axes);
   const std::vector<Tensor> &in = values[op->getOperand(0)];
@@ -146,7 +148,7 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
       done[m] = true;
     }
     switch (kind) {
-    case ReshardStep::Kind::AllGather: {
+    case CollectiveKind::AllGather: {
       Tensor all;
       if (!unwrap(tryConcatenate(inputs, dim, options.maxTensorBytes), all))
         return failure();
@@ -154,20 +156,20 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
         out[m] = all.clone();
       break;
     }
-    case ReshardStep::Kind::AllReduce: {
+    case CollectiveKind::AllReduce: {
       Tensor sum = reduceTensors(inputs, reduction);
       for (int64_t m : group)
         out[m] = sum.clone();
       break;
     }
-    case ReshardStep::Kind::ReduceScatter: {
+    case CollectiveKind::ReduceScatter: {
       Tensor sum = reduceTensors(inputs, reduction);
       for (auto [g, m] : llvm::enumerate(group))
         if (!unwrap(trySliceBlock(sum, dim, n, g), out[m]))
           return failure();
       break;
     }
-    case ReshardStep::Kind::AllToAll:
+    case CollectiveKind::AllToAll:
       for (auto [j, m] : llvm::enumerate(group)) {
         std::vector<Tensor> pieces(inputs.size());
         SmallVector<const Tensor *> refs;
@@ -181,12 +183,12 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
           return failure();
       }
       break;
-    case ReshardStep::Kind::AllSlice:
+    case CollectiveKind::AllSlice:
       for (auto [g, m] : llvm::enumerate(group))
         if (!unwrap(trySliceBlock(*inputs[g], dim, n, g), out[m]))
           return failure();
       break;
-    case ReshardStep::Kind::CollectivePermute: {
+    case CollectiveKind::CollectivePermute: {
       for (int64_t m : group) {
         out[m] = inputs.front()->clone();
         std::memset(out[m].data(), 0, out[m].byteSize());
@@ -206,10 +208,7 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   record.dim = dim;
   record.concatDim = concatDim;
   record.groupSize = n;
-  record.bytesPerDevice = collectiveBytesPerDevice(kind, n, localBytes);
-  if (kind == ReshardStep::Kind::CollectivePermute &&
-      llvm::all_of(pairs, [](auto p) { return p.first == p.second; }))
-    record.bytesPerDevice = 0;
+  record.bytesPerDevice = collective.getBytesSentPerDevice(n, localBytes);
   record.seconds = options.machine.collectiveSeconds(
       record.bytesPerDevice ? collectiveMessages(kind, n) : 0,
       record.bytesPerDevice);
@@ -276,7 +275,7 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
       report.estimatedSeconds = now;
       return results;
     }
-    if (isCollectiveOp(&op)) {
+    if (isa<CollectiveOpInterface>(op)) {
       if (failed(runCollective(&op)))
         return failure();
     } else {

@@ -21,13 +21,13 @@ Tensor make(ArrayRef<int64_t> shape) {
 } // namespace
 
 Tensor shardc::reduceTensors(ArrayRef<const Tensor *> tensors,
-                             ReductionKind kind) {
+                             Reduction kind) {
   Tensor out = tensors.front()->clone();
   float *acc = out.data();
   int64_t n = out.numElements();
   for (const Tensor *t : tensors.drop_front()) {
     const float *x = t->data();
-    if (kind == ReductionKind::Sum)
+    if (kind == Reduction::Sum)
       for (int64_t i = 0; i < n; ++i)
         acc[i] += x[i];
     else

@@ -55,11 +55,6 @@ Location withName(Location loc, const Twine &name) {
                       withoutName(loc));
 }
 
-bool isCollective(Operation *op) {
-  return isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp, AllSliceOp,
-             CollectivePermuteOp>(op);
-}
-
 bool isFloatTensor(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && isa<FloatType>(tensor.getElementType());
@@ -131,7 +126,7 @@ LogicalResult shardc::checkDifferentiable(func::FuncOp func) {
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       continue;
-    if (isCollective(&op))
+    if (isa<CollectiveOpInterface>(op))
       return op.emitError()
              << "cannot differentiate a partitioned program: '" << op.getName()
              << "' is a collective; differentiate the global program, then "

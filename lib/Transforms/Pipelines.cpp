@@ -1,20 +1,167 @@
-//===- Pipelines.cpp - the pass sequences the tools and engine run --------===//
+//===- Pipelines.cpp - the named pass pipelines ---------------------------===//
 
 #include "shardc/Transforms/Pipelines.h"
 
-#include "shardc/Transforms/Passes.h"
-
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
+using namespace shardc;
 
-void shardc::addShardingPipeline(OpPassManager &pm, bool partition,
-                                 bool explain) {
+void shardc::buildPropagatePipeline(OpPassManager &pm, bool explain) {
   ShardcPropagateOptions propagate;
   propagate.explain = explain;
   pm.addPass(createShardcPropagate(propagate));
-  if (partition) {
-    pm.addPass(createShardcPartition());
-    pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+}
+
+void shardc::buildPartitionPipeline(OpPassManager &pm, bool explain) {
+  buildPropagatePipeline(pm, explain);
+  pm.addPass(createShardcPartition());
+  pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+}
+
+void shardc::buildShardingStage(OpPassManager &pm, ShardingStage stage,
+                                bool explain) {
+  switch (stage) {
+  case ShardingStage::None:
+    return;
+  case ShardingStage::Propagate:
+    return buildPropagatePipeline(pm, explain);
+  case ShardingStage::Partition:
+    return buildPartitionPipeline(pm, explain);
   }
+}
+
+void shardc::buildAutodiffPipeline(OpPassManager &pm,
+                                   const ShardcAutodiffOptions &autodiff,
+                                   bool propagateFirst, ShardingStage then,
+                                   bool explain) {
+  if (propagateFirst)
+    pm.addPass(createShardcPropagate());
+  pm.addPass(createShardcAutodiff(autodiff));
+  buildShardingStage(pm, then, explain);
+}
+
+void shardc::buildTrainPipeline(OpPassManager &pm,
+                                const ShardcOptimizerOptions &optimizer,
+                                bool propagateFirst, ShardingStage then,
+                                bool explain) {
+  if (propagateFirst)
+    pm.addPass(createShardcPropagate());
+  pm.addPass(createShardcOptimizer(optimizer));
+  buildShardingStage(pm, then, explain);
+}
+
+namespace {
+// The registered pipelines' textual options. Each mirrors the options of
+// the passes it runs, under the same names.
+
+struct ShardingPipelineOptions
+    : PassPipelineOptions<ShardingPipelineOptions> {
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("A remark per value saying where its "
+                                      "sharding came from"),
+                       llvm::cl::init(false)};
+};
+
+/// The `propagate-first` and `then` options of the autodiff and train
+/// pipelines.
+#define SHARDC_THEN_OPTION                                                     \
+  Option<bool> propagateFirst{                                                 \
+      *this, "propagate-first",                                                \
+      llvm::cl::desc("Propagate before differentiating (default true)"),       \
+      llvm::cl::init(true)};                                                   \
+  Option<ShardingStage> then{                                                  \
+      *this, "then",                                                           \
+      llvm::cl::desc("What follows: none, propagate or partition (the "        \
+                     "default)"),                                              \
+      llvm::cl::init(ShardingStage::Partition),                                \
+      llvm::cl::values(                                                        \
+          clEnumValN(ShardingStage::None, "none", "nothing"),                  \
+          clEnumValN(ShardingStage::Propagate, "propagate",                    \
+                     "the propagate pipeline"),                                \
+          clEnumValN(ShardingStage::Partition, "partition",                    \
+                     "the partition pipeline"))}
+
+struct AutodiffPipelineOptions
+    : PassPipelineOptions<AutodiffPipelineOptions> {
+  ListOption<std::string> wrt{
+      *this, "wrt",
+      llvm::cl::desc("As --shardc-autodiff's wrt: the argument names to "
+                     "differentiate with respect to")};
+  SHARDC_THEN_OPTION;
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("Propagation remarks in the last "
+                                      "propagation"),
+                       llvm::cl::init(false)};
+};
+
+struct TrainPipelineOptions : PassPipelineOptions<TrainPipelineOptions> {
+  Option<std::string> optimizer{
+      *this, "optimizer", llvm::cl::desc("As --shardc-optimizer's: sgd or adam"),
+      llvm::cl::init("adam")};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("Adam's beta1"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("Adam's beta2"),
+                       llvm::cl::init(0.999)};
+  Option<double> epsilon{*this, "epsilon", llvm::cl::desc("Adam's epsilon"),
+                         llvm::cl::init(1e-8)};
+  ListOption<std::string> params{
+      *this, "params",
+      llvm::cl::desc("As --shardc-optimizer's: the parameters to train")};
+  ListOption<std::string> zeroAxes{
+      *this, "zero-axes",
+      llvm::cl::desc("As --shardc-optimizer's: mesh axes to shard the "
+                     "optimizer state over")};
+  SHARDC_THEN_OPTION;
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("Propagation remarks in the last "
+                                      "propagation"),
+                       llvm::cl::init(false)};
+};
+#undef SHARDC_THEN_OPTION
+} // namespace
+
+void shardc::registerShardcPipelines() {
+  PassPipelineRegistration<ShardingPipelineOptions>(
+      "shardc-propagate-pipeline",
+      "Sharding propagation, as `shardc compile --propagate` runs it",
+      [](OpPassManager &pm, const ShardingPipelineOptions &options) {
+        buildPropagatePipeline(pm, options.explain);
+      });
+  PassPipelineRegistration<ShardingPipelineOptions>(
+      "shardc-partition-pipeline",
+      "Propagation, partitioning and cleanup, as `shardc compile "
+      "--partition`, `shardc simulate` and the engine run them",
+      [](OpPassManager &pm, const ShardingPipelineOptions &options) {
+        buildPartitionPipeline(pm, options.explain);
+      });
+  PassPipelineRegistration<AutodiffPipelineOptions>(
+      "shardc-autodiff-pipeline",
+      "The backward pass of the global program, then sharding, as `shardc "
+      "compile --autodiff` and the engine's training program run them",
+      [](OpPassManager &pm, const AutodiffPipelineOptions &options) {
+        ShardcAutodiffOptions autodiff;
+        autodiff.wrt.assign(options.wrt.begin(), options.wrt.end());
+        buildAutodiffPipeline(pm, autodiff, options.propagateFirst, options.then,
+                              options.explain);
+      });
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "shardc-train-pipeline",
+      "A whole training step (backward pass and optimizer update), then "
+      "sharding, as `shardc compile --train-step` and the engine's trainStep "
+      "run them",
+      [](OpPassManager &pm, const TrainPipelineOptions &options) {
+        ShardcOptimizerOptions optimizer;
+        optimizer.optimizer = options.optimizer;
+        optimizer.beta1 = options.beta1;
+        optimizer.beta2 = options.beta2;
+        optimizer.epsilon = options.epsilon;
+        optimizer.params.assign(options.params.begin(), options.params.end());
+        optimizer.zeroAxes.assign(options.zeroAxes.begin(),
+                                  options.zeroAxes.end());
+        buildTrainPipeline(pm, optimizer, options.propagateFirst, options.then,
+                           options.explain);
+      });
 }

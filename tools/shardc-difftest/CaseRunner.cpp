@@ -143,7 +143,7 @@ CaseResult shardc::runCase(const GeneratedCase &c, uint64_t inputSeed,
       interpretFunction(getEntryFunction(*reference), *inputs);
 
   PassManager pm(module->getContext(), ModuleOp::getOperationName());
-  addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+  buildPartitionPipeline(pm);
   LogicalResult partitioned = pm.run(*module);
 
   if (c.kind == ProgramKind::GlobalCollective) {

@@ -9,6 +9,7 @@
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Support/NestingDepth.h"
 #include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/Pipelines.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   shardc::registerShardcPasses();
+  shardc::registerShardcPipelines();
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "shardc optimizer driver\n", registry);
   mlir::MlirOptMainConfig config =

@@ -68,14 +68,15 @@ static cl::opt<bool>
 /// Builds the pipeline of --autodiff/--train-step and --propagate/--partition;
 /// reports conflicting options and returns failure.
 static LogicalResult buildPipeline(PassManager &pm) {
+  shardc::ShardingStage stage =
+      partition ? shardc::ShardingStage::Partition
+      : propagate || explain ? shardc::ShardingStage::Propagate
+                             : shardc::ShardingStage::None;
   // The backward pass is derived on the global program, so that
   // propagation and partitioning shard it with the forward pass.
-  if (failed(shardc::addAutodiffPass(pm, /*propagateFirst=*/propagate ||
-                                             partition || explain)))
-    return failure();
-  if (propagate || partition || explain)
-    shardc::addShardingPipeline(pm, partition, explain);
-  return success();
+  return shardc::addCommandPipeline(
+      pm, /*propagateFirst=*/stage != shardc::ShardingStage::None, stage,
+      explain);
 }
 
 /// `pipeline` without a `builtin.module(...)` around all of it.

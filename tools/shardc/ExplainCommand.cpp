@@ -156,7 +156,7 @@ int shardc::runExplainCommand() {
           return success();
         });
     PassManager pm(&session.getContext(), ModuleOp::getOperationName());
-    addShardingPipeline(pm, /*partition=*/false, /*explain=*/true);
+    buildPropagatePipeline(pm, /*explain=*/true);
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -175,31 +175,29 @@ int shardc::runExplainCommand() {
   llvm::outs() << "\nreshards (bytes each device sends):\n";
   int64_t total = 0, count = 0;
   spmdFunc.walk([&](Operation *op) {
+    auto collective = dyn_cast<CollectiveOpInterface>(op);
     std::optional<ReshardStep> desc = describeCollective(op);
-    if (!desc)
+    if (!collective || !desc)
       return;
     auto in = cast<RankedTensorType>(op->getOperand(0).getType());
     int64_t bytes =
         in.getNumElements() * ((in.getElementTypeBitWidth() + 7) / 8);
-    MeshOp mesh = lookupMesh(op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+    MeshOp mesh = lookupMesh(op, collective.getMeshAttr());
     int64_t groupSize = 1;
     for (StringRef a : desc->axes)
       groupSize *= mesh.getAxisSize(a);
-    ReshardStep::Kind kind = desc->kind;
+    CollectiveKind kind = collective.getCollectiveKind();
     std::string dims;
-    if (kind == ReshardStep::Kind::AllToAll)
+    if (kind == CollectiveKind::AllToAll)
       dims = " split_dim=" + std::to_string(desc->dim) +
              " concat_dim=" + std::to_string(desc->concatDim);
     else if (desc->dim >= 0)
       dims = " dim=" + std::to_string(desc->dim);
-    auto axes = op->getAttrOfType<ArrayAttr>("axes");
-    int64_t sent = collectiveBytesPerDevice(kind, groupSize, bytes);
-    if (kind == ReshardStep::Kind::CollectivePermute &&
-        llvm::all_of(desc->pairs, [](auto p) { return p.first == p.second; }))
-      sent = 0;
+    ArrayAttr axes = collective.getAxes();
+    int64_t sent = collective.getBytesSentPerDevice(groupSize, bytes);
     std::string what;
     Value moved = op->getOperand(0);
-    while (moved.getDefiningOp() && isCollectiveOp(moved.getDefiningOp()))
+    while (isa_and_nonnull<CollectiveOpInterface>(moved.getDefiningOp()))
       moved = moved.getDefiningOp()->getOperand(0);
     if (auto arg = dyn_cast<BlockArgument>(moved))
       what = getArgumentName(spmdFunc, arg.getArgNumber());

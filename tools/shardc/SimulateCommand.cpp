@@ -106,7 +106,7 @@ int shardc::runSimulateCommand() {
                             names);
 
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
-  addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+  buildPartitionPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;
   func = getEntryFunction(*module);

@@ -46,21 +46,23 @@ bool shardc::isAutodiffRequested() {
   return autodiff.getNumOccurrences() > 0 || trainStep.getNumOccurrences() > 0;
 }
 
-LogicalResult shardc::addAutodiffPass(PassManager &pm, bool propagateFirst) {
+LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
+                                         bool propagateFirst,
+                                         ShardingStage then, bool explain) {
   if (!zeroAxes.empty() && !trainStep.getNumOccurrences()) {
     llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
                     "needs --train-step\n";
     return failure();
   }
-  if (!isAutodiffRequested())
+  if (!isAutodiffRequested()) {
+    buildShardingStage(pm, then, explain);
     return success();
+  }
   if (autodiff.getNumOccurrences() && trainStep.getNumOccurrences()) {
     llvm::errs() << "shardc: error: give --autodiff (the backward pass) or "
                     "--train-step (backward and update), not both\n";
     return failure();
   }
-  if (propagateFirst)
-    pm.addPass(createShardcPropagate());
   if (trainStep.getNumOccurrences()) {
     if (trainStep != "sgd" && trainStep != "adam") {
       llvm::errs() << "shardc: error: unknown --train-step '" << trainStep
@@ -70,7 +72,7 @@ LogicalResult shardc::addAutodiffPass(PassManager &pm, bool propagateFirst) {
     ShardcOptimizerOptions options;
     options.optimizer = trainStep;
     options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
-    pm.addPass(createShardcOptimizer(options));
+    buildTrainPipeline(pm, options, propagateFirst, then, explain);
     return success();
   }
   ShardcAutodiffOptions options;
@@ -78,7 +80,7 @@ LogicalResult shardc::addAutodiffPass(PassManager &pm, bool propagateFirst) {
   StringRef(autodiff).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef name : names)
     options.wrt.push_back(name.trim().str());
-  pm.addPass(createShardcAutodiff(options));
+  buildAutodiffPipeline(pm, options, propagateFirst, then, explain);
   return success();
 }
 
@@ -86,7 +88,8 @@ LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
   if (!isAutodiffRequested())
     return success();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (failed(addAutodiffPass(pm, propagateFirst)))
+  if (failed(addCommandPipeline(pm, propagateFirst, ShardingStage::None,
+                                /*explain=*/false)))
     return failure();
   return pm.run(module);
 }

@@ -31,16 +31,18 @@ bool isAutodiffRequested();
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 
-/// Adds --shardc-autodiff to `pm` when --autodiff was given, with the
+/// Adds the autodiff pipeline to `pm` when --autodiff was given, with the
 /// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
-/// shardc.param inputs, else all), or --shardc-optimizer when --train-step
-/// was. With `propagateFirst`, sharding propagation runs before it, so that
-/// every cotangent is laid out like its forward value (a program about to be
-/// sharded wants that). Fails after a message on conflicting options.
-mlir::LogicalResult addAutodiffPass(mlir::PassManager &pm, bool propagateFirst);
+/// shardc.param inputs, else all), or the train pipeline when --train-step
+/// was, each with `propagateFirst` and followed by `then`; without either,
+/// just `then`. Fails after a message on conflicting options.
+mlir::LogicalResult addCommandPipeline(mlir::OpPassManager &pm,
+                                       bool propagateFirst, ShardingStage then,
+                                       bool explain);
 
-/// Runs addAutodiffPass's passes on `module` when --autodiff was given;
-/// fails after a diagnostic.
+/// Runs the autodiff or train pipeline (with no sharding after it) on
+/// `module` when --autodiff or --train-step was given; fails after a
+/// diagnostic.
 mlir::LogicalResult applyAutodiff(mlir::ModuleOp module, bool propagateFirst);
 
 /// Subcommand entry points; each returns the process exit code.

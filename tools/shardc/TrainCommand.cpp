@@ -110,8 +110,9 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                const shardc::OptimizerOptions &optimizer, unsigned numSteps,
                std::vector<float> &losses) {
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
-  pm.addPass(shardc::createShardcOptimizer(
-      shardc::getOptimizerPassOptions(optimizer, paramNames)));
+  shardc::buildTrainPipeline(
+      pm, shardc::getOptimizerPassOptions(optimizer, paramNames),
+      /*propagateFirst=*/false, shardc::ShardingStage::None);
   if (failed(pm.run(global)))
     return failure();
   func::FuncOp step = shardc::getEntryFunction(global);

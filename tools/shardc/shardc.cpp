@@ -11,6 +11,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/Pipelines.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -99,6 +100,7 @@ shardc::ToolSession::ToolSession() {
   DialectRegistry registry;
   registry.insert<shardc::ShardcDialect, func::FuncDialect>();
   shardc::registerShardcPasses();
+  shardc::registerShardcPipelines();
   // What --pass-pipeline offers besides shardc's own passes, as shardc-opt.
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();

@@ -38,16 +38,16 @@ public:
     return llvm::cantFail(tryConcatenate(parts, dim));
   }
   FailureOr<Tensor> allReduce(const Tensor &local, ArrayRef<int64_t> group,
-                              ReductionKind kind) override {
+                              Reduction kind) override {
     record("all_reduce", group);
     Tensor out = local.clone();
-    if (kind == ReductionKind::Sum)
+    if (kind == Reduction::Sum)
       for (float &v : out.values())
         v *= group.size();
     return out;
   }
   FailureOr<Tensor> reduceScatter(const Tensor &local, ArrayRef<int64_t> group,
-                                  int64_t dim, ReductionKind kind) override {
+                                  int64_t dim, Reduction kind) override {
     record("reduce_scatter", group);
     Tensor reduced = *allReduce(local, group, kind);
     groups.pop_back();

@@ -155,7 +155,7 @@ TEST_P(MpiCollectiveTest, ReductionsMatchTheSimulatorBitForBit) {
   for (const auto &group : testGroups()) {
     int64_t n = group.size();
     int64_t me = llvm::find(group, rank()) - group.begin();
-    for (ReductionKind kind : {ReductionKind::Sum, ReductionKind::Max}) {
+    for (Reduction kind : {Reduction::Sum, Reduction::Max}) {
       std::vector<Tensor> inputs;
       SmallVector<const Tensor *> refs;
       for (int64_t d : group)
@@ -261,9 +261,9 @@ TEST_F(MpiTest, NativeReductionsAgreeOnEveryRankAndNearlyWithTheSimulator) {
       inputs.push_back(inputOf(d, shape));
     for (const Tensor &t : inputs)
       refs.push_back(&t);
-    Tensor expected = reduceTensors(refs, ReductionKind::Sum);
+    Tensor expected = reduceTensors(refs, Reduction::Sum);
     FailureOr<Tensor> got =
-        comm->allReduce(inputOf(rank(), shape), group, ReductionKind::Sum);
+        comm->allReduce(inputOf(rank(), shape), group, Reduction::Sum);
     ASSERT_TRUE(succeeded(got)) << diagnostics;
     EXPECT_LE(compareToReference(*got, expected).first, 1e-6);
     // Every member holds the same bits (compared through the world).
@@ -274,12 +274,12 @@ TEST_F(MpiTest, NativeReductionsAgreeOnEveryRankAndNearlyWithTheSimulator) {
       EXPECT_TRUE(bitwiseEqual((*all)[d], *got))
           << describeGroup(group) << " vs device " << d;
     FailureOr<Tensor> block = comm->reduceScatter(inputOf(rank(), shape), group,
-                                                  0, ReductionKind::Max);
+                                                  0, Reduction::Max);
     ASSERT_TRUE(succeeded(block));
     int64_t me = llvm::find(group, rank()) - group.begin();
     EXPECT_TRUE(bitwiseEqual(
         *block,
-        llvm::cantFail(trySliceBlock(reduceTensors(refs, ReductionKind::Max), 0,
+        llvm::cantFail(trySliceBlock(reduceTensors(refs, Reduction::Max), 0,
                                      group.size(), me))));
   }
 }
@@ -302,12 +302,12 @@ TEST_F(MpiTest, WholeMeshOverloadsUseEveryDevice) {
   EXPECT_TRUE(bitwiseEqual(*gathered, llvm::cantFail(tryConcatenate(refs, 1))));
   FailureOr<Tensor> summed = comm->allReduce(local);
   ASSERT_TRUE(succeeded(summed));
-  EXPECT_TRUE(bitwiseEqual(*summed, reduceTensors(refs, ReductionKind::Sum)));
+  EXPECT_TRUE(bitwiseEqual(*summed, reduceTensors(refs, Reduction::Sum)));
   FailureOr<Tensor> scattered = comm->reduceScatter(local);
   ASSERT_TRUE(succeeded(scattered));
   EXPECT_TRUE(bitwiseEqual(
       *scattered, llvm::cantFail(trySliceBlock(
-                      reduceTensors(refs, ReductionKind::Sum), 0, n, rank()))));
+                      reduceTensors(refs, Reduction::Sum), 0, n, rank()))));
   // The seed's all_to_all: split and concatenate the same dim.
   FailureOr<Tensor> exchanged = comm->allToAll(local, 1);
   ASSERT_TRUE(succeeded(exchanged));
@@ -379,13 +379,13 @@ TEST_F(MpiTest, BadArgumentsAreDiagnosticsNamingTheRank) {
   EXPECT_TRUE(failed(comm->allGather(t, {rank(), rank()}, 0)));
   EXPECT_NE(diagnostics.find("twice"), std::string::npos);
   EXPECT_TRUE(
-      failed(comm->allReduce(t, {rank(), worldSize()}, ReductionKind::Sum)));
+      failed(comm->allReduce(t, {rank(), worldSize()}, Reduction::Sum)));
   EXPECT_NE(diagnostics.find("is not a rank of the job"), std::string::npos);
   EXPECT_TRUE(failed(comm->allGather(t, comm->everyDevice(), 2)));
   EXPECT_NE(diagnostics.find("dim 2 is out of range"), std::string::npos);
   if (3 % worldSize() != 0) {
     EXPECT_TRUE(failed(comm->reduceScatter(
-        inputOf(rank(), {3}), comm->everyDevice(), 0, ReductionKind::Sum)));
+        inputOf(rank(), {3}), comm->everyDevice(), 0, Reduction::Sum)));
     EXPECT_NE(diagnostics.find("not divisible"), std::string::npos);
   }
   EXPECT_TRUE(failed(comm->receive(-1)));

@@ -225,7 +225,7 @@ TEST_F(SharedMemoryCommunicatorTest, AllReduce) {
         g,
         [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
           return comm.allReduce(deviceTensor(comm.deviceId()), group,
-                                ReductionKind::Sum);
+                                Reduction::Sum);
         },
         [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
           return expectedTensor(kRows, kCols, [&](auto r, auto c) {
@@ -239,7 +239,7 @@ TEST_F(SharedMemoryCommunicatorTest, AllReduce) {
         g,
         [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
           return comm.allReduce(deviceTensor(comm.deviceId()), group,
-                                ReductionKind::Max);
+                                Reduction::Max);
         },
         [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
           int64_t top = *std::max_element(group.begin(), group.end());
@@ -255,7 +255,7 @@ TEST_F(SharedMemoryCommunicatorTest, ReduceScatter) {
         g,
         [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
           return comm.reduceScatter(deviceTensor(comm.deviceId()), group, 0,
-                                    ReductionKind::Sum);
+                                    Reduction::Sum);
         },
         [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t index) {
           int64_t rows = kRows / group.size();
@@ -394,11 +394,11 @@ TEST_F(SharedMemoryCommunicatorTest, OverlappingGroupsInterleave) {
         Tensor t = deviceTensor(d);
         for (int round = 0; round < 3; ++round) {
           FailureOr<Tensor> a =
-              comm.allReduce(t, rows.groupOf(d), ReductionKind::Sum);
+              comm.allReduce(t, rows.groupOf(d), Reduction::Sum);
           if (failed(a))
             return failure();
           FailureOr<Tensor> b =
-              comm.allReduce(*a, cols.groupOf(d), ReductionKind::Max);
+              comm.allReduce(*a, cols.groupOf(d), Reduction::Max);
           if (failed(b))
             return failure();
           t = std::move(*b);

@@ -195,7 +195,7 @@ TEST_F(ThreadsFailureTest, MismatchedCollectivesFail) {
         FailureOr<Tensor> r =
             comm.deviceId() == 0
                 ? comm.allReduce(Tensor::scalar(1))
-                : comm.allReduce(Tensor::scalar(1), ReductionKind::Max);
+                : comm.allReduce(Tensor::scalar(1), Reduction::Max);
         return failed(r) ? failure() : success();
       },
       testOptions());

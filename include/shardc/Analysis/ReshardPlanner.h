@@ -29,14 +29,9 @@ namespace shardc {
 
 /// One collective of a reshard.
 struct ReshardStep {
-  enum class Kind : uint8_t {
-    AllReduce,
-    ReduceScatter,
-    AllGather,
-    AllToAll,
-    AllSlice,
-    CollectivePermute,
-  };
+  /// The collective kinds are the dialect's, so a step and the op that
+  /// materializes it agree by construction.
+  using Kind = CollectiveKind;
   Kind kind;
   /// The mesh axes of the collective's groups, major to minor.
   llvm::SmallVector<llvm::StringRef, 2> axes;
@@ -55,9 +50,6 @@ struct ReshardStep {
   /// Sequential messages of the ring algorithm (its latency terms).
   int64_t messages = 0;
 };
-
-/// "all_gather", "reduce_scatter", ... (the op mnemonics).
-llvm::StringRef stringifyReshardKind(ReshardStep::Kind kind);
 
 struct ReshardPlan {
   llvm::SmallVector<ReshardStep> steps;
@@ -89,21 +81,10 @@ mlir::FailureOr<ReshardPlan> planReshard(ShardingAttr from, ShardingAttr to,
                                          int64_t elementBytes,
                                          std::string *why = nullptr);
 
-/// Bytes each device sends for one collective of `kind` over a group of
-/// `groupSize` devices whose input block has `localBytes` bytes.
-int64_t collectiveBytesPerDevice(ReshardStep::Kind kind, int64_t groupSize,
-                                 int64_t localBytes);
-
-/// Sequential messages of that collective's ring algorithm.
-int64_t collectiveMessages(ReshardStep::Kind kind, int64_t groupSize);
-
 /// A collective op read back as a reshard step (kind, axes, dims, pairs),
 /// for everything that executes or prices an SPMD program. Null for ops
 /// that are not collectives.
 std::optional<ReshardStep> describeCollective(mlir::Operation *op);
-
-/// The reduction a collective applies (sum for those without one).
-ReductionKind getCollectiveReduction(mlir::Operation *op);
 
 } // namespace shardc
 

@@ -7,6 +7,7 @@ include "shardc/Dialect/ShardcDialect.td"
 include "shardc/Dialect/ShardcAttrs.td"
 include "shardc/Dialect/ShardingRuleInterface.td"
 include "shardc/Dialect/DifferentiableOpInterface.td"
+include "shardc/Dialect/CollectiveOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -319,16 +320,24 @@ def Shardc_ShardingConstraintOp : Shardc_Op<"sharding_constraint",
 // listed (the first is most major). Each collective acts independently in
 // every group; sizes below are per device (local).
 
-class Shardc_CollectiveOp<string mnemonic, list<Trait> traits = []>
+// Every collective implements CollectiveOpInterface; `kind` names its
+// CollectiveKind enumerator. The interface's defaults (no dim, no pairs,
+// a sum) are overridden in extraClassDeclaration where an op has one.
+class Shardc_CollectiveOp<string mnemonic, string kind,
+                          list<Trait> traits = []>
     : Shardc_Op<mnemonic, !listconcat(traits,
-        [DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
+        [DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+         Shardc_CollectiveOpInterface])> {
   code extraCollectiveDecl = [{
     /// Product of the sizes of `axes` on `mesh` (the group size).
     int64_t getGroupSize(MeshOp mesh);
+    ::shardc::CollectiveKind getCollectiveKind() {
+      return ::shardc::CollectiveKind::}] # kind # [{;
+    }
   }];
 }
 
-def Shardc_AllGatherOp : Shardc_CollectiveOp<"all_gather", [Pure]> {
+def Shardc_AllGatherOp : Shardc_CollectiveOp<"all_gather", "AllGather", [Pure]> {
   let summary = "Concatenates the group's blocks along `dim`, in group-index order.";
   let description = [{
     Every device of a group receives the concatenation, along `dim`, of the
@@ -346,10 +355,12 @@ def Shardc_AllGatherOp : Shardc_CollectiveOp<"all_gather", [Pure]> {
                        StrArrayAttr:$axes, I64Attr:$dim);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)";
-  let extraClassDeclaration = extraCollectiveDecl;
+  let extraClassDeclaration = extraCollectiveDecl # [{
+    int64_t getCollectiveDim() { return getDim(); }
+  }];
 }
 
-def Shardc_ReduceScatterOp : Shardc_CollectiveOp<"reduce_scatter", [Pure]> {
+def Shardc_ReduceScatterOp : Shardc_CollectiveOp<"reduce_scatter", "ReduceScatter", [Pure]> {
   let summary = "Reduces over the group, then keeps this device's block along `dim`.";
   let description = [{
     Reduces (`reduction`, default sum) the operands of all devices of a group
@@ -370,10 +381,14 @@ def Shardc_ReduceScatterOp : Shardc_CollectiveOp<"reduce_scatter", [Pure]> {
                        DefaultValuedAttr<Shardc_ReductionKindAttr, "ReductionKind::Sum">:$reduction);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)";
-  let extraClassDeclaration = extraCollectiveDecl;
+  let extraClassDeclaration = extraCollectiveDecl # [{
+    int64_t getCollectiveDim() { return getDim(); }
+    ::shardc::ReductionKind getCollectiveReduction() { return getReduction(); }
+  }];
 }
 
-def Shardc_AllReduceOp : Shardc_CollectiveOp<"all_reduce", [Pure, SameOperandsAndResultType]> {
+def Shardc_AllReduceOp : Shardc_CollectiveOp<"all_reduce", "AllReduce",
+    [Pure, SameOperandsAndResultType]> {
   let summary = "Reduces over the group; every device gets the full result.";
   let description = [{
     Every device of a group receives the element-wise reduction (`reduction`,
@@ -396,10 +411,12 @@ def Shardc_AllReduceOp : Shardc_CollectiveOp<"all_reduce", [Pure, SameOperandsAn
   // Written by hand (AllReduceSyntax.cpp) for a cheaper printer; the syntax
   // is the declarative one above.
   let hasCustomAssemblyFormat = 1;
-  let extraClassDeclaration = extraCollectiveDecl;
+  let extraClassDeclaration = extraCollectiveDecl # [{
+    ::shardc::ReductionKind getCollectiveReduction() { return getReduction(); }
+  }];
 }
 
-def Shardc_AllToAllOp : Shardc_CollectiveOp<"all_to_all", [Pure]> {
+def Shardc_AllToAllOp : Shardc_CollectiveOp<"all_to_all", "AllToAll", [Pure]> {
   let summary = "Moves a split from `concat_dim` to `split_dim` across the group.";
   let description = [{
     Each device splits its operand along `split_dim` into group-size blocks
@@ -420,10 +437,13 @@ def Shardc_AllToAllOp : Shardc_CollectiveOp<"all_to_all", [Pure]> {
                        StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `split_dim` `=` $split_dim `concat_dim` `=` $concat_dim attr-dict `:` type($input) `->` type($result)";
-  let extraClassDeclaration = extraCollectiveDecl;
+  let extraClassDeclaration = extraCollectiveDecl # [{
+    int64_t getCollectiveDim() { return getSplitDim(); }
+    int64_t getCollectiveConcatDim() { return getConcatDim(); }
+  }];
 }
 
-def Shardc_AllSliceOp : Shardc_CollectiveOp<"all_slice", [Pure]> {
+def Shardc_AllSliceOp : Shardc_CollectiveOp<"all_slice", "AllSlice", [Pure]> {
   let summary = "Keeps this device's block along `dim` (no communication).";
   let description = [{
     The device with group index `g` keeps block `g` of its operand split
@@ -440,11 +460,13 @@ def Shardc_AllSliceOp : Shardc_CollectiveOp<"all_slice", [Pure]> {
                        StrArrayAttr:$axes, I64Attr:$dim);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `dim` `=` $dim attr-dict `:` type($input) `->` type($result)";
-  let extraClassDeclaration = extraCollectiveDecl;
+  let extraClassDeclaration = extraCollectiveDecl # [{
+    int64_t getCollectiveDim() { return getDim(); }
+  }];
 }
 
 def Shardc_CollectivePermuteOp : Shardc_CollectiveOp<"collective_permute",
-    [Pure, SameOperandsAndResultType]> {
+    "CollectivePermute", [Pure, SameOperandsAndResultType]> {
   let summary = "Sends each device's operand to another device of its group.";
   let description = [{
     `pairs` lists `[source, target]` group indices. The device of group
@@ -464,6 +486,9 @@ def Shardc_CollectivePermuteOp : Shardc_CollectiveOp<"collective_permute",
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `on` $mesh `axes` `=` $axes `pairs` `=` $pairs attr-dict `:` type($result)";
   let extraClassDeclaration = extraCollectiveDecl # [{
+    ::llvm::SmallVector<std::pair<int64_t, int64_t>> getCollectivePairs() {
+      return getSourceTargetPairs();
+    }
     /// The (source, target) group-index pairs.
     ::llvm::SmallVector<std::pair<int64_t, int64_t>> getSourceTargetPairs();
   }];

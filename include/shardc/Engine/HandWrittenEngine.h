@@ -60,14 +60,14 @@ protected:
     return communicator.allGather(t, axis);
   }
   mlir::FailureOr<Tensor> allReduce(const Tensor &t,
-                                    ReductionKind op = ReductionKind::Sum) {
+                                    Reduction op = Reduction::Sum) {
     return communicator.allReduce(t, op);
   }
   mlir::FailureOr<Tensor> allToAll(const Tensor &t, int64_t axis = 0) {
     return communicator.allToAll(t, axis);
   }
   mlir::FailureOr<Tensor> reduceScatter(const Tensor &t, int64_t axis = 0,
-                                        ReductionKind op = ReductionKind::Sum) {
+                                        Reduction op = Reduction::Sum) {
     return communicator.reduceScatter(t, axis, op);
   }
 

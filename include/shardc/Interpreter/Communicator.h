@@ -15,15 +15,24 @@
 #ifndef SHARDC_INTERPRETER_COMMUNICATOR_H
 #define SHARDC_INTERPRETER_COMMUNICATOR_H
 
-#include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Support/Tensor.h"
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <future>
 #include <utility>
 
 namespace shardc {
+
+/// How allReduce and reduceScatter combine the group's elements. The
+/// transport has its own enum so that backends need no dialect: the
+/// interpreter converts a collective op's reduction (toCommunicatorReduction
+/// in Interpreter.h).
+enum class Reduction : uint8_t { Sum, Max };
+
+/// "sum" or "max".
+llvm::StringRef stringifyReduction(Reduction reduction);
 
 /// Collectives take a `group`: device ids in group-index order, containing
 /// this device (the group-index order is the order blocks are concatenated
@@ -61,12 +70,12 @@ public:
   /// Elementwise reduction of the group's tensors, on every member.
   virtual mlir::FailureOr<Tensor> allReduce(const Tensor &local,
                                             llvm::ArrayRef<int64_t> group,
-                                            ReductionKind kind) = 0;
+                                            Reduction kind) = 0;
   /// allReduce, then this member's block of `dim`.
   virtual mlir::FailureOr<Tensor> reduceScatter(const Tensor &local,
                                                 llvm::ArrayRef<int64_t> group,
                                                 int64_t dim,
-                                                ReductionKind kind) = 0;
+                                                Reduction kind) = 0;
   /// Splits `splitDim` into one block per member, sends block i to member i
   /// and concatenates what arrives along `concatDim`.
   virtual mlir::FailureOr<Tensor> allToAll(const Tensor &local,
@@ -82,10 +91,10 @@ public:
   //===--- the seed's signatures: collectives over every device -----------===//
   mlir::FailureOr<Tensor> allGather(const Tensor &local, int64_t dim = 0);
   mlir::FailureOr<Tensor> allReduce(const Tensor &local,
-                                    ReductionKind kind = ReductionKind::Sum);
+                                    Reduction kind = Reduction::Sum);
   mlir::FailureOr<Tensor>
   reduceScatter(const Tensor &local, int64_t dim = 0,
-                ReductionKind kind = ReductionKind::Sum);
+                Reduction kind = Reduction::Sum);
   mlir::FailureOr<Tensor> allToAll(const Tensor &local, int64_t dim = 0);
 
   /// Device ids 0 .. numDevices()-1.

@@ -54,6 +54,10 @@ mlir::FailureOr<MeshTopology> getMeshTopology(MeshOp mesh);
 llvm::Expected<std::optional<Tensor>>
 initialOptimizerState(mlir::func::FuncOp func, unsigned i);
 
+/// The transport's reduction for a collective op's: the one place the
+/// dialect's ReductionKind meets the Communicator's Reduction.
+Reduction toCommunicatorReduction(ReductionKind kind);
+
 } // namespace shardc
 
 #endif // SHARDC_INTERPRETER_INTERPRETER_H

@@ -16,11 +16,6 @@
 
 namespace shardc {
 
-/// True for the shardc ops that exchange data between devices
-/// (all_gather, reduce_scatter, all_reduce, all_to_all, all_slice,
-/// collective_permute).
-bool isCollectiveOp(mlir::Operation *op);
-
 /// Computes the single result of `op` (any shardc tensor op except the
 /// collectives) from `operands`, given in op operand order. The result has
 /// the op's result type and is refused (error, nothing allocated) if it

@@ -12,6 +12,7 @@
 #define SHARDC_RUNTIME_TENSORBLOCKS_H
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Communicator.h"
 #include "shardc/Support/MeshTopology.h"
 #include "shardc/Support/Tensor.h"
 
@@ -20,7 +21,7 @@ namespace shardc {
 /// Element-wise sum (or max) of equally shaped tensors, combined in the
 /// order given, so every backend rounds the same way.
 Tensor reduceTensors(llvm::ArrayRef<const Tensor *> tensors,
-                     ReductionKind kind);
+                     Reduction kind);
 
 /// The block of `global` that device `device` holds under `sharding`. Over
 /// partial axes the blocks are summands of `global`: the device at

@@ -1,16 +1,61 @@
-//===- Pipelines.h - the pass sequences the tools and engine run -*- C++
-//-*-===//
+//===- Pipelines.h - the named pass pipelines ------------------*- C++ -*-===//
+//
+// The pass sequences the CLI, the engine, the trainer and the benchmarks
+// run, each defined once here and registered by name, so `shardc-opt`
+// runs exactly what `shardc` runs:
+//
+//   shardc-propagate-pipeline  propagate
+//   shardc-partition-pipeline  propagate, partition, func.func(cleanup)
+//   shardc-autodiff-pipeline   [propagate], autodiff, [then]
+//   shardc-train-pipeline      [propagate], optimizer, [then]
+//
+// docs/cli.md lists their options.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef SHARDC_TRANSFORMS_PIPELINES_H
 #define SHARDC_TRANSFORMS_PIPELINES_H
+
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
 namespace shardc {
 
-/// Propagation, then (with `partition`) partitioning and cleanup; with
-/// `explain`, propagation remarks where each sharding came from.
-void addShardingPipeline(mlir::OpPassManager &pm, bool partition, bool explain);
+/// What sharding follows differentiation (or the optimizer step): nothing,
+/// the propagate pipeline or the partition pipeline.
+enum class ShardingStage { None, Propagate, Partition };
+
+/// --shardc-propagate (with `explain`, a remark per value saying where its
+/// sharding came from).
+void buildPropagatePipeline(mlir::OpPassManager &pm, bool explain = false);
+
+/// --shardc-propagate, --shardc-partition, then --shardc-cleanup on every
+/// function: a global program in, a per-device SPMD program out.
+void buildPartitionPipeline(mlir::OpPassManager &pm, bool explain = false);
+
+/// Nothing, the propagate pipeline or the partition pipeline.
+void buildShardingStage(mlir::OpPassManager &pm, ShardingStage stage,
+                        bool explain = false);
+
+/// The backward pass (--shardc-autodiff with `autodiff`), then `then`.
+/// With `propagateFirst`, propagation runs before differentiating, so each
+/// cotangent is laid out like its forward value (what a program about to be
+/// sharded wants).
+void buildAutodiffPipeline(mlir::OpPassManager &pm,
+                           const ShardcAutodiffOptions &autodiff,
+                           bool propagateFirst, ShardingStage then,
+                           bool explain = false);
+
+/// The training step (--shardc-optimizer with `optimizer`), then `then`;
+/// `propagateFirst` as for buildAutodiffPipeline.
+void buildTrainPipeline(mlir::OpPassManager &pm,
+                        const ShardcOptimizerOptions &optimizer,
+                        bool propagateFirst, ShardingStage then,
+                        bool explain = false);
+
+/// Registers the four pipelines by name (shardc-opt, shardc).
+void registerShardcPipelines();
 
 } // namespace shardc
 
