@@ -102,6 +102,7 @@ int main(int argc, char **argv) {
       argc, argv, "shardc-train-bench: time a step on the threads backend\n");
   MLIRContext context;
   context.loadDialect<ShardcDialect, func::FuncDialect>();
+  shardc::registerKernelModels(context);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =

@@ -17,6 +17,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Engine/ShardedEngine.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Runtime/ThreadsBackend.h"
 #include "shardc/Support/RandomTensor.h"
@@ -104,6 +105,7 @@ bool agree(llvm::StringRef what, const Tensor &got, const Tensor &want,
 int main() {
   MLIRContext ctx;
   ctx.getOrLoadDialect<shardc::ShardcDialect>();
+  shardc::registerKernelModels(ctx);
   ctx.getOrLoadDialect<func::FuncDialect>();
   shardc::registerShardcPasses();
   Tensor x = shardc::randomTensor({kBatch, kModel}, 2, "x");

@@ -13,12 +13,28 @@ using namespace shardc;
 
 #include "shardc/Dialect/ShardcDialect.cpp.inc"
 
+/// Calls `fn` with a null `Ops *` for every op class.
+template <typename... Ops, typename Fn> static void forEachOpClass(Fn &&fn) {
+  (fn(static_cast<Ops *>(nullptr)), ...);
+}
+
 void ShardcDialect::initialize() {
   registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "shardc/Dialect/ShardcOps.cpp.inc"
       >();
+  // Every tensor op has a kernel, attached by the interpreter
+  // (shardc::registerKernelModels); the promise lets a context without them
+  // say so instead of finding no kernel.
+  forEachOpClass<
+#define GET_OP_LIST
+#include "shardc/Dialect/ShardcOps.cpp.inc"
+      >([this](auto *tag) {
+    using OpT = std::remove_pointer_t<decltype(tag)>;
+    if constexpr (OpT::template hasTrait<shardc::OpTrait::TensorOp>())
+      declarePromisedInterface<KernelOpInterface, OpT>();
+  });
 }
 
 /// True inside a function the partitioner produced: there, value types are

@@ -1,7 +1,9 @@
 //===- ShardcOps.cpp - generated op definitions and the mesh op -----------===//
 //
-// The verifiers and type inference of tensor ops live in TensorOps.cpp, those
-// of collectives in CollectiveOps.cpp.
+// The verifiers, rules and costs of tensor ops live in their family files
+// (ContractionOps.cpp, ReductionOps.cpp, LayoutOps.cpp, ConstantOps.cpp,
+// ShardingConstraintOps.cpp; elementwise ops in ShardcOps.td), those of
+// collectives in CollectiveOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,4 +149,15 @@ LogicalResult MeshOp::verify() {
     devices *= size;
   }
   return success();
+}
+
+bool shardc::hasAddressableSize(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return false;
+  int64_t bytes = (tensor.getElementTypeBitWidth() + 7) / 8;
+  for (int64_t d : tensor.getShape())
+    if (d < 0 || __builtin_mul_overflow(bytes, d, &bytes))
+      return false;
+  return true;
 }

@@ -174,19 +174,19 @@ private:
 };
 } // namespace
 
-/// reshape and sharding_constraint only relabel data: when the operand dies
-/// here, its buffer is reused instead of copied.
+/// Ops whose kernel only relabels data (reshape, sharding_constraint): when
+/// the operand dies here, its buffer is reused instead of copied.
 static std::optional<Tensor> tryForward(Operation &op, size_t index,
                                         Environment &env) {
-  if (!isa<ReshapeOp, ShardingConstraintOp>(op))
+  KernelOpInterface kernel = getKernel(&op);
+  if (!kernel || op.getNumOperands() != 1 || op.getNumResults() != 1)
     return std::nullopt;
   Value operand = op.getOperand(0);
-  auto type = cast<RankedTensorType>(op.getResult(0).getType());
   const Tensor *input = env.lookup(operand);
   if (!env.isOwned(operand) || !env.diesAt(operand, index) || !input ||
-      input->numElements() != type.getNumElements() ||
-      (isa<ShardingConstraintOp>(op) && input->shape() != type.getShape()))
+      !kernel.canRelabelOperand(*input))
     return std::nullopt; // the kernel copies (or reports the mismatch)
+  auto type = cast<RankedTensorType>(op.getResult(0).getType());
   Tensor tensor = env.take(operand);
   llvm::cantFail(tensor.reshape(type.getShape()));
   return tensor;

@@ -1,9 +1,10 @@
 //===- KernelImpl.h - kernels shared between the kernel files ---*- C++ -*-===//
 //
 // Private to lib/Interpreter. Two layers: raw kernels on pointers and shapes
-// (no MLIR, no checks: callers validate) and per-op evaluators that validate
-// an op's shapes against its operands, so unverified IR cannot make a raw
-// kernel read out of bounds.
+// (no MLIR, no checks: callers validate) and, in each family's kernel file,
+// per-op evaluators that validate an op's shapes against its operands (so
+// unverified IR cannot make a raw kernel read out of bounds), attached to
+// the ops as KernelOpInterface models.
 //
 //===----------------------------------------------------------------------===//
 
@@ -79,25 +80,24 @@ void batchedMatmulKernel(const float *lhs, const float *rhs, float *out,
                          bool lhsKMajor, bool rhsNMajor);
 
 //===----------------------------------------------------------------------===//
-// Per-op evaluators: `result` is already allocated with the result type.
+// Kernel models (KernelOpInterface), one attach function per op family
 //===----------------------------------------------------------------------===//
 
-mlir::LogicalResult evalUnary(mlir::Operation *op, const Tensor &input,
-                              Tensor &result);
-mlir::LogicalResult evalBinary(mlir::Operation *op, const Tensor &lhs,
-                               const Tensor &rhs, Tensor &result);
-mlir::LogicalResult evalMatmul(MatmulOp op, const Tensor &lhs,
-                               const Tensor &rhs, Tensor &result);
-mlir::LogicalResult evalDotGeneral(DotGeneralOp op, const Tensor &lhs,
-                                   const Tensor &rhs, Tensor &result,
-                                   uint64_t maxTensorBytes);
-mlir::LogicalResult evalReduce(mlir::Operation *op,
-                               llvm::ArrayRef<int64_t> dims, bool isMax,
-                               const Tensor &input, Tensor &result);
-mlir::LogicalResult evalTranspose(TransposeOp op, const Tensor &input,
-                                  Tensor &result);
-mlir::LogicalResult evalBroadcastInDim(BroadcastInDimOp op, const Tensor &input,
-                                       Tensor &result);
+/// The defaults of a kernel model: the result is allocated uninitialized
+/// and never relabels the operand. `Model` hides what it changes.
+template <typename Model, typename OpT>
+struct KernelModel : KernelOpInterface::ExternalModel<Model, OpT> {
+  bool accumulatesIntoZeros(mlir::Operation *) const { return false; }
+  bool canRelabelOperand(mlir::Operation *, const Tensor &) const {
+    return false;
+  }
+};
+
+void attachElementwiseKernels(mlir::MLIRContext *ctx);
+void attachContractionKernels(mlir::MLIRContext *ctx);
+void attachReductionKernels(mlir::MLIRContext *ctx);
+void attachLayoutKernels(mlir::MLIRContext *ctx);
+void attachConstantKernel(mlir::MLIRContext *ctx);
 
 //===----------------------------------------------------------------------===//
 // Collectives

@@ -2,7 +2,8 @@
 //
 // The checks every op shares live here: supported op and dtype, operand
 // tensors matching the operand types, the result fitting the byte budget.
-// The kernel files then only check what is specific to their op.
+// The op's kernel (a KernelOpInterface model attached by its family's
+// kernel file) then only checks what is specific to it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,8 +11,8 @@
 
 #include "KernelImpl.h"
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cstring>
 
@@ -36,41 +37,40 @@ static FailureOr<RankedTensorType> checkF32Tensor(Operation *op, Type type,
   return tensor;
 }
 
-static LogicalResult evalConstant(ConstantOp op, Tensor &result) {
-  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
-  if (!dense)
-    return op.emitError() << "constant value of kind " << op.getValue()
-                          << " is not supported; use a "
-                          << "dense elements attribute";
-  auto type = dyn_cast<RankedTensorType>(dense.getType());
-  if (!type || type.getShape() != result.shape() ||
-      !type.getElementType().isF32())
-    return op.emitError() << "constant value of type " << dense.getType()
-                          << " does not match the result " << result.describe();
-  if (result.numElements() == 0)
-    return success();
-  if (dense.isSplat()) {
-    std::fill_n(result.data(), result.numElements(),
-                dense.getSplatValue<float>());
-    return success();
-  }
-  // Raw data of a non-splat f32 attribute is the row-major element array.
-  ArrayRef<char> raw = dense.getRawData();
-  if (raw.size() != result.byteSize())
-    return op.emitError("constant data size does not match its type");
-  std::memcpy(result.data(), raw.data(), raw.size());
-  return success();
+void shardc::registerKernelModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, ShardcDialect *) {
+    detail::attachElementwiseKernels(ctx);
+    detail::attachContractionKernels(ctx);
+    detail::attachReductionKernels(ctx);
+    detail::attachLayoutKernels(ctx);
+    detail::attachConstantKernel(ctx);
+  });
 }
 
-static LogicalResult copyWithShape(Operation *op, const Tensor &input,
-                                   Tensor &result) {
-  if (input.numElements() != result.numElements())
-    return op->emitError() << "'" << op->getName() << "' cannot turn "
-                           << input.describe() << " into " << result.describe()
-                           << ": element counts differ";
-  if (result.numElements() > 0)
-    std::memcpy(result.data(), input.data(), result.byteSize());
-  return success();
+void shardc::registerKernelModels(MLIRContext &context) {
+  DialectRegistry registry;
+  registerKernelModels(registry);
+  context.appendDialectRegistry(registry);
+}
+
+KernelOpInterface shardc::getKernel(Operation *op, bool reportMissing) {
+  if (auto kernel = dyn_cast<KernelOpInterface>(op))
+    return kernel;
+  if (!reportMissing)
+    return {};
+  // The dialect promises a kernel to every tensor op: a promise still
+  // unresolved means this context never got the interpreter's models.
+  Dialect *dialect = op->getDialect();
+  if (dialect && dialect->hasPromisedInterface(
+                     op->getName().getTypeID(),
+                     KernelOpInterface::getInterfaceID()))
+    op->emitError() << "'" << op->getName()
+                    << "' cannot run: the interpreter's kernels are not "
+                       "registered in this context (call "
+                       "shardc::registerKernelModels)";
+  else
+    op->emitError() << "'" << op->getName() << "' has no interpreter kernel";
+  return {};
 }
 
 FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
@@ -112,9 +112,12 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
       checkF32Tensor(op, op->getResult(0).getType(), "result");
   if (failed(resultType))
     return failure();
+  KernelOpInterface kernel = getKernel(op, /*reportMissing=*/true);
+  if (!kernel)
+    return failure();
   // Every kernel but the reductions (which accumulate into zeros) writes
   // each element of its result, so those skip the zero fill.
-  bool accumulates = isa<ReduceSumOp, ReduceMaxOp>(op);
+  bool accumulates = kernel.accumulatesIntoZeros();
   llvm::Expected<Tensor> allocated =
       accumulates
           ? Tensor::allocate(resultType->getShape(), DType::F32, maxTensorBytes)
@@ -125,50 +128,7 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
                            << "': " << llvm::toString(allocated.takeError());
   Tensor result = std::move(*allocated);
 
-  auto in = [&](unsigned i) -> const Tensor & { return *operands[i]; };
-  LogicalResult status =
-      llvm::TypeSwitch<Operation *, LogicalResult>(op)
-          .Case<ReluOp, GeluOp, ExpOp, LogOp, NegOp, TanhOp, SqrtOp, RsqrtOp,
-                SigmoidOp, StepOp>([&](Operation *unary) {
-            return shardc::detail::evalUnary(unary, in(0), result);
-          })
-          .Case<AddOp, SubOp, MulOp, DivOp, MaxOp>([&](Operation *binary) {
-            return shardc::detail::evalBinary(binary, in(0), in(1), result);
-          })
-          .Case([&](MatmulOp m) {
-            return shardc::detail::evalMatmul(m, in(0), in(1), result);
-          })
-          .Case([&](DotGeneralOp d) {
-            return shardc::detail::evalDotGeneral(d, in(0), in(1), result,
-                                                  maxTensorBytes);
-          })
-          .Case([&](ReduceSumOp r) {
-            return shardc::detail::evalReduce(r, r.getDims(), /*isMax=*/false,
-                                              in(0), result);
-          })
-          .Case([&](ReduceMaxOp r) {
-            return shardc::detail::evalReduce(r, r.getDims(), /*isMax=*/true,
-                                              in(0), result);
-          })
-          .Case([&](TransposeOp t) {
-            return shardc::detail::evalTranspose(t, in(0), result);
-          })
-          .Case([&](BroadcastInDimOp b) {
-            return shardc::detail::evalBroadcastInDim(b, in(0), result);
-          })
-          .Case([&](ReshapeOp r) { return copyWithShape(r, in(0), result); })
-          .Case([&](ShardingConstraintOp c) -> LogicalResult {
-            if (in(0).shape() != result.shape())
-              return c.emitError()
-                     << "sharding_constraint operand " << in(0).describe()
-                     << " differs from its result " << result.describe();
-            return copyWithShape(c, in(0), result);
-          })
-          .Case([&](ConstantOp c) { return evalConstant(c, result); })
-          .Default([&](Operation *other) {
-            return other->emitError()
-                   << "'" << other->getName() << "' has no interpreter kernel";
-          });
+  LogicalResult status = kernel.evaluateKernel(operands, result, maxTensorBytes);
   if (failed(status))
     return failure();
   return result;

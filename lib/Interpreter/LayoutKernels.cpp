@@ -19,6 +19,7 @@
 
 using namespace mlir;
 using namespace shardc;
+using namespace shardc::detail;
 using llvm::ArrayRef;
 using llvm::SmallVector;
 
@@ -138,8 +139,8 @@ void shardc::detail::transposeKernel(const float *in, ArrayRef<int64_t> inShape,
   } while (walk.next());
 }
 
-LogicalResult shardc::detail::evalTranspose(TransposeOp op, const Tensor &input,
-                                            Tensor &result) {
+static LogicalResult evalTranspose(TransposeOp op, const Tensor &input,
+                                   Tensor &result) {
   ArrayRef<int64_t> perm = op.getPermutation();
   llvm::SmallBitVector seen(input.rank());
   bool valid = static_cast<int64_t>(perm.size()) == input.rank();
@@ -163,9 +164,9 @@ LogicalResult shardc::detail::evalTranspose(TransposeOp op, const Tensor &input,
   return success();
 }
 
-LogicalResult shardc::detail::evalBroadcastInDim(BroadcastInDimOp op,
-                                                 const Tensor &input,
-                                                 Tensor &result) {
+static LogicalResult evalBroadcastInDim(BroadcastInDimOp op,
+                                        const Tensor &input,
+                                        Tensor &result) {
   ArrayRef<int64_t> dims = op.getDims();
   if (static_cast<int64_t>(dims.size()) != input.rank())
     return op.emitError() << "broadcast_in_dim needs one entry in dims per "
@@ -193,4 +194,67 @@ LogicalResult shardc::detail::evalBroadcastInDim(BroadcastInDimOp op,
     layout.push(result.dim(d), strideOfResultDim[d]);
   copyWithInnerDim(input.data(), result.data(), layout);
   return success();
+}
+
+static LogicalResult copyWithShape(Operation *op, const Tensor &input,
+                                   Tensor &result) {
+  if (input.numElements() != result.numElements())
+    return op->emitError() << "'" << op->getName() << "' cannot turn "
+                           << input.describe() << " into " << result.describe()
+                           << ": element counts differ";
+  if (result.numElements() > 0)
+    std::memcpy(result.data(), input.data(), result.byteSize());
+  return success();
+}
+
+namespace {
+struct TransposeKernel
+    : shardc::detail::KernelModel<TransposeKernel, TransposeOp> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t) const {
+    return evalTranspose(cast<TransposeOp>(op), *in[0], result);
+  }
+};
+struct BroadcastInDimKernel
+    : shardc::detail::KernelModel<BroadcastInDimKernel, BroadcastInDimOp> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t) const {
+    return evalBroadcastInDim(cast<BroadcastInDimOp>(op), *in[0], result);
+  }
+};
+/// A reshape relabels the row-major elements.
+struct ReshapeKernel : shardc::detail::KernelModel<ReshapeKernel, ReshapeOp> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t) const {
+    return copyWithShape(op, *in[0], result);
+  }
+  bool canRelabelOperand(Operation *op, const Tensor &input) const {
+    return input.numElements() ==
+           cast<RankedTensorType>(op->getResult(0).getType()).getNumElements();
+  }
+};
+/// A sharding constraint returns its operand.
+struct ShardingConstraintKernel
+    : shardc::detail::KernelModel<ShardingConstraintKernel,
+                                  ShardingConstraintOp> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t) const {
+    if (in[0]->shape() != result.shape())
+      return op->emitError()
+             << "sharding_constraint operand " << in[0]->describe()
+             << " differs from its result " << result.describe();
+    return copyWithShape(op, *in[0], result);
+  }
+  bool canRelabelOperand(Operation *op, const Tensor &input) const {
+    return input.shape() ==
+           cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  }
+};
+} // namespace
+
+void shardc::detail::attachLayoutKernels(MLIRContext *ctx) {
+  TransposeOp::attachInterface<TransposeKernel>(*ctx);
+  BroadcastInDimOp::attachInterface<BroadcastInDimKernel>(*ctx);
+  ReshapeOp::attachInterface<ReshapeKernel>(*ctx);
+  ShardingConstraintOp::attachInterface<ShardingConstraintKernel>(*ctx);
 }

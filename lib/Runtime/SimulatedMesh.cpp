@@ -3,6 +3,7 @@
 #include "shardc/Runtime/SimulatedMesh.h"
 
 #include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
@@ -17,28 +18,6 @@ using namespace mlir;
 using namespace shardc;
 
 namespace {
-
-/// FLOPs of one device's op, from its local operand and result shapes.
-double opFlops(Operation *op) {
-  auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!resultType)
-    return 0;
-  double out = resultType.getNumElements();
-  if (auto mm = dyn_cast<MatmulOp>(op))
-    return 2 * out * mm.getLhs().getType().getShape().back();
-  if (auto dg = dyn_cast<DotGeneralOp>(op)) {
-    double k = 1;
-    for (int64_t d : dg.getLhsContractingDims())
-      k *= dg.getLhs().getType().getDimSize(d);
-    return 2 * out * k;
-  }
-  if (isa<ReduceSumOp, ReduceMaxOp>(op))
-    return cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
-  if (isa<ConstantOp, ReshapeOp, TransposeOp, BroadcastInDimOp,
-          ShardingConstraintOp>(op))
-    return 0;
-  return out;
-}
 
 std::string nameOf(Value v) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
@@ -292,7 +271,8 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
           return failure();
         out.push_back(std::move(*r));
       }
-      double flops = opFlops(&op);
+      // The op is local: its rule's factors are this device's sizes.
+      double flops = getOpFlops(&op);
       for (int64_t d = 0; d < numDevices; ++d)
         report.flopsPerDevice[d] += flops;
       if (flops > 0)

@@ -17,6 +17,7 @@
 #include "shardc/Transforms/Autodiff.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -197,7 +198,7 @@ void FunctionAutodiff::accumulate(Value value, Value contribution,
                                   Location loc) {
   auto [it, inserted] = cotangents.try_emplace(value, contribution);
   if (!inserted)
-    it->second = AddOp::create(builder, loc, it->second, contribution);
+    it->second = buildAdd(builder, loc, it->second, contribution);
 }
 
 void FunctionAutodiff::finishCotangent(Value value, Value cotangent) {
@@ -205,7 +206,7 @@ void FunctionAutodiff::finishCotangent(Value value, Value cotangent) {
   if (!def || !created.ops.contains(def))
     return;
   // A constraint's layout is its own.
-  if (isa<ShardingConstraintOp>(def))
+  if (getConstrainedSharding(def))
     return;
   StringRef name = getNameFromLoc(value.getLoc());
   if (!name.empty() && getNameFromLoc(def->getLoc()).empty())
@@ -223,11 +224,7 @@ Value FunctionAutodiff::finishGradient(unsigned i, Location loc) {
   Value grad = cotangents.lookup(arg);
   if (!grad) {
     // No path from the argument to any result.
-    auto type = cast<RankedTensorType>(arg.getType());
-    auto zero = DenseElementsAttr::get(
-        type, builder.getFloatAttr(type.getElementType(), 0.0));
-    grad = ConstantOp::create(builder, withName(loc, name),
-                              cast<ElementsAttr>(zero));
+    grad = buildSplatConstant(builder, withName(loc, name), arg.getType(), 0.0);
   } else if (Operation *def = grad.getDefiningOp();
              def && created.ops.contains(def) &&
              getNameFromLoc(def->getLoc()).empty() &&
@@ -237,7 +234,7 @@ Value FunctionAutodiff::finishGradient(unsigned i, Location loc) {
     // A cotangent argument, a value named for another use, or another
     // argument's gradient: a same-shape reshape is a free copy that can
     // carry this output's name.
-    grad = ReshapeOp::create(builder, withName(loc, name), arg.getType(), grad);
+    grad = buildReshape(builder, withName(loc, name), arg.getType(), grad);
   }
   gradientValues.insert(grad);
   return grad;

@@ -1,6 +1,7 @@
 //===- Cleanup.cpp - removing redundant collective pairs ------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -59,20 +60,18 @@ struct SliceOfSplat : OpRewritePattern<AllSliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AllSliceOp slice,
                                 PatternRewriter &rewriter) const override {
-    auto constant = slice.getInput().getDefiningOp<ConstantOp>();
-    if (!constant)
-      return failure();
-    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    Attribute splat = getSplatConstantValue(slice.getInput());
     if (!splat)
       return failure();
     auto local = cast<ShapedType>(slice.getType());
-    auto value =
-        DenseElementsAttr::get(local, splat.getSplatValue<Attribute>());
+    auto value = DenseElementsAttr::get(local, splat);
     Attribute sharding = slice->getAttr(ShardcDialect::getShardingAttrName());
-    auto smaller = rewriter.replaceOpWithNewOp<ConstantOp>(
-        slice, cast<ElementsAttr>(value));
+    Value smaller =
+        buildConstant(rewriter, slice.getLoc(), cast<ElementsAttr>(value));
+    rewriter.replaceOp(slice, smaller);
     if (sharding)
-      smaller->setAttr(ShardcDialect::getShardingAttrName(), sharding);
+      smaller.getDefiningOp()->setAttr(ShardcDialect::getShardingAttrName(),
+                                       sharding);
     return success();
   }
 };

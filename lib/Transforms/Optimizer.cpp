@@ -14,6 +14,7 @@
 
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -188,17 +189,13 @@ LogicalResult TrainingStepBuilder::checkNamesFree(ArrayRef<std::string> names) {
 }
 
 Value TrainingStepBuilder::splat(double value, Type like, Location loc) {
-  auto type = cast<RankedTensorType>(like);
-  auto attr = DenseElementsAttr::get(
-      type, builder.getFloatAttr(type.getElementType(), value));
-  return ConstantOp::create(builder, loc, cast<ElementsAttr>(attr));
+  return buildSplatConstant(builder, loc, like, value);
 }
 
 Value TrainingStepBuilder::broadcast(Value scalar, Type like, Location loc) {
   if (scalar.getType() == like)
     return scalar;
-  return BroadcastInDimOp::create(builder, loc, like, scalar,
-                                  builder.getDenseI64ArrayAttr({}));
+  return buildBroadcastInDim(builder, loc, like, scalar, {});
 }
 
 Value TrainingStepBuilder::named(Value v, const Twine &name) {
@@ -293,7 +290,7 @@ LogicalResult TrainingStepBuilder::run() {
     // Both carry the name: the gradient as computed (what the partitioner's
     // reduce-scatter moves) and in the update's layout (the result).
     (*gradients)[k] = named(
-        ShardingConstraintOp::create(builder, loc, (*gradients)[k],
+        buildShardingConstraint(builder, loc, (*gradients)[k],
                                      cast<ShardingAttr>(stateShardings[k])),
         paramNames[k] + ".grad");
   }
@@ -306,53 +303,53 @@ LogicalResult TrainingStepBuilder::run() {
     for (auto [k, p] : llvm::enumerate(params)) {
       Value w = func.getArgument(p);
       Value rate = broadcast(learningRate, w.getType(), loc);
-      Value step = MulOp::create(builder, loc, rate, (*gradients)[k]);
+      Value step = buildMul(builder, loc, rate, (*gradients)[k]);
       nextParams.push_back(
-          named(SubOp::create(builder, loc, w, step), paramNames[k] + ".next"));
+          named(buildSub(builder, loc, w, step), paramNames[k] + ".next"));
     }
   } else {
     double b1 = config.beta1, b2 = config.beta2;
     unsigned firstPower = state.size() - 2;
     Value beta1 = splat(b1, lossType, loc);
     Value beta1Power =
-        named(MulOp::create(builder, loc, stateArg(firstPower), beta1),
+        named(buildMul(builder, loc, stateArg(firstPower), beta1),
               "adam.beta1_power.next");
     Value beta2 = splat(b2, lossType, loc);
     Value beta2Power =
-        named(MulOp::create(builder, loc, stateArg(firstPower + 1), beta2),
+        named(buildMul(builder, loc, stateArg(firstPower + 1), beta2),
               "adam.beta2_power.next");
     // lr / (1 - b1^t) and sqrt(1 - b2^t), once per step.
     Value one = splat(1.0, lossType, loc);
-    Value correction1 = SubOp::create(builder, loc, one, beta1Power);
-    Value stepSize = DivOp::create(builder, loc, learningRate, correction1);
-    Value correction2 = SubOp::create(builder, loc, one, beta2Power);
-    Value rootCorrection2 = SqrtOp::create(builder, loc, correction2);
+    Value correction1 = buildSub(builder, loc, one, beta1Power);
+    Value stepSize = buildDiv(builder, loc, learningRate, correction1);
+    Value correction2 = buildSub(builder, loc, one, beta2Power);
+    Value rootCorrection2 = buildSqrt(builder, loc, correction2);
     for (auto [k, p] : llvm::enumerate(params)) {
       Value w = func.getArgument(p), g = (*gradients)[k];
       Type t = w.getType();
       Value m = stateArg(2 * k), v = stateArg(2 * k + 1);
       // m = b1 m + (1 - b1) g
-      Value decayedM = MulOp::create(builder, loc, splat(b1, t, loc), m);
-      Value newPartM = MulOp::create(builder, loc, splat(1.0 - b1, t, loc), g);
-      Value m2 = named(AddOp::create(builder, loc, decayedM, newPartM),
+      Value decayedM = buildMul(builder, loc, splat(b1, t, loc), m);
+      Value newPartM = buildMul(builder, loc, splat(1.0 - b1, t, loc), g);
+      Value m2 = named(buildAdd(builder, loc, decayedM, newPartM),
                        state[2 * k].name + ".next");
       // v = b2 v + (1 - b2) g^2
-      Value decayedV = MulOp::create(builder, loc, splat(b2, t, loc), v);
-      Value g2 = MulOp::create(builder, loc, g, g);
-      Value newPartV = MulOp::create(builder, loc, splat(1.0 - b2, t, loc), g2);
-      Value v2 = named(AddOp::create(builder, loc, decayedV, newPartV),
+      Value decayedV = buildMul(builder, loc, splat(b2, t, loc), v);
+      Value g2 = buildMul(builder, loc, g, g);
+      Value newPartV = buildMul(builder, loc, splat(1.0 - b2, t, loc), g2);
+      Value v2 = named(buildAdd(builder, loc, decayedV, newPartV),
                        state[2 * k + 1].name + ".next");
       // p - lr_t * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
-      Value rootV = SqrtOp::create(builder, loc, v2);
-      Value corrected = DivOp::create(builder, loc, rootV,
+      Value rootV = buildSqrt(builder, loc, v2);
+      Value corrected = buildDiv(builder, loc, rootV,
                                       broadcast(rootCorrection2, t, loc));
       Value denominator =
-          AddOp::create(builder, loc, corrected, splat(config.epsilon, t, loc));
-      Value direction = DivOp::create(builder, loc, m2, denominator);
+          buildAdd(builder, loc, corrected, splat(config.epsilon, t, loc));
+      Value direction = buildDiv(builder, loc, m2, denominator);
       Value step =
-          MulOp::create(builder, loc, broadcast(stepSize, t, loc), direction);
+          buildMul(builder, loc, broadcast(stepSize, t, loc), direction);
       nextParams.push_back(
-          named(SubOp::create(builder, loc, w, step), paramNames[k] + ".next"));
+          named(buildSub(builder, loc, w, step), paramNames[k] + ".next"));
       nextState.push_back(m2);
       nextState.push_back(v2);
     }

@@ -16,8 +16,10 @@
 #include "shardc/Analysis/FactorSharding.h"
 #include "shardc/Analysis/FactorShardingCache.h"
 #include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Transforms/Passes.h"
@@ -103,7 +105,7 @@ private:
   const FactorShardings *chooseLayout(Operation *op, const ShardingRule &rule,
                                       ArrayRef<TensorShardingInput> assigned);
   LogicalResult partitionRuleOp(Operation *op, const ShardingRule &rule);
-  LogicalResult partitionConstant(ConstantOp op);
+  LogicalResult partitionConstant(Operation *op);
 
   RankedTensorType localType(Value global, ShardingAttr sharding) {
     auto type = cast<RankedTensorType>(global.getType());
@@ -215,16 +217,16 @@ FailureOr<Value> FunctionPartitioner::getLocal(Value v, ShardingAttr target,
   return result;
 }
 
-LogicalResult FunctionPartitioner::partitionConstant(ConstantOp op) {
+LogicalResult FunctionPartitioner::partitionConstant(Operation *op) {
   // Every device materializes the whole constant (it is replicated), then
   // keeps its block: an all_slice, which costs no communication.
   Operation *clone = builder.clone(*op);
   clone->removeAttr(shardingAttrName);
   auto replicated = ShardingAttr::getReplicated(
-      op.getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
-      op.getType().getRank());
+      op->getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      cast<RankedTensorType>(op->getResult(0).getType()).getRank());
   clone->setAttr(shardingAttrName, replicated);
-  current[op.getResult()] = {clone->getResult(0), replicated};
+  current[op->getResult(0)] = {clone->getResult(0), replicated};
   return success();
 }
 
@@ -281,20 +283,21 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
   // A layout that leaves factors unsplit makes every device compute more:
   // without this term, gathering a data-parallel backward's activations
   // (to compute the whole weight gradient everywhere) looks cheaper than
-  // the all_reduce of the gradient an expert writes.
-  bool isContraction = rule.getNumOperands() == 2 &&
-                       llvm::any_of(rule.getFactors(), [](const Factor &f) {
-                         return f.kind == FactorKind::Reduction;
-                       });
+  // the all_reduce of the gradient an expert writes. The FLOPs are the op's
+  // cost (CostOpInterface, the simulator's too) at the local factor sizes.
+  auto cost = dyn_cast<CostOpInterface>(op);
+  SmallVector<double, 8> localSizes;
   auto computeSeconds = [&](const FactorShardings &fs) {
-    double work = isContraction ? 2 : 1;
+    if (!cost)
+      return 0.0;
+    localSizes.clear();
     for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
       int64_t shards = 1;
       for (StringRef axis : fs.getFactorAxes(f))
         shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
-      work *= double(rule.getFactor(f).size) / double(shards);
+      localSizes.push_back(double(rule.getFactor(f).size) / double(shards));
     }
-    return work / machine.flopsPerSecond;
+    return cost.getFlops(localSizes) / machine.flopsPerSecond;
   };
   for (const auto &view : views) {
     const FactorShardings &fs = choices.factors.get(rule, mesh, view);
@@ -436,15 +439,14 @@ LogicalResult FunctionPartitioner::run() {
       continue;
     }
     LogicalResult done = failure();
-    if (auto constraint = dyn_cast<ShardingConstraintOp>(op)) {
-      FailureOr<Value> local = getLocal(constraint.getInput(),
-                                        constraint.getSharding(), op.getLoc());
+    if (ShardingAttr pinned = getConstrainedSharding(&op)) {
+      FailureOr<Value> local = getLocal(op.getOperand(0), pinned, op.getLoc());
       if (succeeded(local)) {
-        current[constraint.getResult()] = {*local, constraint.getSharding()};
+        current[op.getResult(0)] = {*local, pinned};
         done = success();
       }
-    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
-      done = partitionConstant(constant);
+    } else if (op.hasTrait<mlir::OpTrait::ConstantLike>()) {
+      done = partitionConstant(&op);
     } else if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op)) {
       done = partitionRuleOp(&op, ruled.getShardingRule());
     } else {

@@ -13,6 +13,7 @@
 #include "Generator.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Support/RandomTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -136,6 +137,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registry.insert<shardc::ShardcDialect, func::FuncDialect>();
+  shardc::registerKernelModels(registry);
   MLIRContext ctx(registry);
   ctx.loadAllAvailableDialects();
   // Cases are tiny; a thread pool would only add overhead.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Support/NestingDepth.h"
 #include "shardc/Transforms/Passes.h"
 #include "shardc/Transforms/Pipelines.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::DialectRegistry registry;
   registry.insert<shardc::ShardcDialect, mlir::func::FuncDialect>();
+  shardc::registerKernelModels(registry);
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   shardc::registerShardcPasses();

@@ -10,6 +10,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Transforms/Passes.h"
 #include "shardc/Transforms/Pipelines.h"
 
@@ -99,6 +100,7 @@ struct shardc::ToolSession::Handler {
 shardc::ToolSession::ToolSession() {
   DialectRegistry registry;
   registry.insert<shardc::ShardcDialect, func::FuncDialect>();
+  shardc::registerKernelModels(registry);
   shardc::registerShardcPasses();
   shardc::registerShardcPipelines();
   // What --pass-pipeline offers besides shardc's own passes, as shardc-opt.

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Engine/ShardedEngine.h"
+#include "shardc/Interpreter/Kernels.h"
 
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -45,6 +46,7 @@ class ShardedEngineTest : public ::testing::Test {
 protected:
   ShardedEngineTest() {
     ctx.getOrLoadDialect<ShardcDialect>();
+    shardc::registerKernelModels(ctx);
     ctx.getOrLoadDialect<func::FuncDialect>();
     ctx.getDiagEngine().registerHandler([this](Diagnostic &diag) {
       errors += diag.str() + "\n";

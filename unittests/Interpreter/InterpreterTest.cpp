@@ -3,6 +3,7 @@
 #include "TestHelpers.h"
 
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Interpreter/Kernels.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -395,6 +396,7 @@ TEST_F(InterpreterTest, CommunicatorAnswersAreChecked) {
 TEST(MeshTopologyFromOpTest, MatchesTheMeshOp) {
   MLIRContext context;
   context.loadDialect<ShardcDialect, func::FuncDialect>();
+  shardc::registerKernelModels(context);
   OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
       "shardc.mesh @mesh [\"y\"=4, \"x\"=2]", &context);
   ASSERT_TRUE(m);

@@ -40,6 +40,7 @@ protected:
           return mlir::success();
         }) {
     context.loadDialect<ShardcDialect, mlir::func::FuncDialect>();
+    shardc::registerKernelModels(context);
   }
 
   /// Parses (and verifies) `text`; fails the test if it does not parse.

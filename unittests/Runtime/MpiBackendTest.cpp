@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Runtime/MpiBackend.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -90,6 +91,7 @@ class MpiTest : public ::testing::Test {
 protected:
   MpiTest() {
     context.loadDialect<ShardcDialect, func::FuncDialect>();
+    shardc::registerKernelModels(context);
     context.getDiagEngine().registerHandler([this](Diagnostic &diag) {
       diagnostics += diag.str() + "\n";
       return success();
@@ -573,6 +575,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, MpiExampleTest,
 int runWithFailingRank(int failRank) {
   MLIRContext ctx;
   ctx.loadDialect<ShardcDialect, func::FuncDialect>();
+  shardc::registerKernelModels(ctx);
   std::string path =
       (llvm::Twine(SHARDC_EXAMPLES_DIR) + "/megatron_mlp.json").str();
   std::optional<LoadedExample> ex = loadExample(path, ctx, true);

@@ -4,6 +4,7 @@
 #define SHARDC_UNITTESTS_RUNTIME_RUNTIMETESTUTILS_H
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Runtime/ThreadsBackend.h"
 #include "shardc/Support/Tensor.h"
 
@@ -30,6 +31,7 @@ protected:
           return mlir::success();
         }) {
     context.loadDialect<ShardcDialect, mlir::func::FuncDialect>();
+    shardc::registerKernelModels(context);
   }
 
   /// Every wait is bounded, so a bug fails the test instead of hanging it.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/RandomTensor.h"
 #include "shardc/Transforms/Passes.h"
@@ -74,6 +75,7 @@ protected:
           return success();
         }) {
     ctx.loadDialect<ShardcDialect, func::FuncDialect>();
+    shardc::registerKernelModels(ctx);
   }
 
   OwningOpRef<ModuleOp> parse(StringRef text) {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/FunctionInterface.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -50,6 +51,7 @@ StepRun runSteps(StringRef optimizer, const Tensor &c, const Tensor &w0, float l
              int steps) {
   MLIRContext ctx;
   ctx.loadDialect<ShardcDialect>();
+  shardc::registerKernelModels(ctx);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kLinearLoss, &ctx);
   EXPECT_TRUE(module);
   PassManager pm(&ctx);

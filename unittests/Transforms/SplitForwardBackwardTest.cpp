@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Transforms/SplitForwardBackward.h"
+#include "shardc/Interpreter/Kernels.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -46,6 +47,7 @@ func.func @vjp(%x: tensor<4x8xf32>, %w0: tensor<8x16xf32>, %w1: tensor<16x8xf32>
 TEST(SplitForwardBackwardTest, HalvesComposeToTheVjp) {
   MLIRContext ctx;
   ctx.getOrLoadDialect<ShardcDialect>();
+  shardc::registerKernelModels(ctx);
   ctx.getOrLoadDialect<func::FuncDialect>();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kVjp, &ctx);
   ASSERT_TRUE(module);
@@ -96,6 +98,7 @@ TEST(SplitForwardBackwardTest, HalvesComposeToTheVjp) {
 TEST(SplitForwardBackwardTest, CountsMustFit) {
   MLIRContext ctx;
   ctx.getOrLoadDialect<ShardcDialect>();
+  shardc::registerKernelModels(ctx);
   ctx.getOrLoadDialect<func::FuncDialect>();
   std::string errors;
   ctx.getDiagEngine().registerHandler([&](Diagnostic &d) {

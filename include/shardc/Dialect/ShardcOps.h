@@ -12,9 +12,16 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "shardc/Dialect/CollectiveOpInterface.h"
+#include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/DifferentiableOpInterface.h"
+#include "shardc/Dialect/GradientBuilder.h"
+#include "shardc/Dialect/KernelOpInterface.h"
 #include "shardc/Dialect/ShardcAttrs.h"
 #include "shardc/Dialect/ShardingRule.h"
+#include "shardc/Dialect/TensorOpTraits.h"
+
+#include <cmath>
+#include <limits>
 
 namespace shardc {
 /// Names an op's single result after the name its location carries, if any.

@@ -8,6 +8,7 @@ include "shardc/Dialect/ShardcAttrs.td"
 include "shardc/Dialect/ShardingRuleInterface.td"
 include "shardc/Dialect/DifferentiableOpInterface.td"
 include "shardc/Dialect/CollectiveOpInterface.td"
+include "shardc/Dialect/CostOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -53,11 +54,76 @@ def Shardc_MeshOp : Shardc_Op<"mesh", [Symbol]> {
 //===----------------------------------------------------------------------===//
 // Tensor operations
 //===----------------------------------------------------------------------===//
+// Every tensor op has the `TensorOp` trait, a sharding rule, a gradient rule
+// and a cost (on the op), and a kernel (an external model the interpreter
+// attaches; see KernelOpInterface.td). unittests/Dialect/OpCompleteness
+// checks that every registered op with the trait has all of them.
 
-class Shardc_UnaryElementwiseOp<string mnemonic, string formula>
-    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+def Shardc_TensorOpTrait : NativeOpTrait<"TensorOp"> {
+  let cppNamespace = "::shardc::OpTrait";
+}
+def Shardc_UnaryElementwiseTrait : NativeOpTrait<"UnaryElementwise"> {
+  let cppNamespace = "::shardc::OpTrait";
+}
+def Shardc_BinaryElementwiseTrait : NativeOpTrait<"BinaryElementwise"> {
+  let cppNamespace = "::shardc::OpTrait";
+}
+
+/// A tensor op whose rule, gradient and cost are defined in its family file
+/// (lib/Dialect/<Family>Ops.cpp).
+class Shardc_TensorOp<string mnemonic, list<Trait> traits = []>
+    : Shardc_Op<mnemonic, !listconcat(traits, [Pure, Shardc_TensorOpTrait,
         DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>,
+        DeclareOpInterfaceMethods<Shardc_CostOpInterface>])>;
+
+/// An elementwise op defined by its ODS line alone:
+/// * `formula`: the documented formula;
+/// * `kernel`: a C++ expression over the operand array `x` (or `a`, `b`),
+///   instantiated by the interpreter on Eigen arrays;
+/// * `gradient`: C++ statements over a `GradientBuilder gb`, the result
+///   cotangent `g`, the operand(s) and the result `y` (see the classes);
+/// * `flops`: FLOPs per element (the cost);
+/// * `exactBelow`, `exactScalar`: when set, elements below `exactBelow` are
+///   recomputed with the scalar expression `exactScalar` of `v` (where the
+///   vectorized path is inexact, e.g. Eigen's exp below -87.3).
+class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
+                           string kernel, string exactBelow, string exactScalar,
+                           int flops>
+    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        Shardc_TensorOpTrait, arity,
+        Shardc_ShardingRuleOpInterface, Shardc_DifferentiableOpInterface,
+        Shardc_CostOpInterface]> {
+  code elementwiseDecl = [{
+    /// The op's kernel on whole arrays (Eigen arrays in the interpreter).
+    template <typename Array>
+    static auto computeElements(}] # kernelParams # [{) {
+      return }] # kernel # [{;
+    }
+    /// Whether elements below kExactBelow are recomputed by
+    /// computeExactElement after computeElements.
+    static constexpr bool kHasExactBelow = }] #
+        !if(!empty(exactBelow), "false", "true") # [{;
+    static constexpr float kExactBelow = }] #
+        !if(!empty(exactBelow), "0.0f", exactBelow) # [{;
+    static float computeExactElement(float v) {
+      return }] # !if(!empty(exactScalar), "v", exactScalar) # [{;
+    }
+    ::shardc::ShardingRule getShardingRule() {
+      return ::shardc::getElementwiseShardingRule(getOperation());
+    }
+    double getFlops(::llvm::ArrayRef<double> factorSizes) {
+      return ::shardc::getIterationSpaceFlops(}] # flops # [{, factorSizes);
+    }
+  }];
+}
+
+class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
+                                code gradient, int flops = 1,
+                                string exactBelow = "", string exactScalar = "">
+    : Shardc_ElementwiseOp<mnemonic, Shardc_UnaryElementwiseTrait,
+                           "const Array &x", kernel, exactBelow, exactScalar,
+                           flops> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Applies `}] # formula # [{` to every element. The result has the operand's
@@ -72,19 +138,91 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula>
   let arguments = (ins Shardc_Tensor:$input);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+  // `gradient` returns the operand's cotangent (null: zero everywhere) from
+  // `gb`, `g`, the operand `x` and the result `y`.
+  let extraClassDeclaration = elementwiseDecl # [{
+    ::mlir::LogicalResult buildOperandCotangents(
+        ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
+        ::llvm::ArrayRef<bool> wanted,
+        ::llvm::SmallVectorImpl<::mlir::Value> &out) {
+      out.assign(1, ::mlir::Value());
+      if (wanted.empty() || !wanted[0])
+        return ::mlir::success();
+      ::shardc::GradientBuilder gb(builder, loc);
+      ::mlir::Value x = getInput(), y = getResult();
+      (void)x;
+      (void)y;
+      out[0] = [&]() -> ::mlir::Value {
+        }] # gradient # [{
+      }();
+      return ::mlir::success();
+    }
+  }];
 }
 
-def Shardc_ReluOp : Shardc_UnaryElementwiseOp<"relu", "max(x, 0)">;
+def Shardc_ReluOp : Shardc_UnaryElementwiseOp<"relu", "max(x, 0)",
+    "x.max(0.0f)",
+    // relu'(x) = step(x): 0 at the kink, as in JAX and PyTorch.
+    [{ return gb.mul(g, gb.step(x)); }]>;
 def Shardc_GeluOp : Shardc_UnaryElementwiseOp<"gelu",
-    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (tanh approximation)">;
-def Shardc_ExpOp : Shardc_UnaryElementwiseOp<"exp", "e^x">;
-def Shardc_LogOp : Shardc_UnaryElementwiseOp<"log", "ln(x)">;
-def Shardc_NegOp : Shardc_UnaryElementwiseOp<"neg", "-x">;
-def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)">;
-def Shardc_SqrtOp : Shardc_UnaryElementwiseOp<"sqrt", "sqrt(x)">;
-def Shardc_RsqrtOp : Shardc_UnaryElementwiseOp<"rsqrt", "1/sqrt(x)">;
-def Shardc_SigmoidOp : Shardc_UnaryElementwiseOp<"sigmoid", "1/(1+e^-x)">;
-def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0"> {
+    "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (tanh approximation)",
+    // As jax.nn.gelu(approximate=True); 0.797... is sqrt(2/pi).
+    "0.5f * x * (1.0f + (0.7978845608028654f * (x + 0.044715f * x.cube())).tanh())",
+    // The derivative of the kernel's formula, with t = tanh(c (x + a x^3)):
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2).
+    [{
+      constexpr double c = 0.7978845608028654, a = 0.044715;
+      ::mlir::Value x2 = gb.mul(x, x);
+      ::mlir::Value inner = gb.add(x, gb.mul(gb.splat(x, a), gb.mul(x, x2)));
+      ::mlir::Value t = gb.tanh(gb.mul(gb.splat(x, c), inner));
+      ::mlir::Value one = gb.splat(x, 1.0), half = gb.splat(x, 0.5);
+      ::mlir::Value left = gb.mul(half, gb.add(one, t));
+      ::mlir::Value sech2 = gb.sub(one, gb.mul(t, t));
+      ::mlir::Value poly =
+          gb.add(gb.splat(x, c), gb.mul(gb.splat(x, 3 * a * c), x2));
+      ::mlir::Value right = gb.mul(gb.mul(half, x), gb.mul(sech2, poly));
+      return gb.mul(g, gb.add(left, right));
+    }]>;
+// Eigen's SIMD exp clamps its argument at -88.4 (exp(-inf) came out as
+// 2.9e-39) while the scalar path at a tensor's tail is right: an element's
+// result depended on its position. Below -87.33654 exp is subnormal, so
+// those elements are recomputed with std::exp.
+def Shardc_ExpOp : Shardc_UnaryElementwiseOp<"exp", "e^x", "x.exp()",
+    [{ return gb.mul(g, y); }], 1, "-87.33654f", "std::exp(v)">;
+// Eigen's SIMD log reads a subnormal as the smallest normal float;
+// subnormals, 0 and negative values take std::log (-inf, NaN).
+def Shardc_LogOp : Shardc_UnaryElementwiseOp<"log", "ln(x)", "x.log()",
+    [{ return gb.div(g, x); }], 1,
+    "std::numeric_limits<float>::min()", "std::log(v)">;
+def Shardc_NegOp : Shardc_UnaryElementwiseOp<"neg", "-x", "-x",
+    [{ return gb.neg(g); }]>;
+def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)", "x.tanh()",
+    // tanh' = 1 - tanh^2, from the result.
+    [{ return gb.mul(g, gb.sub(gb.splat(x, 1.0), gb.mul(y, y))); }]>;
+// Not Eigen's sqrt/rsqrt: with EIGEN_FAST_MATH (its default) their SIMD path
+// is an rsqrt estimate and a Newton step, off by an ulp for many inputs, NaN
+// for +inf, and unlike the scalar path at a tensor's tail, so results
+// depended on an element's position.
+def Shardc_SqrtOp : Shardc_UnaryElementwiseOp<"sqrt", "sqrt(x)",
+    "x.unaryExpr([](float v) { return std::sqrt(v); })",
+    // sqrt'(x) = 0.5 / sqrt(x): g * 0.5 / y.
+    [{ return gb.div(gb.mul(g, gb.splat(g, 0.5)), y); }]>;
+def Shardc_RsqrtOp : Shardc_UnaryElementwiseOp<"rsqrt", "1/sqrt(x)",
+    "x.unaryExpr([](float v) { return 1.0f / std::sqrt(v); })",
+    // rsqrt'(x) = -0.5 x^(-3/2) = -0.5 y / x.
+    [{ return gb.mul(g, gb.div(gb.mul(gb.splat(x, -0.5), y), x)); }]>;
+// 1 / (1 + e^-x) = e^x to float precision below -87.3, where Eigen's
+// logistic (built on its exp) is wrong as exp is.
+def Shardc_SigmoidOp : Shardc_UnaryElementwiseOp<"sigmoid", "1/(1+e^-x)",
+    "x.logistic()",
+    // sigmoid' = y (1 - y).
+    [{ return gb.mul(g, gb.mul(y, gb.sub(gb.splat(x, 1.0), y))); }], 1,
+    "-87.33654f", "std::exp(v)">;
+def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0",
+    // 0 at 0 and for NaN: the comparison is false there.
+    "(x > 0.0f).template cast<float>()",
+    // Zero almost everywhere (and undefined at 0): no cotangent.
+    [{ return {}; }]> {
   let description = [{
     The Heaviside step: 1 where the element is greater than 0, else 0. At 0
     itself the result is 0, and a NaN gives 0 (the comparison is false). The
@@ -103,10 +241,11 @@ def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0"> {
   }];
 }
 
-class Shardc_BinaryElementwiseOp<string mnemonic, string formula>
-    : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
-        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
+                                 code gradient, int flops = 1>
+    : Shardc_ElementwiseOp<mnemonic, Shardc_BinaryElementwiseTrait,
+                           "const Array &a, const Array &b", kernel, "", "",
+                           flops> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Computes `}] # formula # [{` element by element. Both operands and the
@@ -122,17 +261,74 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula>
   let arguments = (ins Shardc_Tensor:$lhs, Shardc_Tensor:$rhs);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  // `gradient` sets `lhsGrad` where `wantLhs` and `rhsGrad` where `wantRhs`
+  // (left null: zero), from `gb`, `g`, the operands `a`, `b` and the result
+  // `y`; it runs only when at least one is wanted.
+  let extraClassDeclaration = elementwiseDecl # [{
+    ::mlir::LogicalResult buildOperandCotangents(
+        ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
+        ::llvm::ArrayRef<bool> wanted,
+        ::llvm::SmallVectorImpl<::mlir::Value> &out) {
+      out.assign(2, ::mlir::Value());
+      bool wantLhs = wanted.size() > 0 && wanted[0];
+      bool wantRhs = wanted.size() > 1 && wanted[1];
+      if (!wantLhs && !wantRhs)
+        return ::mlir::success();
+      ::shardc::GradientBuilder gb(builder, loc);
+      ::mlir::Value a = getLhs(), b = getRhs(), y = getResult();
+      ::mlir::Value &lhsGrad = out[0], &rhsGrad = out[1];
+      (void)a;
+      (void)b;
+      (void)y;
+      }] # gradient # [{
+      return ::mlir::success();
+    }
+  }];
 }
 
-def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs">;
-def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs">;
-def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs">;
-def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs">;
-def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)">;
+def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
+      if (wantLhs)
+        lhsGrad = g;
+      if (wantRhs)
+        rhsGrad = g;
+    }]>;
+def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
+      if (wantLhs)
+        lhsGrad = g;
+      if (wantRhs)
+        rhsGrad = gb.neg(g);
+    }]>;
+def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
+      if (wantLhs)
+        lhsGrad = gb.mul(g, b);
+      if (wantRhs)
+        rhsGrad = gb.mul(g, a);
+    }]>;
+// y = a / b: da = g / b, db = -g a / b^2 = -da * y.
+def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
+      ::mlir::Value da = gb.div(g, b);
+      if (wantLhs)
+        lhsGrad = da;
+      if (wantRhs)
+        rhsGrad = gb.neg(gb.mul(da, y));
+    }]>;
+// Eigen's max: where an operand is NaN, the result is what Eigen's max
+// gives (kept as is: sharded and unsharded programs run the same code).
+// The larger operand takes g; on a tie each takes g/2 (as JAX and
+// PyTorch do): wa = 0.5 (1 + step(a - b) - step(b - a)), wb = 1 - wa.
+def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)",
+    "a.max(b)", [{
+      ::mlir::Value d = gb.sub(a, b);
+      ::mlir::Value sign = gb.sub(gb.step(d), gb.step(gb.neg(d)));
+      ::mlir::Value half = gb.splat(g, 0.5);
+      ::mlir::Value ga = gb.mul(gb.mul(g, half), gb.add(gb.splat(g, 1.0), sign));
+      if (wantLhs)
+        lhsGrad = ga;
+      if (wantRhs)
+        rhsGrad = gb.sub(g, ga);
+    }]>;
 
-def Shardc_MatmulOp : Shardc_Op<"matmul",
-    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
   let summary = "Matrix product, optionally batched over equal leading dims.";
   let description = [{
     `result[b..., i, j] = sum_k lhs[b..., i, k] * rhs[b..., k, j]`.
@@ -152,9 +348,7 @@ def Shardc_MatmulOp : Shardc_Op<"matmul",
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_DotGeneralOp : Shardc_Op<"dot_general",
-    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
   let summary = "General tensor contraction with batch and contracting dims (einsum-like).";
   let description = [{
     Contracts `lhs` and `rhs` over the paired contracting dimensions, with the
@@ -188,9 +382,7 @@ def Shardc_DotGeneralOp : Shardc_Op<"dot_general",
 }
 
 class Shardc_ReduceOp<string mnemonic, string kind>
-    : Shardc_Op<mnemonic, [Pure, InferTypeOpAdaptor,
-        DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+    : Shardc_TensorOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = "Reduces (" # kind # ") over the listed dimensions, dropping them.";
   let description = [{
     Combines the elements along each dimension in `dims` with `}] # kind # [{`;
@@ -210,9 +402,7 @@ class Shardc_ReduceOp<string mnemonic, string kind>
 def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum">;
 def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max">;
 
-def Shardc_TransposeOp : Shardc_Op<"transpose",
-    [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
   let summary = "Permutes dimensions: result dim i is operand dim permutation[i].";
   let description = [{
     ```mlir
@@ -227,9 +417,7 @@ def Shardc_TransposeOp : Shardc_Op<"transpose",
   let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_ReshapeOp : Shardc_Op<"reshape",
-    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
   let summary = "Reinterprets the row-major elements with a new shape.";
   let description = [{
     ```mlir
@@ -244,9 +432,7 @@ def Shardc_ReshapeOp : Shardc_Op<"reshape",
   let hasVerifier = 1;
 }
 
-def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim",
-    [Pure, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_BroadcastInDimOp : Shardc_TensorOp<"broadcast_in_dim"> {
   let summary = "Broadcasts to a larger shape; operand dim i becomes result dim dims[i].";
   let description = [{
     `result[r] = input[r[dims[0]], ..., r[dims[n-1]]]`, where an operand dim of
@@ -268,10 +454,8 @@ def Shardc_BroadcastInDimOp : Shardc_Op<"broadcast_in_dim",
   let hasVerifier = 1;
 }
 
-def Shardc_ConstantOp : Shardc_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>,
-     DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_ConstantOp : Shardc_TensorOp<"constant",
+    [ConstantLike, AllTypesMatch<["value", "result"]>]> {
   let summary = "A tensor constant.";
   let description = [{
     ```mlir
@@ -289,9 +473,8 @@ def Shardc_ConstantOp : Shardc_Op<"constant",
   let hasFolder = 1;
 }
 
-def Shardc_ShardingConstraintOp : Shardc_Op<"sharding_constraint",
-    [Pure, SameOperandsAndResultType, DeclareOpInterfaceMethods<Shardc_ShardingRuleOpInterface>,
-        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>]> {
+def Shardc_ShardingConstraintOp : Shardc_TensorOp<"sharding_constraint",
+    [SameOperandsAndResultType]> {
   let summary = "Pins the sharding of a value (like jax.lax.with_sharding_constraint).";
   let description = [{
     Returns its operand unchanged, and states that the result must have the

@@ -15,8 +15,9 @@
 // broadcast_in_dim is none. Sharding a factor over some mesh axes shards, in
 // every tensor that has it, the dimension that factor is in.
 //
-// Every tensor op implements `ShardingRuleOpInterface` (the rules are in
-// lib/Dialect/ShardingRules.cpp); lib/Analysis/FactorSharding.cpp turns a
+// Every tensor op implements `ShardingRuleOpInterface` (each rule is in its
+// op family's file, lib/Dialect/*Ops.cpp, or in ShardcOps.td for the
+// elementwise ops); lib/Analysis/FactorSharding.cpp turns a
 // rule plus known shardings into factor shardings and back.
 //
 //===----------------------------------------------------------------------===//
@@ -116,6 +117,10 @@ private:
   llvm::SmallVector<TensorFactors, 3> tensors;
   unsigned numOperands = 0;
 };
+
+/// The rule of an elementwise op (every operand and the result share one
+/// parallel factor per dim): ShardingRule::getIdentity of its result shape.
+ShardingRule getElementwiseShardingRule(mlir::Operation *op);
 
 } // namespace shardc
 

@@ -9,12 +9,27 @@
 #ifndef SHARDC_INTERPRETER_KERNELS_H
 #define SHARDC_INTERPRETER_KERNELS_H
 
+#include "shardc/Dialect/KernelOpInterface.h"
 #include "shardc/Support/Tensor.h"
 
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 
 namespace shardc {
+
+/// Attaches the interpreter's kernels (KernelOpInterface models, one kernel
+/// file per op family) to the shardc ops of every context `registry` is
+/// given to. Every context that executes programs needs it; without it,
+/// running an op is a diagnostic saying so.
+void registerKernelModels(mlir::DialectRegistry &registry);
+/// Same, for an existing context.
+void registerKernelModels(mlir::MLIRContext &context);
+
+/// `op`'s kernel, or null; with `reportMissing`, a null answer is reported
+/// at the op (kernels not registered in this context, or no kernel).
+KernelOpInterface getKernel(mlir::Operation *op, bool reportMissing = false);
 
 /// Computes the single result of `op` (any shardc tensor op except the
 /// collectives) from `operands`, given in op operand order. The result has

@@ -20,6 +20,7 @@
 
 using namespace mlir;
 using namespace shardc;
+using namespace shardc::detail;
 using llvm::ArrayRef;
 using llvm::SmallVector;
 
@@ -102,9 +103,9 @@ static void reduceKernel(const float *in, ArrayRef<int64_t> inShape,
   } while (walk.next());
 }
 
-LogicalResult shardc::detail::evalReduce(Operation *op, ArrayRef<int64_t> dims,
-                                         bool isMax, const Tensor &input,
-                                         Tensor &result) {
+static LogicalResult evalReduce(Operation *op, ArrayRef<int64_t> dims,
+                                bool isMax, const Tensor &input,
+                                Tensor &result) {
   llvm::SmallBitVector reduced(input.rank());
   for (int64_t d : dims) {
     if (d < 0 || d >= input.rank() || reduced.test(d))
@@ -129,4 +130,21 @@ LogicalResult shardc::detail::evalReduce(Operation *op, ArrayRef<int64_t> dims,
     return success();
   reduceKernel(input.data(), input.shape(), reduced, isMax, result.data());
   return success();
+}
+
+namespace {
+/// Reductions accumulate into their result, which starts as zeros.
+template <typename OpT, bool IsMax>
+struct ReduceKernel : shardc::detail::KernelModel<ReduceKernel<OpT, IsMax>, OpT> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t) const {
+    return evalReduce(op, cast<OpT>(op).getDims(), IsMax, *in[0], result);
+  }
+  bool accumulatesIntoZeros(Operation *) const { return true; }
+};
+} // namespace
+
+void shardc::detail::attachReductionKernels(MLIRContext *ctx) {
+  ReduceSumOp::attachInterface<ReduceKernel<ReduceSumOp, false>>(*ctx);
+  ReduceMaxOp::attachInterface<ReduceKernel<ReduceMaxOp, true>>(*ctx);
 }

@@ -22,6 +22,7 @@
 
 using namespace mlir;
 using namespace shardc;
+using namespace shardc::detail;
 using llvm::ArrayRef;
 using llvm::SmallVector;
 
@@ -92,8 +93,8 @@ void shardc::detail::batchedMatmulKernel(const float *lhs, const float *rhs,
     gemmBatch<C, C>(lhs, rhs, out, batch, m, k, n);
 }
 
-LogicalResult shardc::detail::evalMatmul(MatmulOp op, const Tensor &lhs,
-                                         const Tensor &rhs, Tensor &result) {
+static LogicalResult evalMatmul(MatmulOp op, const Tensor &lhs,
+                                const Tensor &rhs, Tensor &result) {
   int64_t rank = lhs.rank();
   if (rank < 2 || rhs.rank() != rank)
     return op.emitError() << "matmul needs operands of equal rank >= 2, got "
@@ -198,9 +199,9 @@ static LogicalResult prepareOperand(DotGeneralOp op, const Tensor &t,
   return success();
 }
 
-LogicalResult shardc::detail::evalDotGeneral(DotGeneralOp op, const Tensor &lhs,
-                                             const Tensor &rhs, Tensor &result,
-                                             uint64_t maxTensorBytes) {
+static LogicalResult evalDotGeneral(DotGeneralOp op, const Tensor &lhs,
+                                    const Tensor &rhs, Tensor &result,
+                                    uint64_t maxTensorBytes) {
   ArrayRef<int64_t> lb = op.getLhsBatchDims(), rb = op.getRhsBatchDims();
   ArrayRef<int64_t> lc = op.getLhsContractingDims(),
                     rc = op.getRhsContractingDims();
@@ -250,4 +251,26 @@ LogicalResult shardc::detail::evalDotGeneral(DotGeneralOp op, const Tensor &lhs,
   batchedMatmulKernel(a.data, w.data, result.data(), batch, m, k, n,
                       a.transposed, w.transposed);
   return success();
+}
+
+namespace {
+struct MatmulKernel : shardc::detail::KernelModel<MatmulKernel, MatmulOp> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t) const {
+    return evalMatmul(cast<MatmulOp>(op), *in[0], *in[1], result);
+  }
+};
+struct DotGeneralKernel
+    : shardc::detail::KernelModel<DotGeneralKernel, DotGeneralOp> {
+  LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
+                               Tensor &result, uint64_t maxTensorBytes) const {
+    return evalDotGeneral(cast<DotGeneralOp>(op), *in[0], *in[1], result,
+                          maxTensorBytes);
+  }
+};
+} // namespace
+
+void shardc::detail::attachContractionKernels(MLIRContext *ctx) {
+  MatmulOp::attachInterface<MatmulKernel>(*ctx);
+  DotGeneralOp::attachInterface<DotGeneralKernel>(*ctx);
 }

@@ -1,0 +1,89 @@
+//===- TensorOpBuilders.h - building tensor ops without their classes -*- C++ -*-===//
+//
+// Passes that only *build* tensor ops (autodiff's zeros and sums, the
+// optimizer's update, the partitioner, cleanup) use these instead of naming
+// op classes, so an op's class appears only in its ODS definition, its
+// family file and its kernel file. Each function is defined in the file of
+// its op family (lib/Dialect/*Ops.cpp); the elementwise ones build the op
+// named by its ODS mnemonic, so a new elementwise op needs no code here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_DIALECT_TENSOROPBUILDERS_H
+#define SHARDC_DIALECT_TENSOROPBUILDERS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "llvm/ADT/ArrayRef.h"
+
+namespace shardc {
+
+class ShardingAttr;
+
+/// The elementwise op `shardc.<mnemonic>` on `operands`, with the first
+/// operand's type as its result type.
+mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                             llvm::StringRef mnemonic,
+                             mlir::ValueRange operands);
+
+inline mlir::Value buildAdd(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, mlir::Value y) {
+  return buildElementwise(b, loc, "add", {x, y});
+}
+inline mlir::Value buildSub(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, mlir::Value y) {
+  return buildElementwise(b, loc, "sub", {x, y});
+}
+inline mlir::Value buildMul(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, mlir::Value y) {
+  return buildElementwise(b, loc, "mul", {x, y});
+}
+inline mlir::Value buildDiv(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, mlir::Value y) {
+  return buildElementwise(b, loc, "div", {x, y});
+}
+inline mlir::Value buildSqrt(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value x) {
+  return buildElementwise(b, loc, "sqrt", {x});
+}
+
+/// `shardc.constant` of `value`.
+mlir::Value buildConstant(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::ElementsAttr value);
+/// `shardc.constant` of tensor type `type` with every element `value`.
+mlir::Value buildSplatConstant(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Type type, double value);
+/// The splat value of `v`'s defining `shardc.constant`, if it is one.
+mlir::Attribute getSplatConstantValue(mlir::Value v);
+
+/// `shardc.reshape` of `input` to `type`.
+mlir::Value buildReshape(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Type type, mlir::Value input);
+/// `shardc.broadcast_in_dim` of `input` to `type`, its dims on `dims`.
+mlir::Value buildBroadcastInDim(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Type type, mlir::Value input,
+                                llvm::ArrayRef<int64_t> dims);
+/// `shardc.transpose` of `input` by `perm`.
+mlir::Value buildTranspose(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value input, llvm::ArrayRef<int64_t> perm);
+/// `shardc.reduce_sum` of `input` over `dims`.
+mlir::Value buildReduceSum(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value input, llvm::ArrayRef<int64_t> dims);
+/// `shardc.dot_general` (see its ODS description for the dim lists).
+mlir::Value buildDotGeneral(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value lhs, mlir::Value rhs,
+                            llvm::ArrayRef<int64_t> lhsBatch,
+                            llvm::ArrayRef<int64_t> rhsBatch,
+                            llvm::ArrayRef<int64_t> lhsContract,
+                            llvm::ArrayRef<int64_t> rhsContract);
+
+/// `shardc.sharding_constraint` pinning `input` to `sharding`.
+mlir::Value buildShardingConstraint(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::Value input, ShardingAttr sharding);
+/// The sharding `op` pins when it is a `shardc.sharding_constraint`, else
+/// null.
+ShardingAttr getConstrainedSharding(mlir::Operation *op);
+
+} // namespace shardc
+
+#endif // SHARDC_DIALECT_TENSOROPBUILDERS_H

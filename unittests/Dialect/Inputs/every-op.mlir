@@ -1,0 +1,103 @@
+// One small instance of every shardc tensor op, one function each, for
+// OpCompletenessTest: it runs each op's kernel and checks its gradient rule
+// by finite differences. A tensor op registered without an instance here
+// fails that test. Inputs are drawn from [0.5, 1.5] (inside every op's
+// domain, away from relu's and step's kinks).
+shardc.mesh @mesh ["x"=2]
+func.func @relu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.relu %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @gelu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.gelu %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @exp(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.exp %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @log(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.log %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @neg(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.neg %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @tanh(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.tanh %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @sqrt(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.sqrt %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @rsqrt(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.rsqrt %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @sigmoid(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.sigmoid %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @step(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.step %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @add(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.add %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @sub(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.sub %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @mul(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.mul %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @div(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.div %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @max(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.max %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @matmul(%a: tensor<2x3x4xf32>, %b: tensor<2x4x2xf32>) -> tensor<2x3x2xf32> {
+  %y = shardc.matmul %a, %b : (tensor<2x3x4xf32>, tensor<2x4x2xf32>) -> tensor<2x3x2xf32>
+  return %y : tensor<2x3x2xf32>
+}
+func.func @dot_general(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> tensor<2x3x5xf32> {
+  %y = shardc.dot_general %a, %b batch = [0] x [0], contract = [2] x [2]
+      : (tensor<2x3x4xf32>, tensor<2x5x4xf32>) -> tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+func.func @reduce_sum(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
+  %y = shardc.reduce_sum %x dims = [0, 2] : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+func.func @reduce_max(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  %y = shardc.reduce_max %x dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %y = shardc.transpose %x permutation = [2, 0, 1] : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  return %y : tensor<4x2x3xf32>
+}
+func.func @reshape(%x: tensor<2x6xf32>) -> tensor<3x4xf32> {
+  %y = shardc.reshape %x : (tensor<2x6xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+func.func @broadcast_in_dim(%x: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
+  %y = shardc.broadcast_in_dim %x dims = [1, 2] : (tensor<3x1xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+func.func @constant() -> tensor<2xf32> {
+  %y = shardc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+func.func @sharding_constraint(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = shardc.sharding_constraint %x <@mesh, [{"x"}, {}]> : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
