@@ -12,6 +12,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "shardc/Dialect/DifferentiableOpInterface.h"
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcAttrs.h"
 #include "shardc/Dialect/ShardingRule.h"
 
