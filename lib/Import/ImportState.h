@@ -14,6 +14,7 @@
 
 #include "JsonText.h"
 
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -211,10 +212,14 @@ struct OpEntry {
   llvm::SmallVector<std::string> inputs;
   /// Where each input name is written.
   llvm::SmallVector<JVal> inputEntries;
+  /// The op the entry names, and its ODS fields.
+  std::optional<mlir::RegisteredOperationName> name;
+  OpFields fields;
 };
 
-/// Every op kind the format knows, for messages.
-llvm::ArrayRef<llvm::StringRef> opMnemonics();
+/// Every op a graph may name (the registered shardc ops with one result),
+/// for messages.
+llvm::SmallVector<llvm::StringRef> opMnemonics(mlir::MLIRContext *ctx);
 
 /// Checks kind, fields, arity, input and output names of an op entry.
 mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry);
@@ -227,7 +232,34 @@ buildOp(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands);
 /// Builds a collective entry (JsonCollectives.cpp), computing its result
 /// shape from the mesh axis sizes.
 mlir::FailureOr<mlir::Operation *>
-buildCollective(const OpEntry &op, mlir::Value input, mlir::Location loc);
+buildCollective(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands,
+                mlir::Location loc);
+
+//===----------------------------------------------------------------------===//
+// Attribute codecs (JsonFieldCodecs.cpp).
+//===----------------------------------------------------------------------===//
+
+/// What a field gives: the attribute (null for an absent optional field)
+/// and, for a constant's value, the result type.
+struct FieldValue {
+  mlir::Attribute attr;
+  mlir::Type type;
+};
+
+/// Reads the JSON field(s) of attribute `field` of entry `op` with the codec
+/// of its kind.
+mlir::FailureOr<FieldValue> readField(const OpEntry &op, const OpField &field);
+
+/// The optional "reduction" field; null when absent (the op's default).
+mlir::FailureOr<ReductionKindAttr> readReduction(const JVal &v);
+
+/// The key of the partial axes that go with sharding field `shardingKey`:
+/// "sharding" -> "partial", "result_sharding" -> "result_partial".
+std::string partialKeyFor(llvm::StringRef shardingKey);
+
+/// The op has an attribute named "sharding" (sharding_constraint): the
+/// annotation of its result is then written "result_sharding".
+bool hasOwnShardingField(const OpFields &fields);
 
 /// Runs `fn` and re-emits the diagnostics it produced at the JSON entry they
 /// concern, prefixed with its path: MLIR's verifiers and type inference

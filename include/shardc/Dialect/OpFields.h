@@ -98,8 +98,34 @@ struct OpFields {
   llvm::ArrayRef<OpField> attrs;
 };
 
+/// Where the type of an op's (single) result comes from, decided by the
+/// op's traits and interfaces: what a serialization that leaves result
+/// types out must write to get it back.
+enum class ResultTypeSource {
+  /// The op names a mesh and its result depends on the mesh's axis sizes
+  /// (a collective): computed from the mesh.
+  FromMesh,
+  /// It is the first operand's (SameOperandsAndResultType).
+  SameAsOperand,
+  /// It is the type of the op's `Elements` attribute (a constant).
+  FromValue,
+  /// The op infers it (InferTypeOpInterface).
+  Inferred,
+  /// Nothing determines it: its shape is written out (reshape, broadcast),
+  /// with the first operand's element type.
+  GivenShape,
+};
+
 } // namespace shardc
 
 #include "shardc/Dialect/OpFieldsInterface.h.inc"
+
+namespace shardc {
+/// The fields of a registered shardc op, or nullopt for any other op.
+std::optional<OpFields> getOpFields(mlir::OperationName name);
+/// See ResultTypeSource; `fields` are `name`'s.
+ResultTypeSource getResultTypeSource(mlir::OperationName name,
+                                     const OpFields &fields);
+} // namespace shardc
 
 #endif // SHARDC_DIALECT_OPFIELDS_H
