@@ -20,6 +20,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <deque>
 
@@ -57,6 +58,15 @@ struct ValueName {
   const EntryName *entry = nullptr;
 };
 
+/// An op a graph entry may name, and the JSON fields its ODS definition
+/// gives it besides op/inputs/output/sharding/partial.
+struct GraphOpSpec {
+  mlir::RegisteredOperationName name;
+  OpFields fields;
+  /// Every field an entry may have, and those it must have.
+  llvm::SmallVector<std::string> allowed, required;
+};
+
 class ImportState {
 public:
   ImportState(mlir::MLIRContext *ctx, llvm::StringRef filename,
@@ -86,6 +96,10 @@ public:
   /// The shardc attribute names set on every value, uniqued once per import
   /// instead of once per value.
   mlir::StringAttr nameAttrName, shardingAttrName, paramAttrName;
+  /// What an entry of each op kind may hold, worked out from the op's
+  /// definition once per import (keyed by the "op" string; empty for a
+  /// string that names no op).
+  llvm::StringMap<std::optional<GraphOpSpec>> opSpecs;
 
 private:
   /// Keyed on the file location; the last name given for it wins (entries

@@ -62,7 +62,7 @@ bool shardc::jsonimport::hasOwnShardingField(const OpFields &fields) {
 static void jsonFieldsOf(OperationName name, const OpFields &fields,
                          SmallVectorImpl<std::string> &allowed,
                          SmallVectorImpl<std::string> &required) {
-  auto allow = [&](std::string key, bool isRequired) {
+  auto allow = [&](const std::string &key, bool isRequired) {
     if (!llvm::is_contained(allowed, key))
       allowed.push_back(key);
     if (isRequired)
@@ -96,6 +96,24 @@ static void jsonFieldsOf(OperationName name, const OpFields &fields,
     allow("shape", true);
 }
 
+/// The spec of the op `mnemonic` names, worked out on first use.
+static const GraphOpSpec *lookupSpec(ImportState &st, StringRef mnemonic) {
+  auto [it, fresh] = st.opSpecs.try_emplace(mnemonic);
+  if (fresh) {
+    if (std::optional<RegisteredOperationName> name =
+            lookupGraphOp(st.ctx, mnemonic)) {
+      GraphOpSpec spec{*name, *getOpFields(*name), {}, {}};
+      spec.allowed = {"op", "inputs", "output", "sharding", "partial"};
+      spec.required = {"op", "output"};
+      if (spec.fields.numOperands != 0)
+        spec.required.push_back("inputs");
+      jsonFieldsOf(*name, spec.fields, spec.allowed, spec.required);
+      it->second = std::move(spec);
+    }
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   if (!entry->is_object())
     return entry.error() << "must be an object, got " << describe(entry.get());
@@ -105,10 +123,10 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   FailureOr<std::string> mnemonic = readString(kindField);
   if (failed(mnemonic))
     return failure();
-  MLIRContext *ctx = entry.state().ctx;
-  std::optional<RegisteredOperationName> name = lookupGraphOp(ctx, *mnemonic);
-  if (!name) {
-    SmallVector<StringRef> known = opMnemonics(ctx);
+  ImportState &st = entry.state();
+  const GraphOpSpec *spec = lookupSpec(st, *mnemonic);
+  if (!spec) {
+    SmallVector<StringRef> known = opMnemonics(st.ctx);
     InFlightDiagnostic diag = kindField.error()
                               << "unknown op \"" << printable(*mnemonic) << "\""
                               << suggest(*mnemonic, known)
@@ -116,7 +134,7 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
     llvm::interleaveComma(known, diag);
     return diag;
   }
-  OpFields fields = *getOpFields(*name);
+  const OpFields &fields = spec->fields;
   JVal outputField = entry.field("output");
   if (!outputField.present())
     return entry.error() << "missing required field \"output\"";
@@ -127,18 +145,14 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   // From here on the entry is named by its output, which is what a user
   // searches the file for.
   JVal named = entry.renamed("output", *output);
-  SmallVector<std::string> allowedKeys = {"op", "inputs", "output", "sharding",
-                                          "partial"};
-  SmallVector<std::string> requiredKeys = {"op", "output"};
-  if (fields.numOperands != 0)
-    requiredKeys.push_back("inputs");
-  jsonFieldsOf(*name, fields, allowedKeys, requiredKeys);
-  SmallVector<StringRef> allowed(allowedKeys.begin(), allowedKeys.end());
-  SmallVector<StringRef> required(requiredKeys.begin(), requiredKeys.end());
+  SmallVector<StringRef, 12> allowed(spec->allowed.begin(),
+                                     spec->allowed.end());
+  SmallVector<StringRef, 8> required(spec->required.begin(),
+                                     spec->required.end());
   if (failed(checkFields(named, allowed, required)))
     return failure();
 
-  OpEntry op{named, *mnemonic, *output, {}, {}, *name, fields};
+  OpEntry op{named, *mnemonic, *output, {}, {}, spec->name, fields};
   JVal inputs = named.field("inputs");
   if (inputs.present()) {
     FailureOr<SmallVector<std::string>> names = readNameList(inputs);
