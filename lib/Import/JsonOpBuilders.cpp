@@ -43,6 +43,9 @@ SmallVector<StringRef> shardc::jsonimport::opMnemonics(MLIRContext *ctx) {
     if (name.getDialectNamespace() == ShardcDialect::getDialectNamespace() &&
         lookupGraphOp(ctx, name.stripDialect()))
       out.push_back(name.stripDialect());
+  // The registry's order is its own business; messages list ops
+  // alphabetically.
+  llvm::sort(out);
   return out;
 }
 

@@ -180,6 +180,23 @@ TEST(JsonRoundTrip, EveryRegisteredOpKeepsItsAttributes) {
   }
 }
 
+/// The importer knows exactly the registered ops: an unknown op's message
+/// lists every one of them, alphabetically.
+TEST(JsonRoundTrip, UnknownOpListsTheRegisteredOps) {
+  auto ctx = makeContext();
+  std::string expected = "unknown op \"convolution\"; known ops are ";
+  std::vector<std::string> names;
+  for (RegisteredOperationName name : graphOps(*ctx))
+    names.push_back(name.stripDialect().str());
+  llvm::sort(names);
+  expected += llvm::join(names, ", ");
+  EXPECT_TRUE(importFails(
+      graph(R"({"name": "a", "shape": [4]})",
+            R"({"op": "convolution", "inputs": ["a"], "output": "b"})",
+            R"({"name": "b"})"),
+      expected));
+}
+
 /// The fields come from ODS: names, kinds, requiredness and defaults.
 TEST(JsonRoundTrip, OpFieldsFollowOds) {
   auto ctx = makeContext();
