@@ -63,6 +63,7 @@ struct ValueName {
 struct GraphOpSpec {
   mlir::RegisteredOperationName name;
   OpFields fields;
+  ResultTypeSource resultType;
   /// Every field an entry may have, and those it must have.
   llvm::SmallVector<std::string> allowed, required;
 };
@@ -229,6 +230,7 @@ struct OpEntry {
   /// The op the entry names, and its ODS fields.
   std::optional<mlir::RegisteredOperationName> name;
   OpFields fields;
+  ResultTypeSource resultType = ResultTypeSource::GivenShape;
 };
 
 /// Every op a graph may name (the registered shardc ops with one result),

@@ -105,7 +105,9 @@ static const GraphOpSpec *lookupSpec(ImportState &st, StringRef mnemonic) {
   if (fresh) {
     if (std::optional<RegisteredOperationName> name =
             lookupGraphOp(st.ctx, mnemonic)) {
-      GraphOpSpec spec{*name, *getOpFields(*name), {}, {}};
+      OpFields fields = *getOpFields(*name);
+      GraphOpSpec spec{*name, fields, getResultTypeSource(*name, fields), {},
+                       {}};
       spec.allowed = {"op", "inputs", "output", "sharding", "partial"};
       spec.required = {"op", "output"};
       if (spec.fields.numOperands != 0)
@@ -155,7 +157,8 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   if (failed(checkFields(named, allowed, required)))
     return failure();
 
-  OpEntry op{named, *mnemonic, *output, {}, {}, spec->name, fields};
+  OpEntry op{named,       *mnemonic, *output,           {},
+             {},          spec->name, fields, spec->resultType};
   JVal inputs = named.field("inputs");
   if (inputs.present()) {
     FailureOr<SmallVector<std::string>> names = readNameList(inputs);
@@ -241,7 +244,7 @@ static FailureOr<Operation *> buildFromFields(const OpEntry &op,
                                               Location loc) {
   ImportState &st = op.entry.state();
   const JVal &e = op.entry;
-  ResultTypeSource source = getResultTypeSource(*op.name, op.fields);
+  ResultTypeSource source = op.resultType;
   if (source == ResultTypeSource::FromMesh)
     return buildCollective(op, operands, loc);
 
