@@ -11,13 +11,13 @@
 #include "JsonWriter.h"
 
 #include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -101,7 +101,16 @@ private:
   void nameValues(func::FuncOp func);
   LogicalResult exportInputs(func::FuncOp func, OrderedJson &graph);
   LogicalResult exportOp(Operation *op, OrderedJson &entry);
-  LogicalResult exportOpFields(Operation *op, OrderedJson &entry);
+  /// Writes the op's ODS attributes, and its result shape where nothing
+  /// else determines it.
+  LogicalResult exportOpFields(Operation *op, const OpFields &fields,
+                               OrderedJson &entry);
+  /// Writes `attr`, the value of `field`, with the codec of its kind.
+  LogicalResult exportField(Operation *op, const OpField &field,
+                            Attribute attr, OrderedJson &entry);
+  /// A constant's value: its shape, dtype and value or values.
+  LogicalResult exportConstantValue(Operation *op, Attribute attr,
+                                    OrderedJson &entry);
   LogicalResult exportOutputs(func::FuncOp func, OrderedJson &graph);
   /// Writes `attr` (a sharding) as `entry[shardingKey]`/`entry[partialKey]`.
   LogicalResult putSharding(Operation *at, Attribute attr, OrderedJson &entry,
@@ -291,124 +300,143 @@ LogicalResult GraphExporter::exportInputs(func::FuncOp func,
   return success();
 }
 
-LogicalResult GraphExporter::exportOpFields(Operation *op, OrderedJson &entry) {
-  auto collective = [&](FlatSymbolRefAttr meshRef,
-                        ArrayAttr axes) -> LogicalResult {
-    if (failed(checkMesh(op, meshRef)))
-      return failure();
-    OrderedJson list = OrderedJson::array();
-    for (Attribute a : axes)
-      list.push_back(cast<StringAttr>(a).getValue().str());
-    entry["axes"] = std::move(list);
+/// The key of the partial axes that go with sharding field `key`:
+/// "sharding" -> "partial", "result_sharding" -> "result_partial".
+static std::string partialKeyFor(StringRef key) {
+  if (key.consume_back("sharding"))
+    return key.str() + "partial";
+  return key.str() + "_partial";
+}
+
+LogicalResult GraphExporter::exportConstantValue(Operation *op,
+                                                 Attribute attr,
+                                                 OrderedJson &entry) {
+  auto type = cast<RankedTensorType>(cast<TypedAttr>(attr).getType());
+  entry["shape"] = intList(type.getShape());
+  entry["dtype"] = dtypeName(type.getElementType()).str();
+  auto dense = dyn_cast<DenseFPElementsAttr>(attr);
+  if (!dense)
+    return op->emitError()
+           << "only dense floating-point constants can be expressed in "
+              "a JSON graph";
+  auto put = [&](const APFloat &v, OrderedJson &out) -> LogicalResult {
+    FailureOr<OrderedJson> number = floatToJson(v);
+    if (failed(number))
+      return op->emitError("a NaN with a payload cannot be "
+                           "expressed in a JSON graph");
+    out = std::move(*number);
     return success();
   };
-  auto reduction = [&](ReductionKindAttr attr) {
-    // "sum" is the default: the op prints the same with or without it.
-    if (attr && attr.getValue() != ReductionKind::Sum)
-      entry["reduction"] = stringifyReductionKind(attr.getValue()).str();
+  if (dense.isSplat())
+    return put(dense.getSplatValue<APFloat>(), entry["value"]);
+  OrderedJson values = OrderedJson::array();
+  for (const APFloat &v : dense.getValues<APFloat>())
+    if (failed(put(v, values.emplace_back())))
+      return failure();
+  entry["values"] = std::move(values);
+  return success();
+}
+
+LogicalResult GraphExporter::exportField(Operation *op, const OpField &field,
+                                         Attribute attr, OrderedJson &entry) {
+  std::string key = field.name.str();
+  auto cannotExpress = [&] {
+    return op->emitError() << "attribute '" << field.name << "' (" << attr
+                           << ") cannot be expressed in a JSON graph";
   };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](DotGeneralOp dot) {
-        entry["lhs_batch_dims"] = intList(dot.getLhsBatchDims());
-        entry["rhs_batch_dims"] = intList(dot.getRhsBatchDims());
-        entry["lhs_contracting_dims"] = intList(dot.getLhsContractingDims());
-        entry["rhs_contracting_dims"] = intList(dot.getRhsContractingDims());
-        return success();
-      })
-      .Case<ReduceSumOp, ReduceMaxOp>([&](auto reduce) {
-        entry["dims"] = intList(reduce.getDims());
-        return success();
-      })
-      .Case([&](TransposeOp transpose) {
-        entry["permutation"] = intList(transpose.getPermutation());
-        return success();
-      })
-      .Case([&](ReshapeOp reshape) {
-        entry["shape"] = intList(reshape.getType().getShape());
-        return success();
-      })
-      .Case([&](BroadcastInDimOp broadcast) {
-        entry["dims"] = intList(broadcast.getDims());
-        entry["shape"] = intList(broadcast.getType().getShape());
-        return success();
-      })
-      .Case([&](ConstantOp constant) -> LogicalResult {
-        auto type = cast<RankedTensorType>(constant.getType());
-        entry["shape"] = intList(type.getShape());
-        entry["dtype"] = dtypeName(type.getElementType()).str();
-        auto dense = dyn_cast<DenseFPElementsAttr>(constant.getValue());
-        if (!dense)
-          return constant.emitError()
-                 << "only dense floating-point constants can be expressed in "
-                    "a JSON graph";
-        auto put = [&](const APFloat &v, OrderedJson &out) -> LogicalResult {
-          FailureOr<OrderedJson> number = floatToJson(v);
-          if (failed(number))
-            return constant.emitError("a NaN with a payload cannot be "
-                                      "expressed in a JSON graph");
-          out = std::move(*number);
-          return success();
-        };
-        if (dense.isSplat())
-          return put(dense.getSplatValue<APFloat>(), entry["value"]);
-        OrderedJson values = OrderedJson::array();
-        for (const APFloat &v : dense.getValues<APFloat>())
-          if (failed(put(v, values.emplace_back())))
-            return failure();
-        entry["values"] = std::move(values);
-        return success();
-      })
-      .Case([&](ShardingConstraintOp constraint) {
-        return putSharding(op, constraint.getSharding(), entry);
-      })
-      .Case([&](AllGatherOp c) {
-        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
-        entry["dim"] = c.getDim();
-        return ok;
-      })
-      .Case([&](AllSliceOp c) {
-        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
-        entry["dim"] = c.getDim();
-        return ok;
-      })
-      .Case([&](ReduceScatterOp c) {
-        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
-        entry["dim"] = c.getDim();
-        reduction(c.getReductionAttr());
-        return ok;
-      })
-      .Case([&](AllReduceOp c) {
-        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
-        reduction(c.getReductionAttr());
-        return ok;
-      })
-      .Case([&](AllToAllOp c) {
-        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
-        entry["split_dim"] = c.getSplitDim();
-        entry["concat_dim"] = c.getConcatDim();
-        return ok;
-      })
-      .Case([&](CollectivePermuteOp c) {
-        LogicalResult ok = collective(c.getMeshAttr(), c.getAxes());
-        OrderedJson pairs = OrderedJson::array();
-        for (auto [source, target] : c.getSourceTargetPairs())
-          pairs.push_back(OrderedJson::array({source, target}));
-        entry["pairs"] = std::move(pairs);
-        return ok;
-      })
-      .Default([](Operation *) { return success(); });
+  switch (field.kind) {
+  case OpFieldKind::IntList:
+    entry[key] = intList(cast<DenseI64ArrayAttr>(attr).asArrayRef());
+    return success();
+  case OpFieldKind::NameList: {
+    OrderedJson list = OrderedJson::array();
+    for (Attribute a : cast<ArrayAttr>(attr))
+      list.push_back(cast<StringAttr>(a).getValue().str());
+    entry[key] = std::move(list);
+    return success();
+  }
+  case OpFieldKind::IntListList: {
+    OrderedJson lists = OrderedJson::array();
+    for (Attribute inner : cast<ArrayAttr>(attr)) {
+      auto ints = dyn_cast<ArrayAttr>(inner);
+      if (!ints)
+        return cannotExpress();
+      OrderedJson list = OrderedJson::array();
+      for (Attribute a : ints) {
+        auto n = dyn_cast<IntegerAttr>(a);
+        if (!n)
+          return cannotExpress();
+        list.push_back(n.getInt());
+      }
+      lists.push_back(std::move(list));
+    }
+    entry[key] = std::move(lists);
+    return success();
+  }
+  case OpFieldKind::Int:
+    entry[key] = cast<IntegerAttr>(attr).getInt();
+    return success();
+  case OpFieldKind::String:
+    entry[key] = cast<StringAttr>(attr).getValue().str();
+    return success();
+  case OpFieldKind::Reduction:
+    entry[key] =
+        stringifyReductionKind(cast<ReductionKindAttr>(attr).getValue()).str();
+    return success();
+  case OpFieldKind::Elements:
+    return exportConstantValue(op, attr, entry);
+  case OpFieldKind::Sharding:
+    return putSharding(op, attr, entry, key, partialKeyFor(key));
+  case OpFieldKind::MeshRef:
+    // The graph's one mesh is implicit.
+    return checkMesh(op, cast<FlatSymbolRefAttr>(attr));
+  }
+  return cannotExpress();
+}
+
+/// Whether a default value of this kind is left out. Enumerations are, as
+/// MLIR's printer leaves them out of an attribute dictionary; lists of dims
+/// are always written, as the format documents them.
+static bool omitsDefault(OpFieldKind kind) {
+  return kind == OpFieldKind::Reduction;
+}
+
+LogicalResult GraphExporter::exportOpFields(Operation *op,
+                                            const OpFields &fields,
+                                            OrderedJson &entry) {
+  MLIRContext *ctx = op->getContext();
+  for (const OpField &field : fields.attrs) {
+    std::optional<Attribute> stored = op->getInherentAttr(field.name);
+    Attribute attr = stored ? *stored : Attribute();
+    if (!attr && field.defaultValue)
+      attr = field.defaultValue(ctx);
+    if (!attr)
+      continue; // an optional attribute the op does not have
+    if (field.defaultValue && omitsDefault(field.kind) &&
+        attr == field.defaultValue(ctx))
+      continue;
+    if (failed(exportField(op, field, attr, entry)))
+      return failure();
+  }
+  if (getResultTypeSource(op->getName(), fields) ==
+      ResultTypeSource::GivenShape)
+    entry["shape"] =
+        intList(cast<RankedTensorType>(op->getResult(0).getType()).getShape());
+  return success();
 }
 
 LogicalResult GraphExporter::exportOp(Operation *op, OrderedJson &entry) {
   // Unregistered ops have no dialect.
-  if (!isa_and_present<ShardcDialect>(op->getDialect()) || isa<MeshOp>(op) ||
-      op->getNumResults() != 1 || op->getNumRegions() != 0)
+  std::optional<OpFields> fields = getOpFields(op->getName());
+  if (!isa_and_present<ShardcDialect>(op->getDialect()) || !fields ||
+      isa<MeshOp>(op) || op->getNumResults() != 1 ||
+      op->getNumRegions() != 0)
     return op->emitError() << "'" << op->getName()
                            << "' cannot be expressed in a JSON graph";
   if (failed(checkType(op, op->getResult(0).getType(), "the result")))
     return failure();
   entry["op"] = op->getName().stripDialect().str();
-  if (!isa<ConstantOp>(op)) {
+  if (fields->numOperands != 0) {
     OrderedJson inputs = OrderedJson::array();
     for (Value operand : op->getOperands()) {
       auto it = names.find(operand);
@@ -420,11 +448,13 @@ LogicalResult GraphExporter::exportOp(Operation *op, OrderedJson &entry) {
     entry["inputs"] = std::move(inputs);
   }
   entry["output"] = names[op->getResult(0)];
-  if (failed(exportOpFields(op, entry)))
+  if (failed(exportOpFields(op, *fields, entry)))
     return failure();
-  // On a sharding_constraint "sharding" is the constraint, so an annotation
-  // of its result goes under its own name.
-  bool constraint = isa<ShardingConstraintOp>(op);
+  // On an op whose own attribute is "sharding" (sharding_constraint), an
+  // annotation of its result goes under its own name.
+  bool constraint = llvm::any_of(fields->attrs, [](const OpField &f) {
+    return f.name == "sharding";
+  });
   for (NamedAttribute attr : op->getDiscardableAttrs()) {
     if (attr.getName() != ShardcDialect::getShardingAttrName())
       return op->emitError() << "attribute '" << attr.getName().getValue()

@@ -14,11 +14,13 @@
 
 #include "JsonText.h"
 
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <deque>
 
@@ -56,6 +58,16 @@ struct ValueName {
   const EntryName *entry = nullptr;
 };
 
+/// An op a graph entry may name, and the JSON fields its ODS definition
+/// gives it besides op/inputs/output/sharding/partial.
+struct GraphOpSpec {
+  mlir::RegisteredOperationName name;
+  OpFields fields;
+  ResultTypeSource resultType;
+  /// Every field an entry may have, and those it must have.
+  llvm::SmallVector<std::string> allowed, required;
+};
+
 class ImportState {
 public:
   ImportState(mlir::MLIRContext *ctx, llvm::StringRef filename,
@@ -85,6 +97,10 @@ public:
   /// The shardc attribute names set on every value, uniqued once per import
   /// instead of once per value.
   mlir::StringAttr nameAttrName, shardingAttrName, paramAttrName;
+  /// What an entry of each op kind may hold, worked out from the op's
+  /// definition once per import (keyed by the "op" string; empty for a
+  /// string that names no op).
+  llvm::StringMap<std::optional<GraphOpSpec>> opSpecs;
 
 private:
   /// Keyed on the file location; the last name given for it wins (entries
@@ -211,10 +227,15 @@ struct OpEntry {
   llvm::SmallVector<std::string> inputs;
   /// Where each input name is written.
   llvm::SmallVector<JVal> inputEntries;
+  /// The op the entry names, and its ODS fields.
+  std::optional<mlir::RegisteredOperationName> name;
+  OpFields fields;
+  ResultTypeSource resultType = ResultTypeSource::GivenShape;
 };
 
-/// Every op kind the format knows, for messages.
-llvm::ArrayRef<llvm::StringRef> opMnemonics();
+/// Every op a graph may name (the registered shardc ops with one result),
+/// for messages.
+llvm::SmallVector<llvm::StringRef> opMnemonics(mlir::MLIRContext *ctx);
 
 /// Checks kind, fields, arity, input and output names of an op entry.
 mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry);
@@ -227,7 +248,34 @@ buildOp(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands);
 /// Builds a collective entry (JsonCollectives.cpp), computing its result
 /// shape from the mesh axis sizes.
 mlir::FailureOr<mlir::Operation *>
-buildCollective(const OpEntry &op, mlir::Value input, mlir::Location loc);
+buildCollective(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands,
+                mlir::Location loc);
+
+//===----------------------------------------------------------------------===//
+// Attribute codecs (JsonFieldCodecs.cpp).
+//===----------------------------------------------------------------------===//
+
+/// What a field gives: the attribute (null for an absent optional field)
+/// and, for a constant's value, the result type.
+struct FieldValue {
+  mlir::Attribute attr;
+  mlir::Type type;
+};
+
+/// Reads the JSON field(s) of attribute `field` of entry `op` with the codec
+/// of its kind.
+mlir::FailureOr<FieldValue> readField(const OpEntry &op, const OpField &field);
+
+/// The optional "reduction" field; null when absent (the op's default).
+mlir::FailureOr<ReductionKindAttr> readReduction(const JVal &v);
+
+/// The key of the partial axes that go with sharding field `shardingKey`:
+/// "sharding" -> "partial", "result_sharding" -> "result_partial".
+std::string partialKeyFor(llvm::StringRef shardingKey);
+
+/// The op has an attribute named "sharding" (sharding_constraint): the
+/// annotation of its result is then written "result_sharding".
+bool hasOwnShardingField(const OpFields &fields);
 
 /// Runs `fn` and re-emits the diagnostics it produced at the JSON entry they
 /// concern, prefixed with its path: MLIR's verifiers and type inference

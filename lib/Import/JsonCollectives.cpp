@@ -6,6 +6,10 @@
 // the mesh up front, so it computes the result shape here and reports bad
 // axes, dims and divisibility at the entry instead of after the fact.
 //
+// This is the one part of the importer that knows ops, by mnemonic: how a
+// collective's result shape follows from its group belongs to the op (a
+// collective op interface), and moves there once the Dialect has one.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ImportState.h"
@@ -76,20 +80,6 @@ private:
 };
 } // namespace
 
-/// The optional "reduction" field; null when absent (the op's default, sum).
-static FailureOr<ReductionKindAttr> readReduction(const JVal &v) {
-  if (!v.present())
-    return ReductionKindAttr();
-  FailureOr<std::string> name = readString(v);
-  if (failed(name))
-    return failure();
-  std::optional<ReductionKind> kind = symbolizeReductionKind(*name);
-  if (!kind)
-    return v.error() << "unknown reduction \"" << printable(*name)
-                     << "\"; expected \"sum\" or \"max\"";
-  return ReductionKindAttr::get(v.state().ctx, *kind);
-}
-
 /// "pairs": [[source, target], ...] with group indices, each source and each
 /// target at most once. Built as nested integer arrays, which is what the
 /// op's textual form `pairs = [[0, 1], [1, 0]]` parses to.
@@ -122,9 +112,13 @@ static FailureOr<ArrayAttr> readPairs(const JVal &v, int64_t group) {
   return b.getArrayAttr(pairs);
 }
 
-FailureOr<Operation *> shardc::jsonimport::buildCollective(const OpEntry &op,
-                                                           Value input,
-                                                           Location loc) {
+FailureOr<Operation *>
+shardc::jsonimport::buildCollective(const OpEntry &op,
+                                    llvm::ArrayRef<Value> operands,
+                                    Location loc) {
+  if (operands.size() != 1)
+    return op.entry.error() << "internal error: unchecked op entry";
+  Value input = operands.front();
   const JVal &e = op.entry;
   ImportState &st = e.state();
   OpBuilder &b = st.builder;
@@ -146,23 +140,40 @@ FailureOr<Operation *> shardc::jsonimport::buildCollective(const OpEntry &op,
   auto inputType = cast<RankedTensorType>(input.getType());
   CollectiveShape shape(op, inputType, group, axesDesc);
   StringRef kind = op.mnemonic;
+  // Built from the op's name and named attributes: the ODS names are the
+  // JSON field names.
+  auto create = [&](Type type,
+                    llvm::ArrayRef<NamedAttribute> fields) -> Operation * {
+    OperationState state(loc, *op.name);
+    state.addOperands(input);
+    state.addTypes(type);
+    state.addAttribute("mesh", mesh);
+    state.addAttribute("axes", axesAttr);
+    state.addAttributes(fields);
+    return b.create(state);
+  };
+  auto attr = [&](StringRef name, Attribute value) {
+    return NamedAttribute(b.getStringAttr(name), value);
+  };
+  auto reductionAttrs = [&](ReductionKindAttr reduction) {
+    SmallVector<NamedAttribute, 1> out;
+    if (reduction)
+      out.push_back(attr("reduction", reduction));
+    return out;
+  };
 
   if (kind == "all_reduce") {
     FailureOr<ReductionKindAttr> reduction =
         readReduction(e.field("reduction"));
     if (failed(reduction))
       return failure();
-    return AllReduceOp::create(b, loc, inputType, input, mesh, axesAttr,
-                               *reduction)
-        .getOperation();
+    return create(inputType, reductionAttrs(*reduction));
   }
   if (kind == "collective_permute") {
     FailureOr<ArrayAttr> pairs = readPairs(e.field("pairs"), group);
     if (failed(pairs))
       return failure();
-    return CollectivePermuteOp::create(b, loc, inputType, input, mesh, axesAttr,
-                                       *pairs)
-        .getOperation();
+    return create(inputType, {attr("pairs", *pairs)});
   }
   if (kind == "all_to_all") {
     FailureOr<int64_t> split = shape.readDim("split_dim");
@@ -176,10 +187,9 @@ FailureOr<Operation *> shardc::jsonimport::buildCollective(const OpEntry &op,
     if (failed(shape.divide("split_dim", *split)) ||
         failed(shape.multiply("concat_dim", *concat)))
       return failure();
-    return AllToAllOp::create(b, loc, shape.result(), input, mesh, axesAttr,
-                              b.getI64IntegerAttr(*split),
-                              b.getI64IntegerAttr(*concat))
-        .getOperation();
+    return create(shape.result(),
+                  {attr("split_dim", b.getI64IntegerAttr(*split)),
+                   attr("concat_dim", b.getI64IntegerAttr(*concat))});
   }
 
   // all_gather, reduce_scatter, all_slice: one "dim".
@@ -190,20 +200,16 @@ FailureOr<Operation *> shardc::jsonimport::buildCollective(const OpEntry &op,
   if (kind == "all_gather") {
     if (failed(shape.multiply("dim", *dim)))
       return failure();
-    return AllGatherOp::create(b, loc, shape.result(), input, mesh, axesAttr,
-                               dimAttr)
-        .getOperation();
+    return create(shape.result(), {attr("dim", dimAttr)});
   }
   if (failed(shape.divide("dim", *dim)))
     return failure();
   if (kind == "all_slice")
-    return AllSliceOp::create(b, loc, shape.result(), input, mesh, axesAttr,
-                              dimAttr)
-        .getOperation();
+    return create(shape.result(), {attr("dim", dimAttr)});
   FailureOr<ReductionKindAttr> reduction = readReduction(e.field("reduction"));
   if (failed(reduction))
     return failure();
-  return ReduceScatterOp::create(b, loc, shape.result(), input, mesh, axesAttr,
-                                 dimAttr, *reduction)
-      .getOperation();
+  SmallVector<NamedAttribute, 2> fields = {attr("dim", dimAttr)};
+  fields.append(reductionAttrs(*reduction));
+  return create(shape.result(), fields);
 }

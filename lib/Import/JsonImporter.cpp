@@ -131,7 +131,7 @@ private:
   JVal root;
   llvm::StringMap<Definition> defs;
   llvm::StringMap<Value> values;
-  SmallVector<OpEntry> ops;
+  SmallVector<OpEntry, 0> ops;
 };
 } // namespace
 

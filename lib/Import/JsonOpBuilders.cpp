@@ -1,20 +1,23 @@
 //===- JsonOpBuilders.cpp - op entries of a JSON graph to shardc ops ------===//
 //
-// Each op kind declares its arity and its op-specific fields; an entry is
-// checked against that declaration before the graph is sorted, and built
-// once its operands exist. Result types come from the ops' own type
-// inference where they have it (so the importer and the verifier agree by
-// construction) and are computed here otherwise. Inference is called
-// directly rather than through the inferring builders, because those treat
-// a failure as fatal.
+// Nothing here knows an op: an entry's fields, arity and required fields
+// come from the op's ODS definition (OpFieldsOpInterface, found from the
+// registered op named by "op"), each attribute is read by the codec of its
+// kind (JsonFieldCodecs.cpp), and the result type comes from where the op's
+// traits and interfaces say it does (ResultTypeSource): its own type
+// inference (so the importer and the verifier agree by construction), its
+// operand, its constant value, the mesh (collectives, JsonCollectives.cpp)
+// or the entry's "shape". Inference is called on the op built with a
+// placeholder result type, which is replaced before anything sees it,
+// rather than through the inferring builders, which treat a failure as
+// fatal.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ImportState.h"
 
 #include "mlir/IR/Verifier.h"
-
-#include <cmath>
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -22,100 +25,98 @@ using namespace shardc::jsonimport;
 using llvm::SmallVector;
 using llvm::StringRef;
 
-namespace {
-enum class Kind {
-  Unary,
-  Binary,
-  Matmul,
-  DotGeneral,
-  ReduceSum,
-  ReduceMax,
-  Transpose,
-  Reshape,
-  Broadcast,
-  Constant,
-  Constraint,
-  Collective,
-};
-
-struct OpSpec {
-  StringRef mnemonic;
-  Kind kind;
-  unsigned arity;
-  /// Fields besides op/inputs/output/sharding/partial.
-  llvm::ArrayRef<StringRef> fields;
-  /// Which of those (and of sharding/partial) are required.
-  llvm::ArrayRef<StringRef> required;
-};
-} // namespace
-
-static const StringRef kDotFields[] = {"lhs_batch_dims", "rhs_batch_dims",
-                                       "lhs_contracting_dims",
-                                       "rhs_contracting_dims"};
-static const StringRef kDims[] = {"dims"};
-static const StringRef kPermutation[] = {"permutation"};
-static const StringRef kShape[] = {"shape"};
-static const StringRef kDimsShape[] = {"dims", "shape"};
-static const StringRef kConstantFields[] = {"shape", "dtype", "value",
-                                            "values"};
-static const StringRef kConstraintFields[] = {"result_sharding",
-                                              "result_partial"};
-static const StringRef kSharding[] = {"sharding"};
-static const StringRef kAxesDim[] = {"axes", "dim"};
-static const StringRef kScatterFields[] = {"axes", "dim", "reduction"};
-static const StringRef kAxes[] = {"axes"};
-static const StringRef kAllReduceFields[] = {"axes", "reduction"};
-static const StringRef kAllToAllFields[] = {"axes", "split_dim", "concat_dim"};
-static const StringRef kPermuteFields[] = {"axes", "pairs"};
-
-static const OpSpec kOpSpecs[] = {
-    {"relu", Kind::Unary, 1, {}, {}},
-    {"gelu", Kind::Unary, 1, {}, {}},
-    {"exp", Kind::Unary, 1, {}, {}},
-    {"log", Kind::Unary, 1, {}, {}},
-    {"neg", Kind::Unary, 1, {}, {}},
-    {"tanh", Kind::Unary, 1, {}, {}},
-    {"sqrt", Kind::Unary, 1, {}, {}},
-    {"rsqrt", Kind::Unary, 1, {}, {}},
-    {"sigmoid", Kind::Unary, 1, {}, {}},
-    {"step", Kind::Unary, 1, {}, {}},
-    {"add", Kind::Binary, 2, {}, {}},
-    {"sub", Kind::Binary, 2, {}, {}},
-    {"mul", Kind::Binary, 2, {}, {}},
-    {"div", Kind::Binary, 2, {}, {}},
-    {"max", Kind::Binary, 2, {}, {}},
-    {"matmul", Kind::Matmul, 2, {}, {}},
-    {"dot_general", Kind::DotGeneral, 2, kDotFields, {}},
-    {"reduce_sum", Kind::ReduceSum, 1, kDims, kDims},
-    {"reduce_max", Kind::ReduceMax, 1, kDims, kDims},
-    {"transpose", Kind::Transpose, 1, kPermutation, kPermutation},
-    {"reshape", Kind::Reshape, 1, kShape, kShape},
-    {"broadcast_in_dim", Kind::Broadcast, 1, kDimsShape, kDimsShape},
-    {"constant", Kind::Constant, 0, kConstantFields, kShape},
-    {"sharding_constraint", Kind::Constraint, 1, kConstraintFields, kSharding},
-    {"all_gather", Kind::Collective, 1, kAxesDim, kAxesDim},
-    {"reduce_scatter", Kind::Collective, 1, kScatterFields, kAxesDim},
-    {"all_reduce", Kind::Collective, 1, kAllReduceFields, kAxes},
-    {"all_to_all", Kind::Collective, 1, kAllToAllFields, kAllToAllFields},
-    {"all_slice", Kind::Collective, 1, kAxesDim, kAxesDim},
-    {"collective_permute", Kind::Collective, 1, kPermuteFields, kPermuteFields},
-};
-
-static const OpSpec *lookupSpec(StringRef mnemonic) {
-  for (const OpSpec &spec : kOpSpecs)
-    if (spec.mnemonic == mnemonic)
-      return &spec;
-  return nullptr;
+/// The registered shardc op a graph entry may name: one with a single
+/// result and an OpFields description (the mesh is the graph's own field).
+static std::optional<RegisteredOperationName>
+lookupGraphOp(MLIRContext *ctx, StringRef mnemonic) {
+  std::optional<RegisteredOperationName> name =
+      RegisteredOperationName::lookup(("shardc." + mnemonic).str(), ctx);
+  if (!name || !name->hasTrait<OpTrait::OneResult>() ||
+      !name->hasInterface<OpFieldsOpInterface>())
+    return std::nullopt;
+  return name;
 }
 
-llvm::ArrayRef<StringRef> shardc::jsonimport::opMnemonics() {
-  static const SmallVector<StringRef> names = [] {
-    SmallVector<StringRef> out;
-    for (const OpSpec &spec : kOpSpecs)
-      out.push_back(spec.mnemonic);
-    return out;
-  }();
-  return names;
+SmallVector<StringRef> shardc::jsonimport::opMnemonics(MLIRContext *ctx) {
+  SmallVector<StringRef> out;
+  for (RegisteredOperationName name : ctx->getRegisteredOperations())
+    if (name.getDialectNamespace() == ShardcDialect::getDialectNamespace() &&
+        lookupGraphOp(ctx, name.stripDialect()))
+      out.push_back(name.stripDialect());
+  // The registry's order is its own business; messages list ops
+  // alphabetically.
+  llvm::sort(out);
+  return out;
+}
+
+std::string shardc::jsonimport::partialKeyFor(StringRef shardingKey) {
+  if (shardingKey.consume_back("sharding"))
+    return shardingKey.str() + "partial";
+  return shardingKey.str() + "_partial";
+}
+
+bool shardc::jsonimport::hasOwnShardingField(const OpFields &fields) {
+  return llvm::any_of(fields.attrs,
+                      [](const OpField &f) { return f.name == "sharding"; });
+}
+
+/// The JSON fields of `fields` (besides op/inputs/output/sharding/partial)
+/// and which of them are required, in ODS order.
+static void jsonFieldsOf(OperationName name, const OpFields &fields,
+                         SmallVectorImpl<std::string> &allowed,
+                         SmallVectorImpl<std::string> &required) {
+  auto allow = [&](const std::string &key, bool isRequired) {
+    if (!llvm::is_contained(allowed, key))
+      allowed.push_back(key);
+    if (isRequired)
+      required.push_back(key);
+  };
+  for (const OpField &field : fields.attrs) {
+    switch (field.kind) {
+    case OpFieldKind::MeshRef:
+      break; // the graph's mesh
+    case OpFieldKind::Elements:
+      allow("shape", true);
+      allow("dtype", false);
+      allow("value", false);
+      allow("values", false);
+      break;
+    case OpFieldKind::Sharding:
+      allow(field.name.str(), field.required);
+      allow(partialKeyFor(field.name), false);
+      break;
+    default:
+      allow(field.name.str(), field.required);
+    }
+  }
+  // The op's own "sharding" takes the name of the result's annotation,
+  // which moves to its own fields.
+  if (hasOwnShardingField(fields)) {
+    allow("result_sharding", false);
+    allow("result_partial", false);
+  }
+  if (getResultTypeSource(name, fields) == ResultTypeSource::GivenShape)
+    allow("shape", true);
+}
+
+/// The spec of the op `mnemonic` names, worked out on first use.
+static const GraphOpSpec *lookupSpec(ImportState &st, StringRef mnemonic) {
+  auto [it, fresh] = st.opSpecs.try_emplace(mnemonic);
+  if (fresh) {
+    if (std::optional<RegisteredOperationName> name =
+            lookupGraphOp(st.ctx, mnemonic)) {
+      OpFields fields = *getOpFields(*name);
+      GraphOpSpec spec{*name, fields, getResultTypeSource(*name, fields), {},
+                       {}};
+      spec.allowed = {"op", "inputs", "output", "sharding", "partial"};
+      spec.required = {"op", "output"};
+      if (spec.fields.numOperands != 0)
+        spec.required.push_back("inputs");
+      jsonFieldsOf(*name, spec.fields, spec.allowed, spec.required);
+      it->second = std::move(spec);
+    }
+  }
+  return it->second ? &*it->second : nullptr;
 }
 
 FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
@@ -127,15 +128,18 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   FailureOr<std::string> mnemonic = readString(kindField);
   if (failed(mnemonic))
     return failure();
-  const OpSpec *spec = lookupSpec(*mnemonic);
+  ImportState &st = entry.state();
+  const GraphOpSpec *spec = lookupSpec(st, *mnemonic);
   if (!spec) {
+    SmallVector<StringRef> known = opMnemonics(st.ctx);
     InFlightDiagnostic diag = kindField.error()
                               << "unknown op \"" << printable(*mnemonic) << "\""
-                              << suggest(*mnemonic, opMnemonics())
+                              << suggest(*mnemonic, known)
                               << "; known ops are ";
-    llvm::interleaveComma(opMnemonics(), diag);
+    llvm::interleaveComma(known, diag);
     return diag;
   }
+  const OpFields &fields = spec->fields;
   JVal outputField = entry.field("output");
   if (!outputField.present())
     return entry.error() << "missing required field \"output\"";
@@ -146,17 +150,15 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
   // From here on the entry is named by its output, which is what a user
   // searches the file for.
   JVal named = entry.renamed("output", *output);
-  SmallVector<StringRef> allowed = {"op", "inputs", "output", "sharding",
-                                    "partial"};
-  allowed.append(spec->fields.begin(), spec->fields.end());
-  SmallVector<StringRef> required = {"op", "output"};
-  if (spec->kind != Kind::Constant)
-    required.push_back("inputs");
-  required.append(spec->required.begin(), spec->required.end());
+  SmallVector<StringRef, 12> allowed(spec->allowed.begin(),
+                                     spec->allowed.end());
+  SmallVector<StringRef, 8> required(spec->required.begin(),
+                                     spec->required.end());
   if (failed(checkFields(named, allowed, required)))
     return failure();
 
-  OpEntry op{named, *mnemonic, *output, {}, {}};
+  OpEntry op{named,       *mnemonic, *output,           {},
+             {},          spec->name, fields, spec->resultType};
   JVal inputs = named.field("inputs");
   if (inputs.present()) {
     FailureOr<SmallVector<std::string>> names = readNameList(inputs);
@@ -166,14 +168,14 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
     for (size_t i = 0; i < op.inputs.size(); ++i)
       op.inputEntries.push_back(inputs.at(i));
   }
-  if (op.inputs.size() != spec->arity) {
+  unsigned arity = fields.numOperands;
+  if (op.inputs.size() != arity) {
     JVal at = inputs.present() ? inputs : named;
-    InFlightDiagnostic diag = at.error() << "\"" << spec->mnemonic << "\" ";
-    if (spec->arity == 0)
+    InFlightDiagnostic diag = at.error() << "\"" << *mnemonic << "\" ";
+    if (arity == 0)
       return diag << "takes no inputs, got " << op.inputs.size();
-    return diag << "takes " << spec->arity
-                << (spec->arity == 1 ? " input" : " inputs") << ", got "
-                << op.inputs.size();
+    return diag << "takes " << arity << (arity == 1 ? " input" : " inputs")
+                << ", got " << op.inputs.size();
   }
   return op;
 }
@@ -196,261 +198,134 @@ static std::string describeOperands(const OpEntry &op,
   return out;
 }
 
-template <typename OpTy>
-static FailureOr<Type> inferResult(const OpEntry &op, Location loc,
-                                   llvm::ArrayRef<Value> operands,
-                                   const typename OpTy::Properties &props) {
+/// Sets the result type of `created`, built with a placeholder, to the one
+/// its type inference gives; erases it on failure.
+static LogicalResult inferResult(const OpEntry &op, Operation *created,
+                                 llvm::ArrayRef<Value> operands) {
   ImportState &st = op.entry.state();
+  Location loc = created->getLoc();
   SmallVector<Type, 1> types;
   LogicalResult ok = reportAtEntries(
       st, findFileLoc(loc),
       [&] {
-        typename OpTy::Adaptor adaptor(ValueRange(operands), DictionaryAttr(),
-                                       props);
-        return OpTy::inferReturnTypes(st.ctx, loc, adaptor, types);
+        auto infer = cast<InferTypeOpInterface>(created);
+        return infer.inferReturnTypes(
+            st.ctx, loc, created->getOperands(),
+            created->getRawDictionaryAttrs(), created->getPropertiesStorage(),
+            created->getRegions(), types);
       },
       [&] { return describeOperands(op, operands); });
-  if (failed(ok) || types.size() != 1)
+  if (failed(ok) || types.size() != 1) {
+    created->erase();
     return failure();
-  return types.front();
+  }
+  created->getResult(0).setType(types.front());
+  return success();
 }
 
-static FailureOr<DenseI64ArrayAttr> readDimsAttr(const JVal &v) {
-  if (!v.present())
-    return DenseI64ArrayAttr::get(v.state().ctx, {});
-  FailureOr<SmallVector<int64_t>> dims = readIntList(v);
-  if (failed(dims))
-    return failure();
-  return DenseI64ArrayAttr::get(v.state().ctx, *dims);
+/// Elementwise ops take operands of one type and do not broadcast.
+static LogicalResult checkSameOperandTypes(const OpEntry &op,
+                                           llvm::ArrayRef<Value> operands) {
+  for (size_t i = 1; i < operands.size(); ++i)
+    if (operands[i].getType() != operands[0].getType())
+      return op.entry.error()
+             << "operands of \"" << op.mnemonic << "\" have different types: \""
+             << printable(op.inputs[0]) << "\" is "
+             << typeStr(operands[0].getType()) << " but \""
+             << printable(op.inputs[i]) << "\" is "
+             << typeStr(operands[i].getType())
+             << " (elementwise ops do not broadcast; use broadcast_in_dim)";
+  return success();
 }
 
-/// A JSON number (or "inf", "-inf", "nan") as a value of `sem`. Returns the
-/// reason on failure; the caller locates it.
-static std::optional<APFloat>
-toFloat(const JsonNode &json, const llvm::fltSemantics &sem, std::string &why) {
-  if (json.is_string()) {
-    StringRef s = json.getString();
-    if (s == "inf" || s == "-inf")
-      return APFloat::getInf(sem, /*Negative=*/s == "-inf");
-    if (s == "nan")
-      return APFloat::getQNaN(sem);
-  }
-  if (!json.is_number()) {
-    why = "must be a number (or \"inf\", \"-inf\", \"nan\"), got " +
-          describe(json);
-    return std::nullopt;
-  }
-  double d = 0;
-  if (json.is_number_float())
-    d = json.getFloat();
-  else if (json.is_number_unsigned())
-    d = static_cast<double>(json.getUnsigned());
-  else
-    d = static_cast<double>(json.getInteger());
-  APFloat value(d);
-  bool losesInfo = false;
-  APFloat::opStatus status =
-      value.convert(sem, APFloat::rmNearestTiesToEven, &losesInfo);
-  if (!std::isfinite(d) || (status & APFloat::opOverflow)) {
-    why = "number " + numberText(json) + " is out of range for the dtype";
-    return std::nullopt;
-  }
-  return value;
-}
-
-static FailureOr<Operation *> buildConstant(const OpEntry &op, Location loc) {
+/// Builds a non-collective op from its fields.
+static FailureOr<Operation *> buildFromFields(const OpEntry &op,
+                                              llvm::ArrayRef<Value> operands,
+                                              Location loc) {
   ImportState &st = op.entry.state();
-  FailureOr<SmallVector<int64_t>> shape = readShape(op.entry.field("shape"));
-  if (failed(shape))
-    return failure();
-  FailureOr<Type> dtype = readDtype(op.entry.field("dtype"));
-  if (failed(dtype))
-    return failure();
-  auto type = RankedTensorType::get(*shape, *dtype);
-  const llvm::fltSemantics &sem = cast<FloatType>(*dtype).getFloatSemantics();
-  JVal value = op.entry.field("value"), values = op.entry.field("values");
-  if (value.present() == values.present())
-    return op.entry.error()
-           << (value.present() ? "give either \"value\" or \"values\", not both"
-                               : "needs \"value\" (one number for every "
-                                 "element) or \"values\" (all elements, "
-                                 "row-major)");
-  std::string why;
-  DenseElementsAttr attr;
-  if (value.present()) {
-    std::optional<APFloat> v = toFloat(value.get(), sem, why);
-    if (!v)
-      return value.error() << why;
-    attr = DenseElementsAttr::get(type, *v);
-  } else {
-    if (!values->is_array())
-      return values.error()
-             << "must be a list of numbers, got " << describe(values.get());
-    int64_t count = type.getNumElements();
-    if (static_cast<uint64_t>(count) != values->size())
-      return values.error() << "has " << values->size() << " values but shape "
-                            << typeStr(type) << " has " << count << " elements";
-    // Elements are read without a JVal each: constants can be large.
-    const JsonDocument &doc = st.document;
-    llvm::ArrayRef<int> list = values->children();
-    SmallVector<APFloat> elements;
-    elements.reserve(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-      std::optional<APFloat> v = toFloat(doc[list[i]], sem, why);
-      if (!v)
-        return values.at(i).error() << why;
-      elements.push_back(*v);
-    }
-    attr = DenseElementsAttr::get(type, elements);
-  }
-  return ConstantOp::create(st.builder, loc, type, attr).getOperation();
-}
-
-/// Builds every op kind but the collectives (JsonCollectives.cpp).
-static FailureOr<Operation *> buildTensorOp(const OpSpec &spec,
-                                            const OpEntry &op,
-                                            llvm::ArrayRef<Value> operands,
-                                            Location loc) {
-  ImportState &st = op.entry.state();
-  OpBuilder &b = st.builder;
   const JVal &e = op.entry;
-  switch (spec.kind) {
-  case Kind::Unary:
-  case Kind::Binary: {
-    Type type = operands[0].getType();
-    if (spec.kind == Kind::Binary && operands[1].getType() != type)
-      return e.error() << "operands of \"" << spec.mnemonic
-                       << "\" have different types: \""
-                       << printable(op.inputs[0]) << "\" is " << typeStr(type)
-                       << " but \"" << printable(op.inputs[1]) << "\" is "
-                       << typeStr(operands[1].getType())
-                       << " (elementwise ops do not broadcast; use "
-                          "broadcast_in_dim)";
-    OperationState state(loc, "shardc." + spec.mnemonic.str());
-    state.addOperands(operands);
-    state.addTypes(type);
-    return b.create(state);
+  ResultTypeSource source = op.resultType;
+  if (source == ResultTypeSource::FromMesh)
+    return buildCollective(op, operands, loc);
+
+  NamedAttrList attrs;
+  Type resultType;
+  for (const OpField &field : op.fields.attrs) {
+    FailureOr<FieldValue> value = readField(op, field);
+    if (failed(value))
+      return failure();
+    if (value->type)
+      resultType = value->type;
+    if (value->attr)
+      attrs.append(field.name, value->attr);
   }
-  case Kind::Matmul: {
-    FailureOr<Type> type = inferResult<MatmulOp>(op, loc, operands, {});
-    if (failed(type))
+  switch (source) {
+  case ResultTypeSource::SameAsOperand:
+    if (failed(checkSameOperandTypes(op, operands)))
       return failure();
-    return MatmulOp::create(b, loc, *type, operands[0], operands[1])
-        .getOperation();
-  }
-  case Kind::DotGeneral: {
-    DotGeneralOp::Properties props;
-    FailureOr<DenseI64ArrayAttr> lb = readDimsAttr(e.field("lhs_batch_dims"));
-    FailureOr<DenseI64ArrayAttr> rb = readDimsAttr(e.field("rhs_batch_dims"));
-    FailureOr<DenseI64ArrayAttr> lc =
-        readDimsAttr(e.field("lhs_contracting_dims"));
-    FailureOr<DenseI64ArrayAttr> rc =
-        readDimsAttr(e.field("rhs_contracting_dims"));
-    if (failed(lb) || failed(rb) || failed(lc) || failed(rc))
-      return failure();
-    props.setLhsBatchDims(*lb);
-    props.setRhsBatchDims(*rb);
-    props.setLhsContractingDims(*lc);
-    props.setRhsContractingDims(*rc);
-    FailureOr<Type> type = inferResult<DotGeneralOp>(op, loc, operands, props);
-    if (failed(type))
-      return failure();
-    return DotGeneralOp::create(b, loc, TypeRange{*type}, operands, props)
-        .getOperation();
-  }
-  case Kind::ReduceSum:
-  case Kind::ReduceMax: {
-    FailureOr<DenseI64ArrayAttr> dims = readDimsAttr(e.field("dims"));
-    if (failed(dims))
-      return failure();
-    if (spec.kind == Kind::ReduceSum) {
-      ReduceSumOp::Properties props;
-      props.setDims(*dims);
-      FailureOr<Type> type = inferResult<ReduceSumOp>(op, loc, operands, props);
-      if (failed(type))
-        return failure();
-      return ReduceSumOp::create(b, loc, TypeRange{*type}, operands, props)
-          .getOperation();
-    }
-    ReduceMaxOp::Properties props;
-    props.setDims(*dims);
-    FailureOr<Type> type = inferResult<ReduceMaxOp>(op, loc, operands, props);
-    if (failed(type))
-      return failure();
-    return ReduceMaxOp::create(b, loc, TypeRange{*type}, operands, props)
-        .getOperation();
-  }
-  case Kind::Transpose: {
-    FailureOr<DenseI64ArrayAttr> perm = readDimsAttr(e.field("permutation"));
-    if (failed(perm))
-      return failure();
-    TransposeOp::Properties props;
-    props.setPermutation(*perm);
-    FailureOr<Type> type = inferResult<TransposeOp>(op, loc, operands, props);
-    if (failed(type))
-      return failure();
-    return TransposeOp::create(b, loc, TypeRange{*type}, operands, props)
-        .getOperation();
-  }
-  case Kind::Reshape:
-  case Kind::Broadcast: {
-    // The target shape is given; the op verifiers check it against the
-    // operand (element count, broadcastable dims).
+    resultType = operands[0].getType();
+    break;
+  case ResultTypeSource::GivenShape: {
+    // The op's verifier checks the shape against the operand (element
+    // count, broadcastable dims).
     FailureOr<SmallVector<int64_t>> shape = readShape(e.field("shape"));
     if (failed(shape))
       return failure();
     auto input = cast<RankedTensorType>(operands[0].getType());
-    auto type = RankedTensorType::get(*shape, input.getElementType());
-    if (spec.kind == Kind::Reshape)
-      return ReshapeOp::create(b, loc, type, operands[0]).getOperation();
-    FailureOr<DenseI64ArrayAttr> dims = readDimsAttr(e.field("dims"));
-    if (failed(dims))
-      return failure();
-    return BroadcastInDimOp::create(b, loc, type, operands[0], *dims)
-        .getOperation();
-  }
-  case Kind::Constant:
-    return buildConstant(op, loc);
-  case Kind::Constraint: {
-    JVal shardingField = e.field("sharding");
-    FailureOr<ShardingAttr> sharding =
-        readSharding(shardingField, e.field("partial"));
-    if (failed(sharding))
-      return failure();
-    if (failed(checkShardingFits(shardingField, *sharding,
-                                 operands[0].getType(),
-                                 "value \"" + op.output + "\"")))
-      return failure();
-    return ShardingConstraintOp::create(b, loc, operands[0].getType(),
-                                        operands[0], *sharding)
-        .getOperation();
-  }
-  case Kind::Collective:
+    resultType = RankedTensorType::get(*shape, input.getElementType());
     break;
   }
-  return buildCollective(op, operands[0], loc);
+  case ResultTypeSource::Inferred:
+    // A placeholder until inference has run.
+    resultType = operands.empty() ? Type(NoneType::get(st.ctx))
+                                  : operands[0].getType();
+    break;
+  case ResultTypeSource::FromValue:
+  case ResultTypeSource::FromMesh:
+    break;
+  }
+  // An attribute that constrains the value itself (a sharding constraint)
+  // must fit its type.
+  for (const OpField &field : op.fields.attrs)
+    if (field.kind == OpFieldKind::Sharding)
+      if (auto sharding = dyn_cast_or_null<ShardingAttr>(attrs.get(field.name)))
+        if (failed(checkShardingFits(e.field(field.name), sharding,
+                                     operands.empty() ? resultType
+                                                      : operands[0].getType(),
+                                     "value \"" + op.output + "\"")))
+          return failure();
+
+  OperationState state(loc, *op.name);
+  state.addOperands(operands);
+  state.addTypes(resultType);
+  state.addAttributes(attrs);
+  Operation *created = st.builder.create(state);
+  if (source == ResultTypeSource::Inferred &&
+      failed(inferResult(op, created, operands)))
+    return failure();
+  return created;
 }
 
 FailureOr<Operation *>
 shardc::jsonimport::buildOp(const OpEntry &op, llvm::ArrayRef<Value> operands) {
-  const OpSpec *spec = lookupSpec(op.mnemonic);
-  if (!spec || operands.size() != spec->arity)
+  if (operands.size() != op.fields.numOperands)
     return op.entry.error() << "internal error: unchecked op entry";
   ImportState &st = op.entry.state();
   FileLineColLoc fileLoc = op.entry.loc();
   Location loc = NameLoc::get(StringAttr::get(st.ctx, op.output), fileLoc);
 
-  // On a sharding_constraint, "sharding" is the constraint itself; the
+  // On an op whose own attribute is "sharding" (sharding_constraint), the
   // annotation of its result, if any, has its own fields.
-  bool constraint = spec->kind == Kind::Constraint;
+  bool ownSharding = hasOwnShardingField(op.fields);
   JVal shardingField =
-      op.entry.field(constraint ? "result_sharding" : "sharding");
-  FailureOr<ShardingAttr> sharding = readSharding(
-      shardingField, op.entry.field(constraint ? "result_partial" : "partial"));
+      op.entry.field(ownSharding ? "result_sharding" : "sharding");
+  FailureOr<ShardingAttr> sharding =
+      readSharding(shardingField,
+                   op.entry.field(ownSharding ? "result_partial" : "partial"));
   if (failed(sharding))
     return failure();
 
-  FailureOr<Operation *> built = buildTensorOp(*spec, op, operands, loc);
+  FailureOr<Operation *> built = buildFromFields(op, operands, loc);
   if (failed(built))
     return failure();
   Operation *created = *built;

@@ -2,10 +2,13 @@
 
 #include "JsonTestUtils.h"
 
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -33,7 +36,8 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %s = shardc.sqrt %t : tensor<16x128xf32>
   %rs = shardc.rsqrt %s : tensor<16x128xf32>
   %sg = shardc.sigmoid %rs : tensor<16x128xf32>
-  %a = shardc.add %sg, %h : tensor<16x128xf32>
+  %st = shardc.step %sg : tensor<16x128xf32>
+  %a = shardc.add %st, %h : tensor<16x128xf32>
   %sb = shardc.sub %a, %h : tensor<16x128xf32>
   %c = shardc.mul %sb, %h : tensor<16x128xf32>
   %d = shardc.div %c, %h : tensor<16x128xf32>
@@ -98,6 +102,152 @@ TEST(JsonRoundTrip, EveryTensorOp) { expectRoundTrip(kTensorOps); }
 
 TEST(JsonRoundTrip, EveryCollectiveInAnSpmdProgram) {
   expectRoundTrip(kCollectives);
+}
+
+/// The ops a JSON graph can hold: every registered shardc op with one
+/// result (all but the mesh, which is the graph's own field).
+std::vector<RegisteredOperationName> graphOps(MLIRContext &ctx) {
+  std::vector<RegisteredOperationName> ops;
+  for (RegisteredOperationName name : ctx.getRegisteredOperations())
+    if (name.getDialectNamespace() == ShardcDialect::getDialectNamespace() &&
+        name.hasTrait<OpTrait::OneResult>())
+      ops.push_back(name);
+  return ops;
+}
+
+/// The op list is the registered ops, not a hand-written one: every one of
+/// them must have an instance above, carrying each of its ODS attributes,
+/// and every instance's attributes and result type must come back from
+/// export then import exactly (not only print the same).
+TEST(JsonRoundTrip, EveryRegisteredOpKeepsItsAttributes) {
+  auto ctx = makeContext();
+  std::vector<OwningOpRef<ModuleOp>> originals, imported;
+  for (llvm::StringRef mlir : {kTensorOps, kCollectives}) {
+    originals.push_back(parseMlir(*ctx, mlir));
+    ASSERT_TRUE(originals.back());
+    std::string json = exportJson(*originals.back());
+    ASSERT_FALSE(json.empty());
+    Imported back = importJson(*ctx, json);
+    ASSERT_TRUE(back.module) << back.text();
+    imported.push_back(std::move(back.module));
+  }
+  // Ops in order, original beside imported (the import keeps the order of
+  // an exported graph).
+  llvm::DenseMap<OperationName, unsigned> instances;
+  llvm::DenseMap<OperationName, llvm::StringSet<>> attributesSeen;
+  for (auto [original, back] : llvm::zip(originals, imported)) {
+    SmallVector<Operation *> before, after;
+    original->walk([&](Operation *op) {
+      if (isa<ShardcDialect>(op->getDialect()) && !isa<MeshOp>(op))
+        before.push_back(op);
+    });
+    back->walk([&](Operation *op) {
+      if (isa<ShardcDialect>(op->getDialect()) && !isa<MeshOp>(op))
+        after.push_back(op);
+    });
+    ASSERT_EQ(before.size(), after.size());
+    for (auto [a, b] : llvm::zip(before, after)) {
+      ASSERT_EQ(a->getName(), b->getName());
+      ++instances[a->getName()];
+      std::optional<OpFields> fields = getOpFields(a->getName());
+      ASSERT_TRUE(fields) << a->getName().getStringRef().str();
+      for (const OpField &field : fields->attrs) {
+        std::optional<Attribute> x = a->getInherentAttr(field.name);
+        std::optional<Attribute> y = b->getInherentAttr(field.name);
+        ASSERT_TRUE(x && y);
+        Attribute defaultValue =
+            field.defaultValue ? field.defaultValue(ctx.get()) : Attribute();
+        EXPECT_EQ(*x ? *x : defaultValue, *y ? *y : defaultValue)
+            << a->getName().getStringRef().str() << " " << field.name.str();
+        if (*x && *x != defaultValue)
+          attributesSeen[a->getName()].insert(field.name);
+      }
+      EXPECT_EQ(a->getDiscardableAttrDictionary(),
+                b->getDiscardableAttrDictionary());
+      EXPECT_EQ(a->getResultTypes(), b->getResultTypes());
+    }
+  }
+  for (RegisteredOperationName name : graphOps(*ctx)) {
+    std::string op = name.getStringRef().str();
+    EXPECT_GT(instances.lookup(name), 0u)
+        << op << " has no instance in the round-trip test: add one";
+    std::optional<OpFields> fields = getOpFields(name);
+    ASSERT_TRUE(fields) << op << " does not describe its fields";
+    for (const OpField &field : fields->attrs)
+      EXPECT_TRUE(attributesSeen[name].contains(field.name))
+          << op << ": no instance carries attribute '" << field.name.str()
+          << "' with a value other than its default";
+  }
+}
+
+/// The importer knows exactly the registered ops: an unknown op's message
+/// lists every one of them, alphabetically.
+TEST(JsonRoundTrip, UnknownOpListsTheRegisteredOps) {
+  auto ctx = makeContext();
+  std::string expected = "unknown op \"convolution\"; known ops are ";
+  std::vector<std::string> names;
+  for (RegisteredOperationName name : graphOps(*ctx))
+    names.push_back(name.stripDialect().str());
+  llvm::sort(names);
+  expected += llvm::join(names, ", ");
+  EXPECT_TRUE(importFails(
+      graph(R"({"name": "a", "shape": [4]})",
+            R"({"op": "convolution", "inputs": ["a"], "output": "b"})",
+            R"({"name": "b"})"),
+      expected));
+}
+
+/// The fields come from ODS: names, kinds, requiredness and defaults.
+TEST(JsonRoundTrip, OpFieldsFollowOds) {
+  auto ctx = makeContext();
+  auto fieldsOf = [&](llvm::StringRef op) {
+    std::optional<RegisteredOperationName> name =
+        RegisteredOperationName::lookup(op, ctx.get());
+    EXPECT_TRUE(name) << op.str();
+    return *getOpFields(*name);
+  };
+  OpFields dot = fieldsOf("shardc.dot_general");
+  EXPECT_EQ(dot.numOperands, 2u);
+  ASSERT_EQ(dot.attrs.size(), 4u);
+  EXPECT_EQ(dot.attrs[0].name, "lhs_batch_dims");
+  EXPECT_EQ(dot.attrs[3].name, "rhs_contracting_dims");
+  EXPECT_EQ(dot.attrs[0].kind, OpFieldKind::IntList);
+  EXPECT_FALSE(dot.attrs[0].required);
+  ASSERT_TRUE(dot.attrs[0].defaultValue);
+  EXPECT_EQ(dot.attrs[0].defaultValue(ctx.get()),
+            DenseI64ArrayAttr::get(ctx.get(), {}));
+
+  OpFields scatter = fieldsOf("shardc.reduce_scatter");
+  EXPECT_EQ(scatter.numOperands, 1u);
+  ASSERT_EQ(scatter.attrs.size(), 4u);
+  EXPECT_EQ(scatter.attrs[0].kind, OpFieldKind::MeshRef);
+  EXPECT_EQ(scatter.attrs[1].kind, OpFieldKind::NameList);
+  EXPECT_EQ(scatter.attrs[2].kind, OpFieldKind::Int);
+  EXPECT_TRUE(scatter.attrs[2].required);
+  EXPECT_EQ(scatter.attrs[3].kind, OpFieldKind::Reduction);
+  EXPECT_FALSE(scatter.attrs[3].required);
+
+  EXPECT_EQ(fieldsOf("shardc.collective_permute").attrs[2].kind,
+            OpFieldKind::IntListList);
+  EXPECT_EQ(fieldsOf("shardc.constant").numOperands, 0u);
+  EXPECT_EQ(fieldsOf("shardc.constant").attrs[0].kind, OpFieldKind::Elements);
+  EXPECT_EQ(fieldsOf("shardc.sharding_constraint").attrs[0].kind,
+            OpFieldKind::Sharding);
+  EXPECT_TRUE(fieldsOf("shardc.reduce_sum").attrs[0].required);
+  EXPECT_TRUE(fieldsOf("shardc.relu").attrs.empty());
+
+  // Where each result type comes from, by trait and interface.
+  auto source = [&](llvm::StringRef op) {
+    auto name = *RegisteredOperationName::lookup(op, ctx.get());
+    return getResultTypeSource(name, *getOpFields(name));
+  };
+  EXPECT_EQ(source("shardc.matmul"), ResultTypeSource::Inferred);
+  EXPECT_EQ(source("shardc.add"), ResultTypeSource::SameAsOperand);
+  EXPECT_EQ(source("shardc.constant"), ResultTypeSource::FromValue);
+  EXPECT_EQ(source("shardc.all_gather"), ResultTypeSource::FromMesh);
+  EXPECT_EQ(source("shardc.all_reduce"), ResultTypeSource::FromMesh);
+  EXPECT_EQ(source("shardc.reshape"), ResultTypeSource::GivenShape);
+  EXPECT_EQ(source("shardc.broadcast_in_dim"), ResultTypeSource::GivenShape);
 }
 
 TEST(JsonRoundTrip, ExportsReadableJson) {

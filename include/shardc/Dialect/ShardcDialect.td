@@ -86,15 +86,22 @@ def Shardc_Dialect : Dialect {
 }
 
 include "mlir/IR/OpAsmInterface.td"
+include "shardc/Dialect/OpFieldsInterface.td"
 
 // Every op names its result after its source name (the JSON output name or
-// the SSA name it was parsed with), so printed IR reads like the model.
+// the SSA name it was parsed with), so printed IR reads like the model, and
+// describes its fields (OpFieldsOpInterface) from its own `arguments`, so
+// that serializations need no per-op code.
 class Shardc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Shardc_Dialect, mnemonic, !listconcat(traits,
-        [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>])> {
+        [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
+         DeclareOpInterfaceMethods<Shardc_OpFieldsOpInterface>])> {
   let extraClassDefinition = [{
     void $cppClass::getAsmResultNames(::mlir::OpAsmSetValueNameFn setNameFn) {
       ::shardc::setResultNameFromLoc(getOperation(), setNameFn);
+    }
+    ::shardc::OpFields $cppClass::getOpFields() {
+  }] # Shardc_OpFieldsBody<arguments>.body # [{
     }
   }];
 }

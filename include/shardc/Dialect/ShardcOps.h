@@ -16,6 +16,7 @@
 #include "shardc/Dialect/DifferentiableOpInterface.h"
 #include "shardc/Dialect/GradientBuilder.h"
 #include "shardc/Dialect/KernelOpInterface.h"
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcAttrs.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/TensorOpTraits.h"

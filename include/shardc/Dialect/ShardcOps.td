@@ -348,6 +348,10 @@ def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
+// A list of dims that may be left out, meaning none (a dot_general without
+// batch dims); serializations may omit it.
+def Shardc_DimsDefaultEmpty : DefaultValuedAttr<DenseI64ArrayAttr, "{}">;
+
 def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
   let summary = "General tensor contraction with batch and contracting dims (einsum-like).";
   let description = [{
@@ -369,10 +373,10 @@ def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
     * the result type is the one described above (it is inferred).
   }];
   let arguments = (ins Shardc_Tensor:$lhs, Shardc_Tensor:$rhs,
-                       DenseI64ArrayAttr:$lhs_batch_dims,
-                       DenseI64ArrayAttr:$rhs_batch_dims,
-                       DenseI64ArrayAttr:$lhs_contracting_dims,
-                       DenseI64ArrayAttr:$rhs_contracting_dims);
+                       Shardc_DimsDefaultEmpty:$lhs_batch_dims,
+                       Shardc_DimsDefaultEmpty:$rhs_batch_dims,
+                       Shardc_DimsDefaultEmpty:$lhs_contracting_dims,
+                       Shardc_DimsDefaultEmpty:$rhs_contracting_dims);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `batch` `=` $lhs_batch_dims `x` $rhs_batch_dims `,`

@@ -1,0 +1,40 @@
+//===- OpFields.cpp - the op-fields interface -----------------------------===//
+//
+// The interface's methods are generated per op (Shardc_Op in
+// ShardcDialect.td); only the interface's own definitions live here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Dialect/OpFields.h"
+
+#include "shardc/Dialect/OpFieldsInterface.cpp.inc"
+
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+using namespace mlir;
+
+std::optional<shardc::OpFields> shardc::getOpFields(OperationName name) {
+  if (auto *concept = name.getInterface<OpFieldsOpInterface>())
+    return concept->getOpFields();
+  return std::nullopt;
+}
+
+shardc::ResultTypeSource shardc::getResultTypeSource(OperationName name,
+                                                     const OpFields &fields) {
+  auto has = [&](OpFieldKind kind) {
+    return llvm::any_of(fields.attrs,
+                        [&](const OpField &f) { return f.kind == kind; });
+  };
+  // Before InferTypeOpInterface, which ODS also gives the ops whose result
+  // type a trait fixes (SameOperandsAndResultType, AllTypesMatch): those
+  // say more precisely where it comes from.
+  if (has(OpFieldKind::MeshRef))
+    return ResultTypeSource::FromMesh;
+  if (name.hasTrait<OpTrait::SameOperandsAndResultType>())
+    return ResultTypeSource::SameAsOperand;
+  if (has(OpFieldKind::Elements))
+    return ResultTypeSource::FromValue;
+  if (name.hasInterface<InferTypeOpInterface>())
+    return ResultTypeSource::Inferred;
+  return ResultTypeSource::GivenShape;
+}
