@@ -1,6 +1,6 @@
 //===- PrintShardingRules.cpp - each op's rule as an attribute ------------===//
 //
-// A test pass: the rules of lib/Dialect/ShardingRules.cpp become visible in
+// A test pass: every op's rule (ShardingRuleOpInterface) becomes visible in
 // the IR, so test/Dialect/sharding-rules.mlir pins every one of them.
 //
 //===----------------------------------------------------------------------===//

@@ -2,7 +2,8 @@
 //
 // Every tensor op implements `DifferentiableOpInterface`: from the cotangent
 // of its result it builds the cotangents of its operands (reverse mode).
-// The rules are in lib/Dialect/GradientRules.cpp; --shardc-autodiff
+// The rules live with each op: in ShardcOps.td for the elementwise ops, in
+// the op family's file (lib/Dialect/*Ops.cpp) otherwise; --shardc-autodiff
 // (lib/Transforms/Autodiff.cpp) chains them over a function.
 //
 //===----------------------------------------------------------------------===//

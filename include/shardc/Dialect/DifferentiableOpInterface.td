@@ -11,8 +11,9 @@ def Shardc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> 
     A tensor op with a *gradient rule*: given the cotangent of its result
     (`dL/dresult`), it builds the cotangents of its operands (`dL/doperand`,
     the vector-Jacobian product). `--shardc-autodiff` sees an op only through
-    this rule, so a new tensor op needs its definition, its sharding rule
-    and its gradient rule (in lib/Dialect/GradientRules.cpp), nothing else.
+    this rule. An elementwise op writes its rule in its ODS line (over a
+    `GradientBuilder`); any other op implements it in its family's file
+    (lib/Dialect/*Ops.cpp).
 
     `%h = shardc.matmul %x, %w` with result cotangent `%g` builds
     `dot_general %g, %w contract = [1] x [1]` for `%x` (`g w^T`) and

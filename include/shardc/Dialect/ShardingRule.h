@@ -102,7 +102,7 @@ public:
   /// Same, with the shapes of `op`'s operands and results.
   bool matchesOp(mlir::Operation *op, std::string &why) const;
 
-  /// `([f0, f1], [f1, f2]) -> ([f0, f2]) {f0=16, f1=64 reduction, f2=128}`;
+  /// `([f1, f0], [f0, f2]) -> ([f1, f2]) {f0=64 reduction, f1=16, f2=128}`;
   /// a compound dim prints as `(f0 f1)`, a dim without factors as `()`.
   void print(llvm::raw_ostream &os) const;
   std::string str() const;

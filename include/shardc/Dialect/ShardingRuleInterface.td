@@ -11,11 +11,14 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     A tensor op whose operand and result shardings are related by a
     *sharding rule* in factor form (see `shardc/Dialect/ShardingRule.h` and
     docs/propagation.md). Propagation and the partitioner only see an op
-    through its rule, so a new tensor op needs its definition and its rule
-    (in lib/Dialect/ShardingRules.cpp), nothing else.
+    through its rule. An elementwise op gets the identity rule from its ODS
+    class; any other op implements it in its family's file
+    (lib/Dialect/*Ops.cpp), next to its verifier, gradient and cost.
+    `--shardc-print-sharding-rules` shows each op's rule as a
+    `#shardc.sharding_rule` attribute.
 
     `shardc.matmul %x, %w : (tensor<16x64xf32>, tensor<64x128xf32>) -> ...`
-    has the rule `([f0, f1], [f1, f2]) -> ([f0, f2])`, with `f1` (the
+    has the rule `([f1, f0], [f0, f2]) -> ([f1, f2])`, with `f0` (the
     contracting dimension, size 64) a reduction factor.
   }];
   let methods = [
