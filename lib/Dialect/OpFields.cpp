@@ -30,7 +30,7 @@ shardc::ResultTypeSource shardc::getResultTypeSource(OperationName name,
   // say more precisely where it comes from.
   if (has(OpFieldKind::MeshRef))
     return ResultTypeSource::FromMesh;
-  if (name.hasTrait<OpTrait::SameOperandsAndResultType>())
+  if (name.hasTrait<mlir::OpTrait::SameOperandsAndResultType>())
     return ResultTypeSource::SameAsOperand;
   if (has(OpFieldKind::Elements))
     return ResultTypeSource::FromValue;

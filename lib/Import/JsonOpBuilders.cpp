@@ -31,7 +31,7 @@ static std::optional<RegisteredOperationName>
 lookupGraphOp(MLIRContext *ctx, StringRef mnemonic) {
   std::optional<RegisteredOperationName> name =
       RegisteredOperationName::lookup(("shardc." + mnemonic).str(), ctx);
-  if (!name || !name->hasTrait<OpTrait::OneResult>() ||
+  if (!name || !name->hasTrait<mlir::OpTrait::OneResult>() ||
       !name->hasInterface<OpFieldsOpInterface>())
     return std::nullopt;
   return name;
