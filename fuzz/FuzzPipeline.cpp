@@ -13,10 +13,10 @@
 using namespace mlir;
 
 void shardc::fuzz::runShardingPipelineChecked(ModuleOp module) {
-  // As `shardc compile --partition` builds it (tools/shardc/CompileCommand),
+  // The named shardc-partition-pipeline, as `shardc compile --partition` runs it,
   // verifying once at the end.
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  shardc::addShardingPipeline(pm, /*partition=*/true, /*explain=*/false);
+  shardc::buildPartitionPipeline(pm, /*explain=*/false);
   pm.enableVerifier(false);
   if (failed(pm.run(module)))
     return;

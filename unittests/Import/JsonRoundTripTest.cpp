@@ -110,7 +110,7 @@ std::vector<RegisteredOperationName> graphOps(MLIRContext &ctx) {
   std::vector<RegisteredOperationName> ops;
   for (RegisteredOperationName name : ctx.getRegisteredOperations())
     if (name.getDialectNamespace() == ShardcDialect::getDialectNamespace() &&
-        name.hasTrait<OpTrait::OneResult>())
+        name.hasTrait<mlir::OpTrait::OneResult>())
       ops.push_back(name);
   return ops;
 }
