@@ -13,8 +13,8 @@
 using namespace mlir;
 
 void shardc::fuzz::runShardingPipelineChecked(ModuleOp module) {
-  // The named shardc-partition-pipeline, as `shardc compile --partition` runs it,
-  // verifying once at the end.
+  // The named shardc-partition-pipeline, as `shardc compile --partition`
+  // runs it, verifying once at the end.
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   shardc::buildPartitionPipeline(pm, /*explain=*/false);
   pm.enableVerifier(false);

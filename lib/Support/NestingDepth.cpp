@@ -19,14 +19,35 @@ static char closerOf(char open) {
   }
 }
 
+namespace {
+/// The bytes the scan has to look at in one syntax: quotes, brackets and
+/// (MLIR) the comment slash. Every other byte changes nothing, and the scan
+/// runs over every byte of every input before it is parsed, so those are
+/// skipped with one table lookup each.
+struct SpecialBytes {
+  bool isSpecial[256] = {};
+  explicit SpecialBytes(bool mlir) {
+    for (unsigned char c : llvm::StringRef("\"[]{}"))
+      isSpecial[c] = true;
+    if (mlir)
+      for (unsigned char c : llvm::StringRef("()<>/"))
+        isSpecial[c] = true;
+  }
+};
+} // namespace
+
 std::optional<size_t> shardc::findExcessNesting(llvm::StringRef text,
                                                 unsigned maxDepth,
                                                 NestingSyntax syntax) {
   bool mlir = syntax == NestingSyntax::Mlir;
+  static const SpecialBytes jsonBytes(false), mlirBytes(true);
+  const bool *isSpecial = (mlir ? mlirBytes : jsonBytes).isSpecial;
   // The open brackets, innermost last; never longer than maxDepth.
   llvm::SmallVector<char, 64> open;
   for (size_t i = 0, e = text.size(); i < e; ++i) {
     char c = text[i];
+    if (!isSpecial[static_cast<unsigned char>(c)])
+      continue;
     if (c == '"') {
       // A string: the character after a backslash cannot end it. An
       // unterminated string runs to the end, where nothing is left to count.
