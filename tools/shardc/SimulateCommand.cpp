@@ -42,7 +42,8 @@ static cl::opt<std::string>
               cl::init(""), cl::sub(shardc::simulateCommand));
 static cl::opt<double> tolerance(
     "tolerance",
-    cl::desc("Largest accepted max_rel_err (max |sim - ref| / max |ref|)"),
+    cl::desc("Largest accepted max_rel_err per output (max |sim - ref| / "
+             "max(max |ref|, 1% of the largest |ref| of all outputs))"),
     cl::init(1e-5), cl::sub(shardc::simulateCommand));
 static cl::opt<double>
     latency("link-latency", cl::desc("Seconds per message (alpha)"),
