@@ -47,7 +47,7 @@ static cl::opt<int64_t> devices("devices", cl::desc("Mesh size (1-D mesh)"),
                                 cl::init(1));
 static cl::opt<int> blasThreads(
     "blas-threads",
-    cl::desc("BLAS threads per device (0: cores / devices, at least 1)"),
+    cl::desc("BLAS threads per device (0: 1, the count of every backend)"),
     cl::init(0));
 static cl::list<std::string>
     autodiff("autodiff",

@@ -11,6 +11,7 @@
 
 #include "MpiSupport.h"
 
+#include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 
 using namespace mlir;
@@ -131,6 +132,7 @@ FailureOr<DeviceTensors> MpiBackend::run(func::FuncOp spmd,
                 llvm::Twine(args.size()));
   InterpreterOptions options;
   options.communicator = communicator.get();
+  ScopedBlasThreads blas(kDeviceBlasThreads); // the bits of every backend
   FailureOr<SmallVector<Tensor>> results =
       interpretFunction(spmd, args.front(), options);
   if (failed(results))

@@ -2,10 +2,9 @@
 
 #include "shardc/Runtime/ShardedExecution.h"
 
+#include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/DeviceLayout.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace shardc;
@@ -18,6 +17,7 @@ shardc::runOnSimulatedMesh(func::FuncOp spmd, MeshOp mesh,
   if (failed(deviceArgs))
     return failure();
   ShardedRun run;
+  ScopedBlasThreads blas(kDeviceBlasThreads); // the bits of every backend
   FailureOr<DeviceTensors> results =
       simulateOnMesh(spmd, mesh, std::move(*deviceArgs), options, run.report);
   if (failed(results))
@@ -28,28 +28,4 @@ shardc::runOnSimulatedMesh(func::FuncOp spmd, MeshOp mesh,
     return failure();
   run.outputs = std::move(*outputs);
   return run;
-}
-
-std::pair<double, double>
-shardc::compareToReference(const Tensor &got, const Tensor &want,
-                           NonFiniteMismatch *mismatch) {
-  double maxAbs = 0, maxRef = 0;
-  for (int64_t i = 0; i < want.numElements(); ++i) {
-    float g = got.data()[i], w = want.data()[i];
-    if (std::isfinite(g) && std::isfinite(w)) {
-      maxAbs = std::max(maxAbs, std::fabs(double(g) - double(w)));
-      maxRef = std::max(maxRef, std::fabs(double(w)));
-      continue;
-    }
-    // Equal infinities compare equal; NaN equals nothing, not even NaN.
-    if (g == w || (std::isnan(g) && std::isnan(w)))
-      continue;
-    maxAbs = INFINITY;
-    if (mismatch && mismatch->count++ == 0) {
-      mismatch->firstIndex = i;
-      mismatch->got = g;
-      mismatch->want = w;
-    }
-  }
-  return {maxRef > 0 ? maxAbs / maxRef : maxAbs, maxAbs};
 }

@@ -9,6 +9,7 @@
 
 #include "shardc/Runtime/SimBackend.h"
 
+#include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 
 #include <numeric>
@@ -48,6 +49,7 @@ FailureOr<DeviceTensors> SimBackend::run(func::FuncOp spmd,
       copies[device].push_back(t.clone());
   }
   SimulationReport fresh;
+  ScopedBlasThreads blas(kDeviceBlasThreads); // the bits of every backend
   FailureOr<DeviceTensors> results =
       simulateOnMesh(spmd, mesh, std::move(copies), options, fresh);
   if (failed(results))

@@ -23,9 +23,7 @@ int shardc::resolveBlasThreads(const ThreadsOptions &options,
                                int64_t numDevices) {
   if (options.blasThreadsPerDevice > 0)
     return options.blasThreadsPerDevice;
-  int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(
-      std::max<int64_t>(1, cores / std::max<int64_t>(1, numDevices)));
+  return kDeviceBlasThreads;
 }
 
 /// See ThreadsOptions::retainFreedMemory.
@@ -68,8 +66,7 @@ runOnPool(DevicePool &pool, MLIRContext *context, const ThreadsOptions &options,
           Location where) {
   int64_t n = pool.size();
   MultithreadingScope threading(context);
-  int previousBlas = getBlasThreads();
-  setBlasThreads(resolveBlasThreads(options, n));
+  ScopedBlasThreads blas(resolveBlasThreads(options, n));
 
   SharedMemoryWorld world(context, n, options);
   std::vector<SharedMemoryCommunicator> communicators;
@@ -82,7 +79,6 @@ runOnPool(DevicePool &pool, MLIRContext *context, const ThreadsOptions &options,
     failedDevice[d] = failed;
     world.finish(d, failed);
   });
-  setBlasThreads(previousBlas);
 
   std::optional<int64_t> first = world.firstFailure();
   std::vector<char> silent(n, false);

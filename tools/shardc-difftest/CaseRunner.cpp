@@ -177,12 +177,15 @@ CaseResult shardc::runCase(const GeneratedCase &c, uint64_t inputSeed,
   if (run->outputs.size() != expected->size())
     return fail("the simulation returned " + Twine(run->outputs.size()) +
                 " outputs, the reference " + Twine(expected->size()));
+  double scale = familyScale(*expected);
   for (unsigned i = 0; i < run->outputs.size(); ++i) {
     if (run->outputs[i].shape() != (*expected)[i].shape())
       return fail("output " + Twine(i) + " has shape " +
                   run->outputs[i].describe() + ", the reference " +
                   (*expected)[i].describe());
-    double rel = compareToReference(run->outputs[i], (*expected)[i]).first;
+    double rel = compareToReference(run->outputs[i], (*expected)[i],
+                                    /*mismatch=*/nullptr, scale)
+                     .first;
     r.worstRel = std::max(r.worstRel, rel);
     if (!(rel <= tolerance)) {
       std::string msg;

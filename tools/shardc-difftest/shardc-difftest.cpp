@@ -53,7 +53,9 @@ static cl::opt<bool> printCases("print-cases",
 // that come from summing partial products in a different order, so the
 // bound is looser than `shardc simulate`'s default 1e-5.
 static cl::opt<double>
-    tolerance("tolerance", cl::desc("Largest accepted max|sim-ref| / max|ref|"),
+    tolerance("tolerance",
+              cl::desc("Largest accepted max_rel_err per output (docs/cli.md, "
+                       "How results are checked)"),
               cl::init(1e-4));
 // A backward pass composes the forward ops' derivatives, and a gradient
 // that is large where a forward value nearly cancelled (x / (x^2 + c))

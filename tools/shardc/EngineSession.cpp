@@ -22,7 +22,8 @@ BackendOptions::BackendOptions(cl::SubCommand &sub)
               cl::init("sim"), cl::sub(sub)),
       blasThreads("blas-threads",
                   cl::desc("BLAS threads per device (threads backend; 0: "
-                           "cores / devices)"),
+                           "1, as on every backend, for the same bits; more "
+                           "may be faster but change the last bits)"),
                   cl::init(0), cl::sub(sub)),
       mpiTimeout(
           "mpi-timeout",

@@ -110,8 +110,9 @@ int shardc::runExecCommand() {
   bool printing = isPrintingProcess(**engine);
   bool ok = true;
   double worst = 0;
+  double scale = shardc::familyScale(*expected);
   for (auto [i, name] : llvm::enumerate(outputNames)) {
-    double rel = checkAgainstReference((*outputs)[i], (*expected)[i],
+    double rel = checkAgainstReference((*outputs)[i], (*expected)[i], scale,
                                        execTolerance, "output '" + name + "'",
                                        "the unsharded program", ok)
                      .first;

@@ -40,10 +40,11 @@ static std::string formatValue(float x) {
 
 std::pair<double, double>
 shardc::checkAgainstReference(const Tensor &got, const Tensor &want,
-                              double tolerance, StringRef what,
-                              StringRef reference, bool &ok) {
+                              double familyScale, double tolerance,
+                              StringRef what, StringRef reference, bool &ok) {
   NonFiniteMismatch mismatch;
-  std::pair<double, double> errors = compareToReference(got, want, &mismatch);
+  std::pair<double, double> errors =
+      compareToReference(got, want, &mismatch, familyScale);
   double rel = errors.first;
   if (rel <= tolerance)
     return errors;

@@ -12,7 +12,7 @@
 #ifndef SHARDC_TOOLS_REFERENCECHECK_H
 #define SHARDC_TOOLS_REFERENCECHECK_H
 
-#include "shardc/Support/Tensor.h"
+#include "shardc/Support/NumericCheck.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -20,15 +20,17 @@
 
 namespace shardc {
 
-/// compareToReference(got, want); beyond `tolerance` it also prints
+/// compareToReference(got, want, familyScale) (shardc/Support/NumericCheck.h:
+/// `familyScale` is the largest magnitude of the tensors compared together
+/// with `want`); beyond `tolerance` it also prints
 /// "shardc: error: <what> differs from <reference>: ...", naming the first
 /// element that is NaN or infinite in one and not alike in the other when
 /// that is the difference, and clears `ok`. Returns the relative and the
 /// absolute error.
 std::pair<double, double>
-checkAgainstReference(const Tensor &got, const Tensor &want, double tolerance,
-                      llvm::StringRef what, llvm::StringRef reference,
-                      bool &ok);
+checkAgainstReference(const Tensor &got, const Tensor &want, double familyScale,
+                      double tolerance, llvm::StringRef what,
+                      llvm::StringRef reference, bool &ok);
 
 /// For every output of `func` (named `names`, computed from `inputs` as
 /// `outputs`) with NaN or infinite elements, a warning at the source of the

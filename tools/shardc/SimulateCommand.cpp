@@ -42,7 +42,8 @@ static cl::opt<std::string>
               cl::init(""), cl::sub(shardc::simulateCommand));
 static cl::opt<double> tolerance(
     "tolerance",
-    cl::desc("Largest accepted max_rel_err (max |sim - ref| / max |ref|)"),
+    cl::desc("Largest accepted max_rel_err per output (max |sim - ref| / "
+             "max(max |ref|, 1% of the largest |ref| of all outputs))"),
     cl::init(1e-5), cl::sub(shardc::simulateCommand));
 static cl::opt<double>
     latency("link-latency", cl::desc("Seconds per message (alpha)"),
@@ -55,6 +56,11 @@ static cl::opt<double>
 static cl::opt<double> flopRate("flops", cl::desc("FLOP/s per device"),
                                 cl::init(shardc::MachineModel().flopsPerSecond),
                                 cl::sub(shardc::simulateCommand));
+static cl::opt<int> testDropAllReduce(
+    "test-drop-all-reduce",
+    cl::desc("Testing only: remove the Nth all_reduce (from 0) of the "
+             "partitioned program, a wrong plan the check must catch"),
+    cl::Hidden, cl::init(-1), cl::sub(shardc::simulateCommand));
 static cl::opt<bool> quiet("quiet", cl::desc("Print only the summary line"),
                            cl::init(false), cl::sub(shardc::simulateCommand));
 
@@ -110,6 +116,20 @@ int shardc::runSimulateCommand() {
   if (failed(pm.run(*module)))
     return 1;
   func = getEntryFunction(*module);
+  if (testDropAllReduce >= 0) {
+    // Each device then keeps its partial sum: the result of every device
+    // is wrong, and the comparison below must say which output.
+    auto allReduces = llvm::to_vector(func.getOps<AllReduceOp>());
+    if (testDropAllReduce >= static_cast<int>(allReduces.size())) {
+      llvm::errs() << "shardc: error: --test-drop-all-reduce="
+                   << testDropAllReduce << ", but the program has "
+                   << allReduces.size() << " all_reduce ops\n";
+      return 1;
+    }
+    AllReduceOp dropped = allReduces[testDropAllReduce];
+    dropped.getResult().replaceAllUsesWith(dropped.getInput());
+    dropped.erase();
+  }
   size_t numMeshes;
   MeshOp mesh = getOnlyMesh(*module, &numMeshes);
   if (!mesh) {
@@ -142,9 +162,11 @@ int shardc::runSimulateCommand() {
   double worstAbs = 0, worstRel = 0;
   llvm::json::Array outputsJson;
   bool ok = true;
+  double scale = familyScale(*expected);
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     const Tensor &global = run->outputs[i];
-    auto [rel, abs] = checkAgainstReference(global, (*expected)[i], tolerance,
+    auto [rel, abs] = checkAgainstReference(global, (*expected)[i], scale,
+                                            tolerance,
                                             "output '" + names[i] + "'",
                                             "the unsharded program", ok);
     worstAbs = std::max(worstAbs, abs);

@@ -13,6 +13,7 @@
 #define SHARDC_RUNTIME_SHARDEDEXECUTION_H
 
 #include "shardc/Runtime/SimulatedMesh.h"
+#include "shardc/Support/NumericCheck.h"
 
 namespace shardc {
 
@@ -28,24 +29,6 @@ mlir::FailureOr<ShardedRun>
 runOnSimulatedMesh(mlir::func::FuncOp spmd, MeshOp mesh,
                    llvm::ArrayRef<Tensor> inputs,
                    const SimulationOptions &options = {});
-
-/// Where `got` and `want` disagree on which elements are NaN, +inf or -inf.
-struct NonFiniteMismatch {
-  int64_t count = 0;
-  /// The first such element (row-major index) and its two values.
-  int64_t firstIndex = -1;
-  float got = 0, want = 0;
-};
-
-/// Normwise relative error `max |got - want| / max |want|` over the finite
-/// elements of `want` (the absolute error when they are all zero), and the
-/// absolute one. A non-finite element matches one of its class (NaN, +inf,
-/// -inf): the same NaN or overflow in both programs is no error of the
-/// sharding. Any other pair with a non-finite value makes both errors
-/// infinite, and is counted in `mismatch` when given.
-std::pair<double, double>
-compareToReference(const Tensor &got, const Tensor &want,
-                   NonFiniteMismatch *mismatch = nullptr);
 
 } // namespace shardc
 

@@ -31,10 +31,12 @@
 namespace shardc {
 
 struct ThreadsOptions {
-  /// BLAS threads each device's GEMMs may use; 0 picks
-  /// max(1, hardware threads / devices), so that device threads x BLAS
-  /// threads stays within the cores. OpenBLAS has one process-wide setting:
-  /// it is applied at the start of every run.
+  /// BLAS threads each device's GEMMs may use; 0 picks kDeviceBlasThreads
+  /// (1), the count of every other backend, so that results are the same
+  /// bits as theirs. More threads can speed up a mesh of fewer devices than
+  /// cores, at the price of results that differ in their last bits
+  /// (shardc/Interpreter/BlasThreads.h). OpenBLAS has one process-wide
+  /// setting: it is applied at the start of every run.
   int blasThreadsPerDevice = 0;
   /// Bound on every wait in a communicator call (seconds); 0 waits as long
   /// as the other devices are still running. Tests set it so that a bug

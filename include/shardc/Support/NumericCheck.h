@@ -1,0 +1,83 @@
+//===- NumericCheck.h - a sharded result against the reference --*- C++ -*-===//
+//
+// Every check of a partitioning (`shardc simulate`, `exec`, `train`, the
+// differential tester, the tests) compares what the sharded program computed
+// with what the reference interpreter computed on the unsharded program.
+// Both run in float32 and add their partial sums in different orders, so
+// they agree only up to rounding; this file decides how much disagreement
+// is rounding and how much is a wrong plan (docs/cli.md, "How results are
+// checked").
+//
+// The error of a tensor is max|got - want| divided by its scale,
+// max(max|want|, kFamilyScaleFloor * S), where S is the largest |want| of
+// the tensor's family: the tensors computed together by the same program
+// (all outputs of one run; all parameters of one training run). Dividing by
+// the tensor's own magnitude makes the figure scale-free; the floor keeps a
+// tensor that is zero in exact arithmetic (a key bias's gradient: softmax
+// ignores a per-row constant) from turning the rounding noise of the sums
+// that cancel to it, ~sqrt(K) * eps * S, into "100 % error".
+//
+// Training amplifies rounding: Adam divides each gradient by its running
+// magnitude, so a gradient that is rounding noise moves its parameter by up
+// to the learning rate per step in a direction the noise picks, and two
+// correct runs end apart. `shardc train` then asks the unsharded run how far
+// it moves itself when its initial parameters change by one float32 ulp
+// (perturbByOneUlp); a difference within kSensitivityMargin times that is
+// rounding the training amplified, not a wrong plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_SUPPORT_NUMERICCHECK_H
+#define SHARDC_SUPPORT_NUMERICCHECK_H
+
+#include "shardc/Support/Tensor.h"
+
+#include <utility>
+
+namespace shardc {
+
+/// A tensor is judged on at least this fraction of its family's magnitude.
+/// An error then goes unseen only when the whole tensor is below
+/// tolerance * kFamilyScaleFloor * S (1e-7 * S at `simulate`'s 1e-5): the
+/// size of float32 rounding in sums of magnitude S, where the tensor's
+/// values are indistinguishable from that noise anyway.
+inline constexpr double kFamilyScaleFloor = 1e-2;
+
+/// How many times the reference's own change under a one-ulp perturbation
+/// of its inputs a sharded result may differ from it.
+inline constexpr double kSensitivityMargin = 10;
+
+/// `t` with every element moved by one float32 ulp, up and down in turn
+/// (zeros and non-finite values stay): inputs that differ from `t` only by
+/// rounding, to measure how much a computation amplifies it.
+Tensor perturbByOneUlp(const Tensor &t);
+
+/// Where `got` and `want` disagree on which elements are NaN, +inf or -inf.
+struct NonFiniteMismatch {
+  int64_t count = 0;
+  /// The first such element (row-major index) and its two values.
+  int64_t firstIndex = -1;
+  float got = 0, want = 0;
+};
+
+/// The largest finite |x| over the reference tensors of a family: the S of
+/// compareToReference.
+double familyScale(llvm::ArrayRef<Tensor> references);
+
+/// The error of `got` against the reference `want` and the absolute one,
+/// max |got - want| over the finite elements of `want`. The error is the
+/// absolute one divided by max(max|want|, kFamilyScaleFloor *
+/// `familyScale`) (the absolute one when that is 0); a `familyScale` of 0
+/// judges the tensor on its own magnitude alone. A non-finite element
+/// matches one of its class (NaN, +inf, -inf): the same NaN or overflow in
+/// both programs is no error of the sharding. Any other pair with a
+/// non-finite value, or different shapes, make both errors infinite; such
+/// elements are counted in `mismatch` when given.
+std::pair<double, double>
+compareToReference(const Tensor &got, const Tensor &want,
+                   NonFiniteMismatch *mismatch = nullptr,
+                   double familyScale = 0);
+
+} // namespace shardc
+
+#endif // SHARDC_SUPPORT_NUMERICCHECK_H
