@@ -34,6 +34,17 @@ std::pair<double, double>
 shardc::compareToReference(const Tensor &got, const Tensor &want,
                            NonFiniteMismatch *mismatch) {
   double maxAbs = 0, maxRef = 0;
+  if (got.dtype() != want.dtype() || got.numElements() != want.numElements())
+    return {INFINITY, INFINITY};
+  if (want.dtype() != DType::F32) {
+    // Integers are exact: any difference counts at its size.
+    for (int64_t i = 0; i < want.numElements(); ++i) {
+      double g = got.elementAsDouble(i), w = want.elementAsDouble(i);
+      maxAbs = std::max(maxAbs, std::fabs(g - w));
+      maxRef = std::max(maxRef, std::fabs(w));
+    }
+    return {maxRef > 0 ? maxAbs / maxRef : maxAbs, maxAbs};
+  }
   for (int64_t i = 0; i < want.numElements(); ++i) {
     float g = got.data()[i], w = want.data()[i];
     if (std::isfinite(g) && std::isfinite(w)) {
