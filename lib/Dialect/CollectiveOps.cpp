@@ -150,8 +150,20 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
                          {{getDim(), *n}}, {});
 }
 
+/// A sum of booleans is no boolean: i1 reduces with max (which is `or`).
+static LogicalResult checkReductionOfType(Operation *op, ReductionKind kind,
+                                          Type type) {
+  if (kind == ReductionKind::Sum &&
+      cast<ShapedType>(type).getElementType().isSignlessInteger(1))
+    return op->emitOpError() << "cannot sum i1 values; reduce booleans with "
+                                "#shardc.reduction<max> (or)";
+  return success();
+}
+
 LogicalResult
 ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(checkReductionOfType(*this, getReduction(), getInput().getType())))
+    return failure();
   FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
   if (failed(n) ||
       failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
@@ -161,6 +173,8 @@ ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (failed(checkReductionOfType(*this, getReduction(), getInput().getType())))
+    return failure();
   return verifyGroup(*this, symbols, getMeshAttr(), getAxes());
 }
 

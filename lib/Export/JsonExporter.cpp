@@ -37,6 +37,12 @@ static StringRef dtypeName(Type type) {
     return "bf16";
   if (type.isF64())
     return "f64";
+  if (type.isSignlessInteger(1))
+    return "i1";
+  if (type.isSignlessInteger(32))
+    return "i32";
+  if (type.isSignlessInteger(64))
+    return "i64";
   return "";
 }
 
@@ -143,7 +149,7 @@ FailureOr<RankedTensorType> GraphExporter::checkType(Operation *at, Type type,
       dtypeName(tensor.getElementType()).empty())
     return at->emitError() << what << " has type " << type
                            << ", which the JSON graph format cannot express "
-                              "(static tensors of f32, f16, bf16 or f64 only)";
+                              "(static tensors of f32, f16, bf16, f64, i1, i32 or i64 only)";
   return tensor;
 }
 
@@ -314,11 +320,25 @@ LogicalResult GraphExporter::exportConstantValue(Operation *op,
   auto type = cast<RankedTensorType>(cast<TypedAttr>(attr).getType());
   entry["shape"] = intList(type.getShape());
   entry["dtype"] = dtypeName(type.getElementType()).str();
+  if (auto ints = dyn_cast<DenseIntElementsAttr>(attr)) {
+    if (ints.isSplat()) {
+      entry["value"] = ints.getSplatValue<APInt>().getSExtValue();
+      if (type.getElementType().isSignlessInteger(1))
+        entry["value"] = ints.getSplatValue<bool>() ? 1 : 0;
+      return success();
+    }
+    OrderedJson values = OrderedJson::array();
+    bool isBool = type.getElementType().isSignlessInteger(1);
+    for (const APInt &v : ints.getValues<APInt>())
+      values.push_back(isBool ? int64_t(v.getZExtValue()) : v.getSExtValue());
+    entry["values"] = std::move(values);
+    return success();
+  }
   auto dense = dyn_cast<DenseFPElementsAttr>(attr);
   if (!dense)
     return op->emitError()
-           << "only dense floating-point constants can be expressed in "
-              "a JSON graph";
+           << "only dense floating-point and integer constants can be "
+              "expressed in a JSON graph";
   auto put = [&](const APFloat &v, OrderedJson &out) -> LogicalResult {
     FailureOr<OrderedJson> number = floatToJson(v);
     if (failed(number))
@@ -390,6 +410,13 @@ LogicalResult GraphExporter::exportField(Operation *op, const OpField &field,
   case OpFieldKind::MeshRef:
     // The graph's one mesh is implicit.
     return checkMesh(op, cast<FlatSymbolRefAttr>(attr));
+  case OpFieldKind::ElementType: {
+    StringRef name = dtypeName(cast<TypeAttr>(attr).getValue());
+    if (name.empty())
+      return cannotExpress();
+    entry[key] = name.str();
+    return success();
+  }
   }
   return cannotExpress();
 }
@@ -419,9 +446,13 @@ LogicalResult GraphExporter::exportOpFields(Operation *op,
       return failure();
   }
   if (getResultTypeSource(op->getName(), fields) ==
-      ResultTypeSource::GivenShape)
-    entry["shape"] =
-        intList(cast<RankedTensorType>(op->getResult(0).getType()).getShape());
+      ResultTypeSource::GivenShape) {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    entry["shape"] = intList(type.getShape());
+    // Without an operand, the element type is written too (iota).
+    if (op->getNumOperands() == 0)
+      entry["dtype"] = dtypeName(type.getElementType()).str();
+  }
   return success();
 }
 

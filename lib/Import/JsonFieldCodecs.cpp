@@ -9,6 +9,7 @@
 #include "ImportState.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace shardc;
@@ -63,6 +64,71 @@ toFloat(const JsonNode &json, const llvm::fltSemantics &sem, std::string &why) {
   return value;
 }
 
+/// A JSON integer (or, for i1, true/false) as a value of `type`. Returns
+/// the reason on failure; the caller locates it.
+static std::optional<APInt> toInteger(const JsonNode &json, IntegerType type,
+                                      std::string &why) {
+  unsigned width = type.getWidth();
+  if (width == 1 && json.is_boolean())
+    return APInt(1, json.getBool() ? 1 : 0);
+  int64_t n = 0;
+  if (json.is_number_unsigned() &&
+      json.getUnsigned() <=
+          static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    n = static_cast<int64_t>(json.getUnsigned());
+  else if (json.is_number_integer() && !json.is_number_unsigned())
+    n = json.getInteger();
+  else {
+    why = std::string("must be an integer") +
+          (width == 1 ? " 0 or 1 (or true/false)" : "") + ", got " +
+          describe(json);
+    return std::nullopt;
+  }
+  bool fits = width == 1 ? (n == 0 || n == 1)
+              : width == 32
+                  ? n >= std::numeric_limits<int32_t>::min() &&
+                        n <= std::numeric_limits<int32_t>::max()
+                  : true;
+  if (!fits) {
+    why = "integer " + std::to_string(n) + " is out of range for i" +
+          std::to_string(width);
+    return std::nullopt;
+  }
+  return APInt(width, static_cast<uint64_t>(n), /*isSigned=*/true);
+}
+
+/// The integer `value` or `values` of a constant of `type`.
+static FailureOr<FieldValue> readIntegerElements(const JVal &e,
+                                                 RankedTensorType type,
+                                                 IntegerType element) {
+  JVal value = e.field("value"), values = e.field("values");
+  std::string why;
+  if (value.present()) {
+    std::optional<APInt> v = toInteger(value.get(), element, why);
+    if (!v)
+      return value.error() << why;
+    return FieldValue{DenseElementsAttr::get(type, *v), type};
+  }
+  if (!values->is_array())
+    return values.error() << "must be a list of integers, got "
+                          << describe(values.get());
+  int64_t count = type.getNumElements();
+  if (static_cast<uint64_t>(count) != values->size())
+    return values.error() << "has " << values->size() << " values but shape "
+                          << typeStr(type) << " has " << count << " elements";
+  const JsonDocument &doc = e.state().document;
+  llvm::ArrayRef<int> list = values->children();
+  SmallVector<APInt> elements;
+  elements.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::optional<APInt> v = toInteger(doc[list[i]], element, why);
+    if (!v)
+      return values.at(i).error() << why;
+    elements.push_back(*v);
+  }
+  return FieldValue{DenseElementsAttr::get(type, elements), type};
+}
+
 /// An `Elements` attribute: the entry's "shape", "dtype" and "value" (a
 /// splat) or "values" (row-major), which also give the result type.
 static FailureOr<FieldValue> readElements(const JVal &e) {
@@ -74,7 +140,6 @@ static FailureOr<FieldValue> readElements(const JVal &e) {
   if (failed(dtype))
     return failure();
   auto type = RankedTensorType::get(*shape, *dtype);
-  const llvm::fltSemantics &sem = cast<FloatType>(*dtype).getFloatSemantics();
   JVal value = e.field("value"), values = e.field("values");
   if (value.present() == values.present())
     return e.error() << (value.present()
@@ -82,6 +147,9 @@ static FailureOr<FieldValue> readElements(const JVal &e) {
                              : "needs \"value\" (one number for every "
                                "element) or \"values\" (all elements, "
                                "row-major)");
+  if (auto intType = dyn_cast<IntegerType>(*dtype))
+    return readIntegerElements(e, type, intType);
+  const llvm::fltSemantics &sem = cast<FloatType>(*dtype).getFloatSemantics();
   std::string why;
   if (value.present()) {
     std::optional<APFloat> v = toFloat(value.get(), sem, why);
@@ -191,6 +259,12 @@ FailureOr<FieldValue> shardc::jsonimport::readField(const OpEntry &op,
     if (failed(kind))
       return failure();
     return FieldValue{*kind, {}};
+  }
+  case OpFieldKind::ElementType: {
+    FailureOr<Type> dtype = readDtype(v);
+    if (failed(dtype))
+      return failure();
+    return FieldValue{TypeAttr::get(*dtype), {}};
   }
   case OpFieldKind::Elements:
   case OpFieldKind::MeshRef:

@@ -3,6 +3,7 @@
 #include "ImportState.h"
 
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Support/Tensor.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
@@ -377,18 +378,31 @@ FailureOr<Type> shardc::jsonimport::readDtype(const JVal &v) {
   FailureOr<std::string> name = readString(v);
   if (failed(name))
     return failure();
-  if (*name == "f32")
-    return Type(b.getF32Type());
-  if (*name == "f16")
-    return Type(b.getF16Type());
-  if (*name == "bf16")
-    return Type(b.getBF16Type());
-  if (*name == "f64")
-    return Type(b.getF64Type());
+  // The dtype names are Support's (the .npy files and the runtime tensors
+  // use the same ones); each is also MLIR's spelling of the element type.
+  if (std::optional<DType> dtype = parseDType(*name)) {
+    switch (*dtype) {
+    case DType::F32:
+      return Type(b.getF32Type());
+    case DType::F16:
+      return Type(b.getF16Type());
+    case DType::BF16:
+      return Type(b.getBF16Type());
+    case DType::F64:
+      return Type(b.getF64Type());
+    case DType::I1:
+      return Type(b.getI1Type());
+    case DType::I32:
+      return Type(b.getI32Type());
+    case DType::I64:
+      return Type(b.getI64Type());
+    }
+  }
   return v.error() << "unknown dtype \"" << printable(*name)
-                   << "\"; expected one of \"f32\", \"f16\", \"bf16\", "
-                      "\"f64\""
-                   << suggest(*name, {"f32", "f16", "bf16", "f64"});
+                   << "\"; expected one of \"f32\", \"i1\", \"i32\", "
+                      "\"i64\", \"f16\", \"bf16\", \"f64\""
+                   << suggest(*name,
+                              {"f32", "i1", "i32", "i64", "f16", "bf16", "f64"});
 }
 
 /// Checks that `axis` names a mesh axis not used yet in this sharding.

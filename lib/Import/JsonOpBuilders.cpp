@@ -95,8 +95,12 @@ static void jsonFieldsOf(OperationName name, const OpFields &fields,
     allow("result_sharding", false);
     allow("result_partial", false);
   }
-  if (getResultTypeSource(name, fields) == ResultTypeSource::GivenShape)
+  if (getResultTypeSource(name, fields) == ResultTypeSource::GivenShape) {
     allow("shape", true);
+    // Without an operand, nothing else gives the element type either.
+    if (fields.numOperands == 0)
+      allow("dtype", false);
+  }
 }
 
 /// The spec of the op `mnemonic` names, worked out on first use.
@@ -271,8 +275,18 @@ static FailureOr<Operation *> buildFromFields(const OpEntry &op,
     FailureOr<SmallVector<int64_t>> shape = readShape(e.field("shape"));
     if (failed(shape))
       return failure();
-    auto input = cast<RankedTensorType>(operands[0].getType());
-    resultType = RankedTensorType::get(*shape, input.getElementType());
+    // The first operand's element type, or (an op without operands, iota)
+    // the entry's "dtype".
+    Type element;
+    if (operands.empty()) {
+      FailureOr<Type> dtype = readDtype(e.field("dtype"));
+      if (failed(dtype))
+        return failure();
+      element = *dtype;
+    } else {
+      element = cast<RankedTensorType>(operands[0].getType()).getElementType();
+    }
+    resultType = RankedTensorType::get(*shape, element);
     break;
   }
   case ResultTypeSource::Inferred:

@@ -74,12 +74,12 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   auto operandType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   if (!resultType || !operandType || !resultType.hasStaticShape() ||
-      !resultType.getElementType().isF32() ||
+      executableDType(resultType.getElementType()) != input.dtype() ||
       operandType.getShape() != input.shape())
     return op->emitError() << "'" << op->getName()
-                           << "' needs static f32 tensors matching its "
-                              "operand; got "
-                           << input.describe();
+                           << "' needs static f32, i1, i32 or i64 tensors "
+                              "matching its operand type "
+                           << operandType << "; got " << input.describe();
 
   MeshOp mesh = lookupMesh(op, meshRef);
   if (!mesh)

@@ -16,11 +16,26 @@ static LogicalResult evalConstant(ConstantOp op, Tensor &result) {
                           << "dense elements attribute";
   auto type = dyn_cast<RankedTensorType>(dense.getType());
   if (!type || type.getShape() != result.shape() ||
-      !type.getElementType().isF32())
+      executableDType(type.getElementType()) != result.dtype())
     return op.emitError() << "constant value of type " << dense.getType()
                           << " does not match the result " << result.describe();
   if (result.numElements() == 0)
     return success();
+  // Integers go element by element: MLIR packs i1 data as bits, so the raw
+  // bytes are not the one-byte-per-element storage.
+  switch (result.dtype()) {
+  case DType::I1:
+    llvm::copy(dense.getValues<bool>(), result.dataAs<uint8_t>());
+    return success();
+  case DType::I32:
+    llvm::copy(dense.getValues<int32_t>(), result.dataAs<int32_t>());
+    return success();
+  case DType::I64:
+    llvm::copy(dense.getValues<int64_t>(), result.dataAs<int64_t>());
+    return success();
+  default:
+    break;
+  }
   if (dense.isSplat()) {
     std::fill_n(result.data(), result.numElements(),
                 dense.getSplatValue<float>());

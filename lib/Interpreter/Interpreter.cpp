@@ -40,12 +40,13 @@ static LogicalResult checkValue(Value value, Operation *anchor,
            << describeValue(value) << " has type " << value.getType()
            << "; only statically shaped tensors can be "
               "executed";
-  if (!type.getElementType().isF32())
+  std::optional<DType> dtype = executableDType(type.getElementType());
+  if (!dtype)
     return anchor->emitError()
            << describeValue(value) << " has type " << type
-           << "; only f32 is executed (" << type.getElementType()
-           << " is not supported yet)";
-  if (llvm::Error err = checkTensorFits(type.getShape(), maxBytes))
+           << "; only f32, i1, i32 and i64 are executed ("
+           << type.getElementType() << " is not supported yet)";
+  if (llvm::Error err = checkTensorFits(type.getShape(), maxBytes, *dtype))
     return anchor->emitError()
            << describeValue(value) << ": " << llvm::toString(std::move(err));
   return success();
@@ -64,7 +65,8 @@ static LogicalResult preflight(func::FuncOp func, Block &body,
     if (failed(checkValue(arg, func, std::numeric_limits<uint64_t>::max())))
       return failure();
     auto type = cast<RankedTensorType>(arg.getType());
-    if (tensor.shape() != type.getShape() || tensor.dtype() != DType::F32)
+    if (tensor.shape() != type.getShape() ||
+        executableDType(type.getElementType()) != tensor.dtype())
       return func.emitError()
              << describeValue(arg) << " of @" << func.getSymName()
              << " expects " << type << " but was given " << tensor.describe();
@@ -263,6 +265,18 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     env.release(op, index);
   }
   return func.emitError("the function body must end with func.return");
+}
+
+std::optional<DType> shardc::executableDType(Type elementType) {
+  if (elementType.isF32())
+    return DType::F32;
+  if (elementType.isSignlessInteger(1))
+    return DType::I1;
+  if (elementType.isSignlessInteger(32))
+    return DType::I32;
+  if (elementType.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
 }
 
 llvm::Expected<std::optional<Tensor>>

@@ -98,6 +98,7 @@ void attachContractionKernels(mlir::MLIRContext *ctx);
 void attachReductionKernels(mlir::MLIRContext *ctx);
 void attachLayoutKernels(mlir::MLIRContext *ctx);
 void attachConstantKernel(mlir::MLIRContext *ctx);
+void attachElementTypeKernels(mlir::MLIRContext *ctx);
 
 //===----------------------------------------------------------------------===//
 // Collectives

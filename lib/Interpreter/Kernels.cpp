@@ -20,19 +20,22 @@ using namespace mlir;
 using namespace shardc;
 using llvm::ArrayRef;
 
-/// The static f32 tensor type of `type`, or an error naming `what`.
-static FailureOr<RankedTensorType> checkF32Tensor(Operation *op, Type type,
-                                                  StringRef what) {
+/// The static tensor type of `type` with an executable element type, or an
+/// error naming `what`.
+static FailureOr<RankedTensorType> checkExecutableTensor(Operation *op,
+                                                         Type type,
+                                                         StringRef what) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return op->emitError() << "'" << op->getName() << "' " << what
                            << " has type " << type
                            << "; only statically shaped tensors can be "
                               "executed";
-  if (!tensor.getElementType().isF32())
+  if (!executableDType(tensor.getElementType()))
     return op->emitError() << "'" << op->getName() << "' " << what
-                           << " has type " << type << "; only f32 is "
-                           << "executed (" << tensor.getElementType()
+                           << " has type " << type
+                           << "; only f32, i1, i32 and i64 are executed ("
+                           << tensor.getElementType()
                            << " is not supported yet)";
   return tensor;
 }
@@ -44,6 +47,7 @@ void shardc::registerKernelModels(DialectRegistry &registry) {
     detail::attachReductionKernels(ctx);
     detail::attachLayoutKernels(ctx);
     detail::attachConstantKernel(ctx);
+    detail::attachElementTypeKernels(ctx);
   });
 }
 
@@ -98,18 +102,18 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
   for (auto [i, value, tensor] : llvm::enumerate(op->getOperands(), operands)) {
     std::string what = "operand #" + std::to_string(i);
     FailureOr<RankedTensorType> type =
-        checkF32Tensor(op, value.getType(), what);
+        checkExecutableTensor(op, value.getType(), what);
     if (failed(type))
       return failure();
     if (!tensor || tensor->shape() != type->getShape() ||
-        tensor->dtype() != DType::F32)
+        tensor->dtype() != *executableDType(type->getElementType()))
       return op->emitError()
              << "'" << op->getName() << "' " << what << " is "
              << (tensor ? tensor->describe() : std::string("missing"))
              << " but the op expects " << *type;
   }
   FailureOr<RankedTensorType> resultType =
-      checkF32Tensor(op, op->getResult(0).getType(), "result");
+      checkExecutableTensor(op, op->getResult(0).getType(), "result");
   if (failed(resultType))
     return failure();
   KernelOpInterface kernel = getKernel(op, /*reportMissing=*/true);
@@ -118,10 +122,11 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
   // Every kernel but the reductions (which accumulate into zeros) writes
   // each element of its result, so those skip the zero fill.
   bool accumulates = kernel.accumulatesIntoZeros();
+  DType dtype = *executableDType(resultType->getElementType());
   llvm::Expected<Tensor> allocated =
       accumulates
-          ? Tensor::allocate(resultType->getShape(), DType::F32, maxTensorBytes)
-          : Tensor::allocateUninitialized(resultType->getShape(), DType::F32,
+          ? Tensor::allocate(resultType->getShape(), dtype, maxTensorBytes)
+          : Tensor::allocateUninitialized(resultType->getShape(), dtype,
                                           maxTensorBytes);
   if (!allocated)
     return op->emitError() << "result of '" << op->getName()

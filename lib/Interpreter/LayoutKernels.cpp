@@ -1,6 +1,7 @@
 //===- LayoutKernels.cpp - transpose and broadcast_in_dim -----------------===//
 //
-// Data-movement kernels. Both first collapse the problem (drop size-1 dims,
+// Data-movement kernels, for every dtype: they move elements as unsigned
+// integers of the element's byte width. Both first collapse the problem (drop size-1 dims,
 // merge dims that stay adjacent in both layouts) so that the common cases
 // become a few long contiguous copies; what remains is walked with
 // incremental offsets. Transposes that move the innermost dim are done in
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 using namespace mlir;
 using namespace shardc;
@@ -59,9 +61,26 @@ struct CollapsedLayout {
 };
 } // namespace
 
+/// Calls `f` with a null pointer of the unsigned integer type as wide as an
+/// element of `width` bytes; the layout kernels only move elements, so this
+/// covers every dtype.
+template <typename Fn> static void withElementWord(unsigned width, Fn &&f) {
+  switch (width) {
+  case 1:
+    return f(static_cast<uint8_t *>(nullptr));
+  case 2:
+    return f(static_cast<uint16_t *>(nullptr));
+  case 8:
+    return f(static_cast<uint64_t *>(nullptr));
+  default:
+    return f(static_cast<uint32_t *>(nullptr));
+  }
+}
+
 /// Copies the collapsed problem: `outer` dims walked with offsets, the
 /// innermost dim copied, filled or gathered according to its stride.
-static void copyWithInnerDim(const float *in, float *out,
+template <typename T>
+static void copyWithInnerDim(const T *in, T *out,
                              const CollapsedLayout &layout) {
   if (layout.sizes.empty()) {
     out[0] = in[0];
@@ -75,10 +94,10 @@ static void copyWithInnerDim(const float *in, float *out,
   shardc::detail::StridedWalk walk(
       outerSizes, ArrayRef<int64_t>(layout.inStrides).drop_back(), outStrides);
   do {
-    const float *src = in + walk.offsetA();
-    float *dst = out + walk.offsetB();
+    const T *src = in + walk.offsetA();
+    T *dst = out + walk.offsetB();
     if (stride == 1)
-      std::memcpy(dst, src, inner * sizeof(float));
+      std::memcpy(dst, src, inner * sizeof(T));
     else if (stride == 0)
       std::fill_n(dst, inner, *src);
     else
@@ -87,8 +106,9 @@ static void copyWithInnerDim(const float *in, float *out,
   } while (walk.next());
 }
 
-void shardc::detail::transposeKernel(const float *in, ArrayRef<int64_t> inShape,
-                                     ArrayRef<int64_t> perm, float *out) {
+template <typename T>
+static void transposeElements(const T *in, ArrayRef<int64_t> inShape,
+                              ArrayRef<int64_t> perm, T *out) {
   if (productOf(inShape) == 0)
     return;
   SmallVector<int64_t> strides = rowMajorStrides(inShape);
@@ -119,11 +139,11 @@ void shardc::detail::transposeKernel(const float *in, ArrayRef<int64_t> inShape,
   // strided rows out of the same L1 sets when the strides are powers of two
   // (a direct strided copy is 2-3x slower there).
   constexpr int64_t kTile = 32;
-  float tile[kTile][kTile];
+  T tile[kTile][kTile];
   StridedWalk walk(sizes, inS, outS);
   do {
-    const float *src = in + walk.offsetA();
-    float *dst = out + walk.offsetB();
+    const T *src = in + walk.offsetA();
+    T *dst = out + walk.offsetB();
     for (int64_t a0 = 0; a0 < na; a0 += kTile) {
       int64_t ta = std::min(kTile, na - a0);
       for (int64_t b0 = 0; b0 < nb; b0 += kTile) {
@@ -137,6 +157,11 @@ void shardc::detail::transposeKernel(const float *in, ArrayRef<int64_t> inShape,
       }
     }
   } while (walk.next());
+}
+
+void shardc::detail::transposeKernel(const float *in, ArrayRef<int64_t> inShape,
+                                     ArrayRef<int64_t> perm, float *out) {
+  transposeElements(in, inShape, perm, out);
 }
 
 static LogicalResult evalTranspose(TransposeOp op, const Tensor &input,
@@ -160,7 +185,15 @@ static LogicalResult evalTranspose(TransposeOp op, const Tensor &input,
     return op.emitError() << "transpose result shape "
                           << formatShape(result.shape()) << " should be "
                           << formatShape(expected);
-  transposeKernel(input.data(), input.shape(), perm, result.data());
+  if (input.dtype() != result.dtype())
+    return op.emitError() << "transpose of " << input.describe()
+                          << " cannot produce " << result.describe();
+  withElementWord(input.elementByteWidth(), [&](auto *word) {
+    using T = std::remove_pointer_t<decltype(word)>;
+    transposeElements(reinterpret_cast<const T *>(input.rawData()),
+                      input.shape(), perm,
+                      reinterpret_cast<T *>(result.rawData()));
+  });
   return success();
 }
 
@@ -187,23 +220,31 @@ static LogicalResult evalBroadcastInDim(BroadcastInDimOp op,
     if (input.dim(i) != 1)
       strideOfResultDim[d] = inStrides[i];
   }
+  if (input.dtype() != result.dtype())
+    return op.emitError() << "broadcast_in_dim of " << input.describe()
+                          << " cannot produce " << result.describe();
   if (result.numElements() == 0)
     return success();
   CollapsedLayout layout;
   for (int64_t d = 0; d < result.rank(); ++d)
     layout.push(result.dim(d), strideOfResultDim[d]);
-  copyWithInnerDim(input.data(), result.data(), layout);
+  withElementWord(input.elementByteWidth(), [&](auto *word) {
+    using T = std::remove_pointer_t<decltype(word)>;
+    copyWithInnerDim(reinterpret_cast<const T *>(input.rawData()),
+                     reinterpret_cast<T *>(result.rawData()), layout);
+  });
   return success();
 }
 
 static LogicalResult copyWithShape(Operation *op, const Tensor &input,
                                    Tensor &result) {
-  if (input.numElements() != result.numElements())
+  if (input.numElements() != result.numElements() ||
+      input.dtype() != result.dtype())
     return op->emitError() << "'" << op->getName() << "' cannot turn "
                            << input.describe() << " into " << result.describe()
-                           << ": element counts differ";
+                           << ": element counts or dtypes differ";
   if (result.numElements() > 0)
-    std::memcpy(result.data(), input.data(), result.byteSize());
+    std::memcpy(result.rawData(), input.rawData(), result.byteSize());
   return success();
 }
 

@@ -18,6 +18,7 @@
 #include "shardc/Runtime/MpiCommunicator.h"
 
 #include "MpiLiveness.h"
+#include "MpiPacking.h"
 #include "MpiSupport.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -36,6 +37,7 @@ using namespace mlir;
 using namespace shardc;
 using llvm::ArrayRef;
 using llvm::SmallVector;
+using namespace shardc::detail;
 
 namespace {
 
@@ -55,62 +57,6 @@ struct PendingSend {
   int64_t header[kHeaderLength] = {};
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
-
-/// A tensor seen as [outer, parts, inner]: `dim` split into `parts` blocks,
-/// everything before it in `outer`, the block's rest in `inner`.
-struct BlockLayout {
-  int64_t outer = 1, parts = 1, inner = 1;
-};
-
-BlockLayout layoutOf(ArrayRef<int64_t> shape, int64_t dim, int64_t parts) {
-  BlockLayout l;
-  l.parts = parts;
-  for (int64_t d = 0; d < dim; ++d)
-    l.outer *= shape[d];
-  l.inner = parts ? shape[dim] / parts : 0;
-  for (size_t d = dim + 1; d < shape.size(); ++d)
-    l.inner *= shape[d];
-  return l;
-}
-
-/// [outer, parts, inner] -> [parts, outer, inner]: block j contiguous.
-void packBlocks(const float *in, BlockLayout l, float *out) {
-  for (int64_t o = 0; o < l.outer; ++o)
-    for (int64_t j = 0; j < l.parts; ++j)
-      std::memcpy(out + (j * l.outer + o) * l.inner,
-                  in + (o * l.parts + j) * l.inner, sizeof(float) * l.inner);
-}
-
-/// [parts, outer, inner] -> [outer, parts, inner]: the inverse of packBlocks.
-void unpackBlocks(const float *in, BlockLayout l, float *out) {
-  for (int64_t o = 0; o < l.outer; ++o)
-    for (int64_t j = 0; j < l.parts; ++j)
-      std::memcpy(out + (o * l.parts + j) * l.inner,
-                  in + (j * l.outer + o) * l.inner, sizeof(float) * l.inner);
-}
-
-/// Folds `parts` contiguous arrays of `count` floats into `out` in order,
-/// with exactly reduceTensors' arithmetic (acc = x0; acc += x1; ... or
-/// acc = max(acc, x)), so results match the simulator bit for bit.
-void foldInOrder(const float *parts, int64_t numParts, int64_t count,
-                 Reduction kind, float *out) {
-  if (count == 0)
-    return;
-  std::memcpy(out, parts, sizeof(float) * count);
-  for (int64_t p = 1; p < numParts; ++p) {
-    const float *x = parts + p * count;
-    if (kind == Reduction::Sum)
-      for (int64_t i = 0; i < count; ++i)
-        out[i] += x[i];
-    else
-      for (int64_t i = 0; i < count; ++i)
-        out[i] = std::max(out[i], x[i]);
-  }
-}
-
-MPI_Op mpiOp(Reduction kind) {
-  return kind == Reduction::Sum ? MPI_SUM : MPI_MAX;
-}
 
 const char *reductionName(Reduction kind) {
   return kind == Reduction::Sum ? "sum" : "max";
@@ -517,7 +463,7 @@ std::future<LogicalResult> MpiCommunicator::sendAsync(int64_t dest,
                      MPI_INT64_T, static_cast<int>(dest), kSendTag,
                      impl->pointToPoint, &p->requests[0]);
   if (rc == MPI_SUCCESS)
-    rc = MPI_Isend(p->tensor.data(), *n, MPI_FLOAT, static_cast<int>(dest),
+    rc = MPI_Isend(p->tensor.rawData(), *n, mpiDatatype(p->tensor.dtype()), static_cast<int>(dest),
                    kSendTag, impl->pointToPoint, &p->requests[1]);
   if (failed(impl->check(rc, "MPI_Isend")))
     return failedFuture();
@@ -574,7 +520,7 @@ FailureOr<Tensor> MpiCommunicator::receive(int64_t src) {
                          "MPI_Get_count")))
     return failure();
   if (got < 2 || header[1] != got - 2 || header[0] < 0 ||
-      header[0] > static_cast<int64_t>(DType::F64)) {
+      header[0] > static_cast<int64_t>(DType::I64)) {
     (void)impl->fail("malformed tensor header from device " + llvm::Twine(src));
     return failure();
   }
@@ -584,7 +530,7 @@ FailureOr<Tensor> MpiCommunicator::receive(int64_t src) {
     return failure();
   FailureOr<int> n = impl->count(out->numElements(), "the received tensor");
   if (failed(n) ||
-      failed(impl->complete(MPI_Irecv(out->data(), *n, MPI_FLOAT,
+      failed(impl->complete(MPI_Irecv(out->rawData(), *n, mpiDatatype(out->dtype()),
                                       static_cast<int>(src), kSendTag,
                                       impl->pointToPoint, &request),
                             request, "MPI_Irecv (data)", what)))
@@ -615,19 +561,20 @@ FailureOr<Tensor> MpiCommunicator::allGather(const Tensor &local,
   // Blocks arrive one after another; that is the result only for dim 0
   // (or when everything before `dim` has size 1).
   BlockLayout l = layoutOf(shape, dim, n);
-  std::vector<float> staging(l.outer == 1 ? 0 : out->numElements());
-  float *into = l.outer == 1 ? out->data() : staging.data();
+  std::vector<unsigned char> staging(l.outer == 1 ? 0 : out->byteSize());
+  unsigned char *into = l.outer == 1 ? out->rawData() : staging.data();
+  MPI_Datatype type = mpiDatatype(local.dtype());
   MPI_Request request;
   if (failed(
-          impl->complete(MPI_Iallgather(local.data(), *count, MPI_FLOAT, into,
-                                        *count, MPI_FLOAT, *comm, &request),
+          impl->complete(MPI_Iallgather(local.rawData(), *count, type, into,
+                                        *count, type, *comm, &request),
                          request, "MPI_Iallgather", [&] {
                            return "all_gather (dim " + std::to_string(dim) +
                                   ") over " + describeGroup(group);
                          })))
     return failure();
   if (l.outer != 1)
-    unpackBlocks(staging.data(), l, out->data());
+    unpackBlocks(staging.data(), l, local.elementByteWidth(), out->rawData());
   return out;
 }
 
@@ -648,10 +595,12 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
     return std::string("all_reduce (") + reductionName(kind) + ") over " +
            describeGroup(group);
   };
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  unsigned width = local.elementByteWidth();
   MPI_Request request;
   if (!impl->options.deterministicReductions) {
-    if (failed(impl->complete(MPI_Iallreduce(local.data(), out->data(), *count,
-                                             MPI_FLOAT, mpiOp(kind), *comm,
+    if (failed(impl->complete(MPI_Iallreduce(local.rawData(), out->rawData(),
+                                             *count, type, mpiOp(kind), *comm,
                                              &request),
                               request, "MPI_Iallreduce", what)))
       return failure();
@@ -670,17 +619,18 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   std::vector<int> recvCounts(n, mine), recvStarts(n);
   for (int i = 0; i < n; ++i)
     recvStarts[i] = i * mine;
-  std::vector<float> chunks(int64_t(mine) * n);
+  std::vector<unsigned char> chunks(int64_t(mine) * n * width);
   if (failed(impl->complete(
-          MPI_Ialltoallv(local.data(), counts.data(), starts.data(), MPI_FLOAT,
+          MPI_Ialltoallv(local.rawData(), counts.data(), starts.data(), type,
                          chunks.data(), recvCounts.data(), recvStarts.data(),
-                         MPI_FLOAT, *comm, &request),
+                         type, *comm, &request),
           request, "MPI_Ialltoallv", what)))
     return failure();
-  foldInOrder(chunks.data(), n, mine, kind, out->data() + starts[me]);
+  foldInOrder(chunks.data(), n, mine, local.dtype(), kind,
+              out->rawData() + int64_t(starts[me]) * width);
   if (failed(impl->complete(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
-                                            out->data(), counts.data(),
-                                            starts.data(), MPI_FLOAT, *comm,
+                                            out->rawData(), counts.data(),
+                                            starts.data(), type, *comm,
                                             &request),
                             request, "MPI_Iallgatherv", what)))
     return failure();
@@ -707,10 +657,12 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
     return failure();
   // Block j of `dim` goes to member j: make each block contiguous.
   BlockLayout l = layoutOf(local.shape(), dim, n);
-  std::vector<float> packed(l.outer == 1 ? 0 : local.numElements());
+  unsigned width = local.elementByteWidth();
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  std::vector<unsigned char> packed(l.outer == 1 ? 0 : local.byteSize());
   if (l.outer != 1)
-    packBlocks(local.data(), l, packed.data());
-  const float *send = l.outer == 1 ? local.data() : packed.data();
+    packBlocks(local.rawData(), l, width, packed.data());
+  const unsigned char *send = l.outer == 1 ? local.rawData() : packed.data();
 
   auto what = [&] {
     return "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
@@ -719,19 +671,19 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
   MPI_Request request;
   if (!impl->options.deterministicReductions) {
     if (failed(impl->complete(
-            MPI_Ireduce_scatter_block(send, out->data(), *count, MPI_FLOAT,
+            MPI_Ireduce_scatter_block(send, out->rawData(), *count, type,
                                       mpiOp(kind), *comm, &request),
             request, "MPI_Ireduce_scatter_block", what)))
       return failure();
     return out;
   }
-  std::vector<float> blocks(out->numElements() * n);
+  std::vector<unsigned char> blocks(out->byteSize() * n);
   if (failed(
-          impl->complete(MPI_Ialltoall(send, *count, MPI_FLOAT, blocks.data(),
-                                       *count, MPI_FLOAT, *comm, &request),
+          impl->complete(MPI_Ialltoall(send, *count, type, blocks.data(),
+                                       *count, type, *comm, &request),
                          request, "MPI_Ialltoall", what)))
     return failure();
-  foldInOrder(blocks.data(), n, *count, kind, out->data());
+  foldInOrder(blocks.data(), n, *count, local.dtype(), kind, out->rawData());
   return out;
 }
 
@@ -757,18 +709,20 @@ FailureOr<Tensor> MpiCommunicator::allToAll(const Tensor &local,
   if (failed(out))
     return failure();
 
+  unsigned width = local.elementByteWidth();
+  MPI_Datatype type = mpiDatatype(local.dtype());
   BlockLayout split = layoutOf(local.shape(), splitDim, n);
-  std::vector<float> packed(split.outer == 1 ? 0 : local.numElements());
+  std::vector<unsigned char> packed(split.outer == 1 ? 0 : local.byteSize());
   if (split.outer != 1)
-    packBlocks(local.data(), split, packed.data());
+    packBlocks(local.rawData(), split, width, packed.data());
   BlockLayout concat = layoutOf(shape, concatDim, n);
-  std::vector<float> received(concat.outer == 1 ? 0 : out->numElements());
+  std::vector<unsigned char> received(concat.outer == 1 ? 0 : out->byteSize());
   MPI_Request request;
   if (failed(impl->complete(
-          MPI_Ialltoall(split.outer == 1 ? local.data() : packed.data(), *count,
-                        MPI_FLOAT,
-                        concat.outer == 1 ? out->data() : received.data(),
-                        *count, MPI_FLOAT, *comm, &request),
+          MPI_Ialltoall(split.outer == 1 ? local.rawData() : packed.data(),
+                        *count, type,
+                        concat.outer == 1 ? out->rawData() : received.data(),
+                        *count, type, *comm, &request),
           request, "MPI_Ialltoall", [&] {
             return "all_to_all (split dim " + std::to_string(splitDim) +
                    ", concat dim " + std::to_string(concatDim) + ") over " +
@@ -776,7 +730,7 @@ FailureOr<Tensor> MpiCommunicator::allToAll(const Tensor &local,
           })))
     return failure();
   if (concat.outer != 1)
-    unpackBlocks(received.data(), concat, out->data());
+    unpackBlocks(received.data(), concat, width, out->rawData());
   return out;
 }
 
@@ -810,15 +764,17 @@ FailureOr<Tensor> MpiCommunicator::collectivePermute(
   SmallVector<MPI_Request, 2> requests;
   for (auto [s, t] : pairs) {
     if (s == me && t == me) {
-      std::memcpy(out->data(), local.data(), local.byteSize());
+      std::memcpy(out->rawData(), local.rawData(), local.byteSize());
       continue;
     }
     int rc = MPI_SUCCESS;
     if (s == me) {
-      rc = MPI_Isend(local.data(), *count, MPI_FLOAT, static_cast<int>(t),
+      rc = MPI_Isend(local.rawData(), *count, mpiDatatype(local.dtype()),
+                     static_cast<int>(t),
                      kPermuteTag, *comm, &requests.emplace_back());
     } else if (t == me) {
-      rc = MPI_Irecv(out->data(), *count, MPI_FLOAT, static_cast<int>(s),
+      rc = MPI_Irecv(out->rawData(), *count, mpiDatatype(local.dtype()),
+                     static_cast<int>(s),
                      kPermuteTag, *comm, &requests.emplace_back());
     }
     if (failed(impl->check(rc, s == me ? "MPI_Isend" : "MPI_Irecv")))
@@ -860,7 +816,7 @@ MpiCommunicator::gatherFromEveryRank(Tensor local) {
   for (int r = 0; r < n; ++r) {
     const int64_t *h = headers.data() + int64_t(r) * kHeaderLength;
     if (h[1] < 0 || h[1] > kMaxSentRank || h[0] < 0 ||
-        h[0] > static_cast<int64_t>(DType::F64)) {
+        h[0] > static_cast<int64_t>(DType::I64)) {
       (void)impl->fail("malformed shape from rank " + llvm::Twine(r));
       return failure();
     }
@@ -873,7 +829,8 @@ MpiCommunicator::gatherFromEveryRank(Tensor local) {
         return failure();
       out[r] = std::move(*t);
     }
-    FailureOr<int> c = impl->count(out[r].numElements(), "a gathered block");
+    // Bytes, not elements: each rank's block carries its own dtype.
+    FailureOr<int> c = impl->count(out[r].byteSize(), "a gathered block");
     FailureOr<int> s = impl->count(total, "the gathered blocks together");
     if (failed(c) || failed(s))
       return failure();
@@ -881,16 +838,15 @@ MpiCommunicator::gatherFromEveryRank(Tensor local) {
     starts[r] = *s;
     total += *c;
   }
-  std::vector<float> all(total);
+  std::vector<unsigned char> all(total);
   if (failed(impl->complete(
-          MPI_Iallgatherv(out[impl->rank].data(), counts[impl->rank], MPI_FLOAT,
-                          all.data(), counts.data(), starts.data(), MPI_FLOAT,
-                          impl->world, &request),
+          MPI_Iallgatherv(out[impl->rank].rawData(), counts[impl->rank],
+                          MPI_BYTE, all.data(), counts.data(), starts.data(),
+                          MPI_BYTE, impl->world, &request),
           request, "MPI_Iallgatherv", what)))
     return failure();
   for (int r = 0; r < n; ++r)
     if (r != impl->rank && counts[r])
-      std::memcpy(out[r].data(), all.data() + starts[r],
-                  sizeof(float) * counts[r]);
+      std::memcpy(out[r].rawData(), all.data() + starts[r], counts[r]);
   return out;
 }

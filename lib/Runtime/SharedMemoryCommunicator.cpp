@@ -39,6 +39,8 @@ std::string CollectiveCall::describe() const {
   llvm::raw_string_ostream os(out);
   os << kind << " over devices " << formatList(group) << " of "
      << formatShape(shape);
+  if (dtype != DType::F32)
+    os << " " << dtypeName(dtype);
   if (dim >= 0)
     os << (concatDim >= 0 ? " split_dim=" : " dim=") << dim;
   if (concatDim >= 0)
@@ -352,6 +354,7 @@ LogicalResult SharedMemoryCommunicator::prepare(StringRef kind,
   call.kind = kind.str();
   call.group.assign(group.begin(), group.end());
   call.shape.assign(local.shape().begin(), local.shape().end());
+  call.dtype = local.dtype();
   std::vector<int64_t> sorted = call.group;
   llvm::sort(sorted);
   if (!llvm::is_contained(group, device) ||
@@ -511,6 +514,7 @@ FailureOr<Tensor> SharedMemoryCommunicator::collectivePermute(
                  if (t == index)
                    return in[s]->clone();
                // Not a target: zeros (allocate zero-fills).
-               return Tensor::allocate(local.shape(), DType::F32, ~uint64_t(0));
+               return Tensor::allocate(local.shape(), local.dtype(),
+                                       ~uint64_t(0));
              });
 }

@@ -41,11 +41,15 @@ struct CollectiveCall {
   int reduction = -1;
   std::vector<std::pair<int64_t, int64_t>> pairs;
   std::vector<int64_t> shape;
+  /// Members must agree on the dtype too: a reduction reads every member's
+  /// elements as this one's type.
+  DType dtype = DType::F32;
 
   bool operator==(const CollectiveCall &o) const {
     return kind == o.kind && group == o.group && dim == o.dim &&
            concatDim == o.concatDim && reduction == o.reduction &&
-           pairs == o.pairs && shape == o.shape;
+           pairs == o.pairs && shape == o.shape &&
+           dtype == o.dtype;
   }
   /// "all_reduce over devices [0, 1] of [4, 8]".
   std::string describe() const;

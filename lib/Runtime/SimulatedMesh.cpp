@@ -170,7 +170,7 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
     case CollectiveKind::CollectivePermute: {
       for (int64_t m : group) {
         out[m] = inputs.front()->clone();
-        std::memset(out[m].data(), 0, out[m].byteSize());
+        std::memset(out[m].rawData(), 0, out[m].byteSize());
       }
       for (auto [s, t] : pairs)
         out[group[t]] = inputs[s]->clone();

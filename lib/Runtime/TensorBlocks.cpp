@@ -4,14 +4,15 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 using namespace mlir;
 using namespace shardc;
 
 namespace {
 /// Allocation of a shape that a verified program already bounded.
-Tensor make(ArrayRef<int64_t> shape) {
-  auto t = Tensor::allocate(shape, DType::F32, ~uint64_t(0));
+Tensor make(ArrayRef<int64_t> shape, DType dtype) {
+  auto t = Tensor::allocate(shape, dtype, ~uint64_t(0));
   if (!t) {
     llvm::consumeError(t.takeError());
     return Tensor();
@@ -20,20 +21,22 @@ Tensor make(ArrayRef<int64_t> shape) {
 }
 } // namespace
 
+void shardc::accumulateInto(Tensor &acc, const Tensor &x, Reduction kind) {
+  // Callers pass members of one collective (same type by construction);
+  // anything else would read past x's storage.
+  if (acc.dtype() != x.dtype() || acc.numElements() != x.numElements())
+    return;
+  withComputedType(acc.dtype(), [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    reduceElements(acc.dataAs<T>(), x.dataAs<T>(), acc.numElements(), kind);
+  });
+}
+
 Tensor shardc::reduceTensors(ArrayRef<const Tensor *> tensors,
                              Reduction kind) {
   Tensor out = tensors.front()->clone();
-  float *acc = out.data();
-  int64_t n = out.numElements();
-  for (const Tensor *t : tensors.drop_front()) {
-    const float *x = t->data();
-    if (kind == Reduction::Sum)
-      for (int64_t i = 0; i < n; ++i)
-        acc[i] += x[i];
-    else
-      for (int64_t i = 0; i < n; ++i)
-        acc[i] = std::max(acc[i], x[i]);
-  }
+  for (const Tensor *t : tensors.drop_front())
+    accumulateInto(out, *t, kind);
   return out;
 }
 
@@ -66,7 +69,7 @@ llvm::Expected<Tensor> shardc::extractDeviceBlock(const Tensor &global,
     return coords[topology.axisIndex(a)] != 0;
   });
   if (summandIsZero)
-    std::memset(block.data(), 0, sizeof(float) * block.numElements());
+    std::memset(block.rawData(), 0, block.byteSize());
   for (auto [d, bc] :
        llvm::enumerate(blockCoords(sharding, mesh, topology, device))) {
     if (bc.second == 1)
@@ -87,7 +90,8 @@ static void placeBlock(Tensor &dst, const Tensor &block,
   SmallVector<int64_t> offsets;
   for (int64_t d = 0; d < rank; ++d)
     offsets.push_back(coords[d].first * block.dim(d));
-  // Copy rows of the innermost dim.
+  // Copy rows of the innermost dim, as bytes.
+  int64_t width = block.elementByteWidth();
   int64_t rowLen = rank ? block.dim(rank - 1) : 1;
   int64_t rows = rowLen ? block.numElements() / rowLen : 0;
   SmallVector<int64_t> idx(rank, 0);
@@ -101,8 +105,8 @@ static void placeBlock(Tensor &dst, const Tensor &block,
       off += (idx[d] + offsets[d]) * dstStrides[d];
     if (rank)
       off += offsets[rank - 1];
-    std::memcpy(dst.data() + off, block.data() + r * rowLen,
-                sizeof(float) * rowLen);
+    std::memcpy(dst.rawData() + off * width,
+                block.rawData() + r * rowLen * width, width * rowLen);
   }
 }
 
@@ -129,19 +133,17 @@ FailureOr<Tensor> shardc::assembleGlobal(ArrayRef<const Tensor *> blocks,
         return false;
     return true;
   };
-  Tensor global = make(globalShape);
-  std::memset(global.data(), 0, sizeof(float) * global.numElements());
+  DType dtype = blocks.front()->dtype();
+  Tensor global = make(globalShape, dtype);
   if (!partial.empty()) {
     // The value is the sum of the blocks over the partial axes; add them in
     // device order.
     for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
       if (!isReference(dev))
         continue;
-      Tensor tmp = make(globalShape);
-      std::memset(tmp.data(), 0, sizeof(float) * tmp.numElements());
+      Tensor tmp = make(globalShape, dtype);
       placeBlock(tmp, *blocks[dev], blockCoords(sharding, mesh, topology, dev));
-      for (int64_t i = 0; i < global.numElements(); ++i)
-        global.data()[i] += tmp.data()[i];
+      accumulateInto(global, tmp, Reduction::Sum);
     }
     return global;
   }
@@ -164,9 +166,17 @@ FailureOr<Tensor> shardc::assembleGlobal(ArrayRef<const Tensor *> blocks,
             got.describe() + ", expected " + expected.describe();
       return failure();
     }
+    if (expected.dtype() != got.dtype()) {
+      why = "device " + std::to_string(dev) + " holds " + got.describe() +
+            ", expected " + expected.describe();
+      return failure();
+    }
     for (int64_t i = 0; i < got.numElements(); ++i)
-      if (!(expected.data()[i] == got.data()[i]) &&
-          !(std::isnan(expected.data()[i]) && std::isnan(got.data()[i]))) {
+      if (got.dtype() == DType::F32
+              ? !(expected.data()[i] == got.data()[i]) &&
+                    !(std::isnan(expected.data()[i]) &&
+                      std::isnan(got.data()[i]))
+              : expected.elementAsDouble(i) != got.elementAsDouble(i)) {
         why = "replicas disagree: device " + std::to_string(dev) +
               " differs from its replica at element " + std::to_string(i);
         return failure();

@@ -243,14 +243,30 @@ llvm::Expected<Tensor> shardc::parseNpy(StringRef bytes, StringRef sourceName,
   if (!parser.parse(header))
     return npyError(sourceName, parser.error);
 
+  // The file's element type and the dtype it is read as: f64 becomes f32
+  // (the only float computed), the others keep their type.
   unsigned itemSize;
-  if (header.descr == "<f4")
+  DType dtype;
+  if (header.descr == "<f4") {
     itemSize = 4;
-  else if (header.descr == "<f8")
+    dtype = DType::F32;
+  } else if (header.descr == "<f8") {
     itemSize = 8;
-  else
+    dtype = DType::F32;
+  } else if (header.descr == "|b1") {
+    itemSize = 1;
+    dtype = DType::I1;
+  } else if (header.descr == "<i4") {
+    itemSize = 4;
+    dtype = DType::I32;
+  } else if (header.descr == "<i8") {
+    itemSize = 8;
+    dtype = DType::I64;
+  } else {
     return npyError(sourceName, "unsupported dtype '" + header.descr +
-                                    "' (only '<f4' and '<f8' are supported)");
+                                    "' (supported: '<f4', '<f8', '|b1', "
+                                    "'<i4', '<i8')");
+  }
 
   // Size checks come before allocation: the header is untrusted.
   std::optional<int64_t> count = checkedNumElements(header.shape);
@@ -268,25 +284,44 @@ llvm::Expected<Tensor> shardc::parseNpy(StringRef bytes, StringRef sourceName,
                         llvm::Twine(*dataBytes) + " bytes but the file has " +
                         llvm::Twine(available) +
                         (available < *dataBytes ? " (truncated file)" : ""));
+  const char *src = bytes.data() + prefix + headerLen;
+  int64_t n = *count;
+  // A '|b1' byte other than 0 or 1 is no boolean NumPy writes.
+  if (dtype == DType::I1)
+    for (int64_t i = 0; i < n; ++i)
+      if (static_cast<unsigned char>(src[i]) > 1)
+        return npyError(sourceName,
+                        "element " + llvm::Twine(i) + " of '|b1' data is " +
+                            llvm::Twine(static_cast<unsigned char>(src[i])) +
+                            ", not a boolean (0 or 1)");
   llvm::Expected<Tensor> tensor =
-      Tensor::allocate(header.shape, DType::F32, maxBytes);
+      Tensor::allocate(header.shape, dtype, maxBytes);
   if (!tensor)
     return npyError(sourceName, llvm::toString(tensor.takeError()));
 
-  const char *src = bytes.data() + prefix + headerLen;
-  float *dst = tensor->data();
-  int64_t n = *count;
-  auto load = [&](int64_t i) {
-    return itemSize == 4 ? loadLE<float>(src + i * 4)
-                         : loadLE<double>(src + i * 8);
+  unsigned char *dst = tensor->rawData();
+  unsigned width = tensor->elementByteWidth();
+  // Element i of the file into element `to` of the tensor.
+  auto load = [&](int64_t i, int64_t to) {
+    const char *p = src + i * itemSize;
+    unsigned char *q = dst + to * width;
+    if (header.descr == "<f8") {
+      float f = loadLE<double>(p);
+      std::memcpy(q, &f, 4);
+    } else if (llvm::sys::IsLittleEndianHost) {
+      std::memcpy(q, p, itemSize);
+    } else {
+      for (unsigned k = 0; k < itemSize; ++k)
+        q[k] = static_cast<unsigned char>(p[itemSize - 1 - k]);
+    }
   };
   if (!header.fortranOrder || tensor->rank() <= 1) {
-    if (itemSize == 4 && llvm::sys::IsLittleEndianHost) {
+    if (itemSize == width && llvm::sys::IsLittleEndianHost) {
       if (n > 0)
         std::memcpy(dst, src, *dataBytes);
     } else {
       for (int64_t i = 0; i < n; ++i)
-        dst[i] = load(i);
+        load(i, i);
     }
     return tensor;
   }
@@ -297,7 +332,7 @@ llvm::Expected<Tensor> shardc::parseNpy(StringRef bytes, StringRef sourceName,
   SmallVector<int64_t> index(tensor->rank(), 0);
   int64_t offset = 0;
   for (int64_t i = 0; i < n; ++i) {
-    dst[offset] = load(i);
+    load(i, offset);
     for (int64_t d = 0; d < tensor->rank(); ++d) {
       if (++index[d] < tensor->dim(d)) {
         offset += strides[d];
@@ -320,7 +355,14 @@ llvm::Expected<Tensor> shardc::readNpy(StringRef path, uint64_t maxBytes) {
 }
 
 void shardc::writeNpy(llvm::raw_ostream &os, const Tensor &tensor) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  // NumPy's descriptor of the tensor's dtype (the open dtypes f16, bf16 and
+  // f64 are never computed, so never written).
+  const char *descr = tensor.dtype() == DType::I1    ? "|b1"
+                      : tensor.dtype() == DType::I32 ? "<i4"
+                      : tensor.dtype() == DType::I64 ? "<i8"
+                                                     : "<f4";
+  std::string dict = std::string("{'descr': '") + descr +
+                     "', 'fortran_order': False, 'shape': (";
   for (int64_t d : tensor.shape())
     dict += std::to_string(d) + ", ";
   if (tensor.rank() > 1) // "(16, 64)", but "(5,)" and "()"
@@ -350,15 +392,15 @@ void shardc::writeNpy(llvm::raw_ostream &os, const Tensor &tensor) {
   if (tensor.numElements() == 0)
     return;
   if (llvm::sys::IsLittleEndianHost) {
-    os.write(reinterpret_cast<const char *>(tensor.data()), tensor.byteSize());
+    os.write(reinterpret_cast<const char *>(tensor.rawData()),
+             tensor.byteSize());
     return;
   }
-  for (float v : tensor.values()) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    char word[4];
-    llvm::support::endian::write32le(word, bits);
-    os.write(word, 4);
+  unsigned width = tensor.elementByteWidth();
+  for (int64_t i = 0; i < tensor.numElements(); ++i) {
+    const unsigned char *p = tensor.rawData() + i * width;
+    for (unsigned k = 0; k < width; ++k)
+      os << static_cast<char>(p[width - 1 - k]);
   }
 }
 

@@ -52,10 +52,34 @@ Tensor shardc::randomTensor(llvm::ArrayRef<int64_t> shape, uint64_t seed,
 llvm::Expected<Tensor> shardc::tryRandomTensor(llvm::ArrayRef<int64_t> shape,
                                                uint64_t seed,
                                                llvm::StringRef name,
-                                               uint64_t maxBytes) {
-  llvm::Expected<Tensor> t = Tensor::allocate(shape, DType::F32, maxBytes);
+                                               uint64_t maxBytes, DType dtype) {
+  llvm::Expected<Tensor> t = Tensor::allocate(shape, dtype, maxBytes);
   if (!t)
     return t.takeError();
-  fillRandom(t->values(), seed, name);
+  if (dtype == DType::F32) {
+    fillRandom(t->values(), seed, name);
+    return t;
+  }
+  // Integers: the same stream, its top bits as an id in [0, 16) (or a bit
+  // for i1), so a model's token ids index a small vocabulary.
+  constexpr uint64_t gamma = 0x9e3779b97f4a7c15ULL;
+  uint64_t state = seed ^ fnv1a64(name);
+  for (int64_t i = 0, e = t->numElements(); i < e; ++i) {
+    state += gamma;
+    uint64_t bits = splitmix64Mix(state);
+    switch (dtype) {
+    case DType::I1:
+      t->dataAs<uint8_t>()[i] = static_cast<uint8_t>(bits >> 63);
+      break;
+    case DType::I32:
+      t->dataAs<int32_t>()[i] = static_cast<int32_t>(bits >> 60);
+      break;
+    case DType::I64:
+      t->dataAs<int64_t>()[i] = static_cast<int64_t>(bits >> 60);
+      break;
+    default:
+      break; // the open float dtypes stay zero: nothing computes them
+    }
+  }
   return t;
 }

@@ -31,21 +31,43 @@ llvm::StringRef shardc::dtypeName(DType dtype) {
     return "bf16";
   case DType::F64:
     return "f64";
+  case DType::I1:
+    return "i1";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "unknown";
 }
 
+std::optional<DType> shardc::parseDType(llvm::StringRef name) {
+  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64, DType::I1,
+                  DType::I32, DType::I64})
+    if (dtypeName(d) == name)
+      return d;
+  return std::nullopt;
+}
+
 unsigned shardc::dtypeByteWidth(DType dtype) {
   switch (dtype) {
-  case DType::F32:
-    return 4;
+  case DType::I1:
+    return 1;
   case DType::F16:
   case DType::BF16:
     return 2;
+  case DType::F32:
+  case DType::I32:
+    return 4;
   case DType::F64:
+  case DType::I64:
     return 8;
   }
   return 4;
+}
+
+bool shardc::isIntegerDType(DType dtype) {
+  return dtype == DType::I1 || dtype == DType::I32 || dtype == DType::I64;
 }
 
 uint64_t shardc::defaultMaxTensorBytes() {
@@ -88,20 +110,21 @@ std::optional<int64_t> shardc::checkedNumElements(ArrayRef<int64_t> shape) {
   return count;
 }
 
-std::optional<uint64_t> shardc::checkedStorageBytes(ArrayRef<int64_t> shape) {
+std::optional<uint64_t> shardc::checkedStorageBytes(ArrayRef<int64_t> shape,
+                                                    DType dtype) {
   std::optional<int64_t> count = checkedNumElements(shape);
   if (!count)
     return std::nullopt;
   return llvm::checkedMulUnsigned<uint64_t>(static_cast<uint64_t>(*count),
-                                            sizeof(float));
+                                            dtypeByteWidth(dtype));
 }
 
-llvm::Error shardc::checkTensorFits(ArrayRef<int64_t> shape,
-                                    uint64_t maxBytes) {
+llvm::Error shardc::checkTensorFits(ArrayRef<int64_t> shape, uint64_t maxBytes,
+                                    DType dtype) {
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return makeError("tensor shape " + formatShape(shape) +
                      " has a negative dimension");
-  std::optional<uint64_t> bytes = checkedStorageBytes(shape);
+  std::optional<uint64_t> bytes = checkedStorageBytes(shape, dtype);
   if (!bytes)
     return makeError("tensor of shape " + formatShape(shape) +
                      " is too large: its byte size overflows 64 bits");
@@ -142,21 +165,25 @@ Tensor &Tensor::operator=(Tensor &&other) noexcept {
 llvm::Expected<Tensor> Tensor::allocateImpl(ArrayRef<int64_t> shape,
                                             DType dtype, uint64_t maxBytes,
                                             bool zero) {
-  if (llvm::Error err = checkTensorFits(shape, maxBytes))
+  if (llvm::Error err = checkTensorFits(shape, maxBytes, dtype))
     return std::move(err);
   int64_t count = *checkedNumElements(shape);
-  // A tensor with no elements still gets a (one-float) buffer, so data()
+  // Storage is rounded up to whole 8-byte words, so a reinterpreting view
+  // of any computed dtype stays aligned and in bounds.
+  size_t width = dtypeByteWidth(dtype);
+  // A tensor with no elements still gets a (one-word) buffer, so data()
   // is never null: memcpy/memset of 0 bytes from a null pointer is
   // undefined, and the kernels and layouts copy without asking for empty
   // shapes (UBSan found it on a size-0 dim in simulate).
-  size_t allocated = static_cast<size_t>(std::max<int64_t>(count, 1));
+  size_t words =
+      std::max<size_t>((static_cast<size_t>(count) * width + 7) / 8, 1);
   // calloc: large buffers come straight from the kernel as zero pages, so
   // zero-filling costs nothing until a page is touched.
-  auto *p = static_cast<float *>(zero ? std::calloc(allocated, sizeof(float))
-                                      : std::malloc(allocated * sizeof(float)));
+  auto *p = static_cast<unsigned char *>(zero ? std::calloc(words, 8)
+                                              : std::malloc(words * 8));
   if (!p)
     return makeError("out of memory: cannot allocate " +
-                     llvm::Twine(uint64_t(count) * sizeof(float)) +
+                     llvm::Twine(uint64_t(count) * width) +
                      " bytes for a tensor of "
                      "shape " +
                      formatShape(shape));
@@ -181,17 +208,42 @@ llvm::Expected<Tensor> Tensor::allocateUninitialized(ArrayRef<int64_t> shape,
 
 llvm::Expected<Tensor> Tensor::fromValues(ArrayRef<int64_t> shape,
                                           ArrayRef<float> values, DType dtype) {
-  std::optional<int64_t> count = checkedNumElements(shape);
-  if (!count || static_cast<uint64_t>(*count) != values.size())
+  if (dtype != DType::F32)
+    return makeError("float values cannot fill a tensor of dtype " +
+                     dtypeName(dtype));
+  return fromBytes(shape, dtype, values.data(), values.size());
+}
+
+llvm::Expected<Tensor> Tensor::fromBytes(ArrayRef<int64_t> shape, DType dtype,
+                                         const void *values, size_t count) {
+  std::optional<int64_t> expected = checkedNumElements(shape);
+  if (!expected || static_cast<uint64_t>(*expected) != count)
     return makeError("shape " + formatShape(shape) + " does not hold " +
-                     llvm::Twine(values.size()) + " values");
+                     llvm::Twine(count) + " values");
   llvm::Expected<Tensor> t =
       allocate(shape, dtype, std::numeric_limits<uint64_t>::max());
   if (!t)
     return t.takeError();
-  if (!values.empty())
-    std::memcpy(t->data(), values.data(), values.size() * sizeof(float));
+  if (count)
+    std::memcpy(t->rawData(), values, t->byteSize());
+  if (dtype == DType::I1)
+    for (unsigned char &b : llvm::MutableArrayRef<unsigned char>(
+             t->rawData(), static_cast<size_t>(count)))
+      b = b != 0;
   return t;
+}
+
+double Tensor::elementAsDouble(int64_t i) const {
+  switch (dtype_) {
+  case DType::I1:
+    return data_[i];
+  case DType::I32:
+    return dataAs<int32_t>()[i];
+  case DType::I64:
+    return static_cast<double>(dataAs<int64_t>()[i]);
+  default:
+    return data()[i];
+  }
 }
 
 Tensor Tensor::scalar(float value) {
@@ -208,7 +260,7 @@ Tensor Tensor::clone() const {
     llvm::report_bad_alloc_error("shardc: out of memory cloning a tensor");
   }
   if (numElements_ > 0)
-    std::memcpy(copy->data(), data(), byteSize());
+    std::memcpy(copy->rawData(), rawData(), byteSize());
   return std::move(*copy);
 }
 
@@ -223,7 +275,7 @@ float &Tensor::at(ArrayRef<int64_t> index) {
   int64_t offset = 0;
   for (auto [i, d] : llvm::zip(index, shape_))
     offset = offset * d + i;
-  return data_[offset];
+  return data()[offset];
 }
 
 float Tensor::at(ArrayRef<int64_t> index) const {
@@ -283,12 +335,14 @@ llvm::Expected<Tensor> shardc::trySliceBlock(const Tensor &tensor, int64_t dim,
     return out.takeError();
   int64_t outer, inner;
   splitAround(tensor.shape(), dim, outer, inner);
-  // Each outer row contributes one contiguous run of `shape[dim] * inner`.
-  int64_t run = shape[dim] * inner;
-  int64_t srcRow = tensor.dim(dim) * inner;
+  // Each outer row contributes one contiguous run of `shape[dim] * inner`
+  // elements, copied as bytes whatever the dtype.
+  int64_t width = tensor.elementByteWidth();
+  int64_t run = shape[dim] * inner * width;
+  int64_t srcRow = tensor.dim(dim) * inner * width;
   for (int64_t o = 0; o < outer && run > 0; ++o)
-    std::memcpy(out->data() + o * run, tensor.data() + o * srcRow + index * run,
-                run * sizeof(float));
+    std::memcpy(out->rawData() + o * run,
+                tensor.rawData() + o * srcRow + index * run, run);
   return out;
 }
 
@@ -303,7 +357,8 @@ llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
   SmallVector<int64_t> shape(first.shape());
   shape[dim] = 0;
   for (const Tensor *part : parts) {
-    bool compatible = part->rank() == first.rank();
+    bool compatible =
+        part->rank() == first.rank() && part->dtype() == first.dtype();
     for (int64_t i = 0; compatible && i < first.rank(); ++i)
       compatible = i == dim || part->dim(i) == first.dim(i);
     if (!compatible)
@@ -321,13 +376,14 @@ llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
     return out.takeError();
   int64_t outer, inner;
   splitAround(shape, dim, outer, inner);
-  float *dst = out->data();
+  int64_t width = first.elementByteWidth();
+  unsigned char *dst = out->rawData();
   for (int64_t o = 0; o < outer; ++o) {
     for (const Tensor *part : parts) {
-      int64_t run = part->dim(dim) * inner;
+      int64_t run = part->dim(dim) * inner * width;
       if (run == 0)
         continue;
-      std::memcpy(dst, part->data() + o * run, run * sizeof(float));
+      std::memcpy(dst, part->rawData() + o * run, run);
       dst += run;
     }
   }
@@ -335,13 +391,21 @@ llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
 }
 
 int64_t shardc::countNonFinite(const Tensor &t) {
+  if (t.dtype() != DType::F32)
+    return 0;
   return llvm::count_if(t.values(), [](float x) { return !std::isfinite(x); });
 }
 
 float shardc::maxAbsDifference(const Tensor &a, const Tensor &b) {
-  if (a.shape() != b.shape())
+  if (a.shape() != b.shape() || a.dtype() != b.dtype())
     return std::numeric_limits<float>::infinity();
   float worst = 0;
+  if (a.dtype() != DType::F32) {
+    for (int64_t i = 0, e = a.numElements(); i < e; ++i)
+      worst = std::max<float>(
+          worst, std::fabs(a.elementAsDouble(i) - b.elementAsDouble(i)));
+    return worst;
+  }
   for (auto [x, y] : llvm::zip(a.values(), b.values())) {
     if ((std::isnan(x) && std::isnan(y)) || x == y) // also equal infinities
       continue;
@@ -355,8 +419,11 @@ float shardc::maxAbsDifference(const Tensor &a, const Tensor &b) {
 
 bool shardc::allClose(const Tensor &a, const Tensor &b, float rtol,
                       float atol) {
-  if (a.shape() != b.shape())
+  if (a.shape() != b.shape() || a.dtype() != b.dtype())
     return false;
+  if (a.dtype() != DType::F32)
+    return a.byteSize() == 0 ||
+           std::memcmp(a.rawData(), b.rawData(), a.byteSize()) == 0;
   for (auto [x, y] : llvm::zip(a.values(), b.values())) {
     if (std::isnan(x) || std::isnan(y)) {
       if (std::isnan(x) != std::isnan(y))

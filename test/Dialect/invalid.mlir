@@ -219,7 +219,7 @@ func.func @elementwise_types(%a: tensor<4x8xf32>, %b: tensor<4x4xf32>) -> tensor
 // -----
 
 func.func @integer_tensor(%a: tensor<4x8xi32>) -> tensor<4x8xi32> {
-  // expected-error @+1 {{must be statically shaped tensor of f32, f16, bf16 or f64 values whose byte size fits in 63 bits}}
+  // expected-error @+1 {{'shardc.relu' op operand #0 must be statically shaped tensor of floating-point (f32, f16, bf16 or f64) values whose byte size fits in 63 bits, but got 'tensor<4x8xi32>'}}
   %0 = shardc.relu %a : tensor<4x8xi32>
   return %0 : tensor<4x8xi32>
 }
@@ -227,7 +227,7 @@ func.func @integer_tensor(%a: tensor<4x8xi32>) -> tensor<4x8xi32> {
 // -----
 
 func.func @dynamic_shape(%a: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{must be statically shaped tensor of f32}}
+  // expected-error @+1 {{must be statically shaped tensor of floating-point (f32}}
   %0 = shardc.relu %a : tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
@@ -367,4 +367,38 @@ func.func @huge(%a: tensor<4611686018427387904x4xf32>) -> tensor<461168601842738
   // expected-error @+1 {{whose byte size fits in 63 bits}}
   %0 = shardc.relu %a : tensor<4611686018427387904x4xf32>
   return %0 : tensor<4611686018427387904x4xf32>
+}
+
+// -----
+
+func.func @bool_sum(%a: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{cannot sum i1 values; reduce booleans with #shardc.reduction<max> (or)}}
+  %0 = shardc.all_reduce %a on @mesh axes = ["x"] : tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+shardc.mesh @mesh ["x"=2]
+
+// -----
+
+func.func @compare_direction(%a: tensor<4xi32>) -> tensor<4xi1> {
+  // expected-error @+2 {{compare direction must be one of "EQ", "NE", "LT", "LE", "GT", "GE"}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = shardc.compare %a, %a direction = "LESS" : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @select_pred(%p: tensor<4xi32>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of i1 values}}
+  %0 = shardc.select %p, %a, %a : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @iota_dimension() -> tensor<4xi32> {
+  // expected-error @+1 {{'shardc.iota' op dimension 1 is out of range for 'tensor<4xi32>'}}
+  %0 = shardc.iota dimension = 1 : tensor<4xi32>
+  return %0 : tensor<4xi32>
 }

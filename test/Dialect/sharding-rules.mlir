@@ -101,3 +101,19 @@ func.func @others(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %1 = shardc.sharding_constraint %0 <@mesh, [{"y"}, {}]> : tensor<8x16xf32>
   return %1 : tensor<8x16xf32>
 }
+
+// The element-type ops: compare, select and convert are elementwise; iota's
+// counted dim needs replication (a device holding a block of it would count
+// from 0), its other dims are parallel.
+// CHECK-LABEL: func.func @element_types
+func.func @element_types(%a: tensor<8x16xi32>, %x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: shardc.iota {{.*}}sharding_rule = #shardc.sharding_rule<() -> ([f0, f1]) {f0=8, f1=16 need_replication}>
+  %i = shardc.iota dimension = 1 : tensor<8x16xi32>
+  // CHECK: shardc.compare {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %m = shardc.compare %a, %i direction = "LT" : (tensor<8x16xi32>, tensor<8x16xi32>) -> tensor<8x16xi1>
+  // CHECK: shardc.convert {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %f = shardc.convert %a dtype = f32 : (tensor<8x16xi32>) -> tensor<8x16xf32>
+  // CHECK: shardc.select {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %s = shardc.select %m, %x, %f : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %s : tensor<8x16xf32>
+}

@@ -93,7 +93,10 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
                      << "=FILE.npy or --seed N\n";
         return failure();
       }
-      llvm::Expected<Tensor> t = tryRandomTensor(type.getShape(), seed, name);
+      // Integer inputs get ids in [0, 16) (tryRandomTensor).
+      llvm::Expected<Tensor> t = tryRandomTensor(
+          type.getShape(), seed, name, defaultMaxTensorBytes(),
+          executableDType(type.getElementType()).value_or(DType::F32));
       if (!t) {
         llvm::errs() << "shardc: error: input '" << name
                      << "': " << llvm::toString(t.takeError()) << "\n";

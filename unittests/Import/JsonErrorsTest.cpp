@@ -166,8 +166,9 @@ TEST(JsonErrors, Inputs) {
       withInput(R"({"name": "a", "shape": [4, 4], "dtype": "f33"})"),
       "unknown dtype \"f33\"", 2, 53));
   EXPECT_TRUE(importFails(
-      withInput(R"({"name": "a", "shape": [4, 4], "dtype": "i32"})"),
-      "expected one of \"f32\", \"f16\", \"bf16\", \"f64\""));
+      withInput(R"({"name": "a", "shape": [4, 4], "dtype": "u32"})"),
+      "expected one of \"f32\", \"i1\", \"i32\", \"i64\", \"f16\", "
+      "\"bf16\", \"f64\""));
   EXPECT_TRUE(importFails(withInput(R"({"shape": [4, 4]})"),
                           "inputs[0]: missing required field \"name\"", 2, 13));
   EXPECT_TRUE(importFails(withInput(R"({"name": "a"})"),

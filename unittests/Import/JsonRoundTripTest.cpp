@@ -57,7 +57,11 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %dg = shardc.dot_general %rp, %rp batch = [0] x [0], contract = [2] x [2] : (tensor<16x8x16xf32>, tensor<16x8x16xf32>) -> tensor<16x8x8xf32>
   %db = shardc.dot_general %b, %b batch = [0] x [0], contract = [2] x [2] : (tensor<2x8x16xbf16>, tensor<2x8x16xbf16>) -> tensor<2x8x8xbf16>
   %out = shardc.add %bc, %k : tensor<16x128xf32>
-  return %out, %dg, %mx, %r, %db, %k1, %k2, %k3, %k4, %out : tensor<16x128xf32>, tensor<16x8x8xf32>, tensor<f32>, tensor<16x128xf32>, tensor<2x8x8xbf16>, tensor<6xf32>, tensor<2xbf16>, tensor<2xf64>, tensor<3xf16>, tensor<16x128xf32>
+  %io = shardc.iota dimension = 1 : tensor<16x128xi32>
+  %cv = shardc.convert %io dtype = f32 : (tensor<16x128xi32>) -> tensor<16x128xf32>
+  %cp = shardc.compare %cv, %h direction = "LT" : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xi1>
+  %se = shardc.select %cp, %cv, %out : (tensor<16x128xi1>, tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32>
+  return %out, %dg, %mx, %r, %db, %k1, %k2, %k3, %k4, %se : tensor<16x128xf32>, tensor<16x8x8xf32>, tensor<f32>, tensor<16x128xf32>, tensor<2x8x8xbf16>, tensor<6xf32>, tensor<2xbf16>, tensor<2xf64>, tensor<3xf16>, tensor<16x128xf32>
 }
 )mlir";
 
@@ -388,10 +392,10 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
                     "NaN with a payload");
   expectExportFails(R"mlir(
 shardc.mesh @m ["x"=2]
-func.func @main(%a: tensor<4xi32>) -> tensor<4xi32> {
-  return %a : tensor<4xi32>
+func.func @main(%a: tensor<4xi16>) -> tensor<4xi16> {
+  return %a : tensor<4xi16>
 })mlir",
-                    "input #0 has type 'tensor<4xi32>'");
+                    "input #0 has type 'tensor<4xi16>'");
   expectExportFails(R"mlir(
 shardc.mesh @m ["x"=2]
 func.func @main(%a: tensor<4xf32>) {

@@ -30,8 +30,10 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 using namespace mlir;
 using namespace shardc;
@@ -62,7 +64,7 @@ Tensor inputOf(int64_t device, ArrayRef<int64_t> shape, StringRef name = "in") {
 bool bitwiseEqual(const Tensor &a, const Tensor &b) {
   // An empty tensor has no storage (data() is null), and memcmp with a null
   // pointer is undefined even for zero bytes.
-  return a.shape() == b.shape() &&
+  return a.shape() == b.shape() && a.dtype() == b.dtype() &&
          (a.byteSize() == 0 ||
           std::memcmp(a.data(), b.data(), a.byteSize()) == 0);
 }
@@ -283,6 +285,107 @@ TEST_F(MpiTest, NativeReductionsAgreeOnEveryRankAndNearlyWithTheSimulator) {
         *block,
         llvm::cantFail(trySliceBlock(reduceTensors(refs, Reduction::Max), 0,
                                      group.size(), me))));
+  }
+}
+
+/// Device `device`'s integer or boolean input: ids in [0, 16) or bits.
+Tensor typedInputOf(int64_t device, ArrayRef<int64_t> shape, DType dtype) {
+  return llvm::cantFail(tryRandomTensor(shape, /*seed=*/2000 + device, "int",
+                                        defaultMaxTensorBytes(), dtype));
+}
+
+/// The elementwise sum (or max) of `inputs`, computed here in int64 and
+/// stored as `dtype`: the reference the integer collectives must equal.
+Tensor integerReduction(ArrayRef<Tensor> inputs, Reduction kind, DType dtype) {
+  Tensor out = llvm::cantFail(
+      Tensor::allocate(inputs.front().shape(), dtype));
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t acc = static_cast<int64_t>(inputs.front().elementAsDouble(i));
+    for (const Tensor &t : inputs.drop_front()) {
+      auto x = static_cast<int64_t>(t.elementAsDouble(i));
+      acc = kind == Reduction::Sum ? acc + x : std::max(acc, x);
+    }
+    withComputedType(dtype, [&](auto *tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      out.dataAs<T>()[i] = static_cast<T>(acc);
+    });
+  }
+  return out;
+}
+
+// i32, i64 and i1 through every collective, with the deterministic and the
+// native MPI reductions (i1 reduces with max only: the verifier rejects a
+// sum of booleans).
+TEST_F(MpiTest, IntegerAndBooleanCollectivesAreExact) {
+  for (bool deterministic : {true, false}) {
+    MpiCommunicatorOptions options;
+    options.deterministicReductions = deterministic;
+    auto comm = makeCommunicator(true, options);
+    ASSERT_TRUE(comm);
+    SmallVector<int64_t> shape = {4, 8, 3};
+    for (DType dtype : {DType::I32, DType::I64, DType::I1}) {
+      for (const auto &group : testGroups()) {
+        int64_t n = group.size();
+        int64_t me = llvm::find(group, rank()) - group.begin();
+        std::vector<Tensor> inputs;
+        SmallVector<const Tensor *> refs;
+        for (int64_t d : group)
+          inputs.push_back(typedInputOf(d, shape, dtype));
+        for (const Tensor &t : inputs)
+          refs.push_back(&t);
+        std::string where = describeGroup(group) + " " +
+                            dtypeName(dtype).str() +
+                            (deterministic ? " deterministic" : " native");
+        Tensor local = typedInputOf(rank(), shape, dtype);
+        for (int64_t dim = 0; dim < 3; ++dim) {
+          FailureOr<Tensor> gathered = comm->allGather(local, group, dim);
+          ASSERT_TRUE(succeeded(gathered)) << diagnostics;
+          EXPECT_TRUE(
+              bitwiseEqual(*gathered, llvm::cantFail(tryConcatenate(refs, dim))))
+              << where << " all_gather dim " << dim;
+        }
+        for (Reduction kind : {Reduction::Sum, Reduction::Max}) {
+          if (dtype == DType::I1 && kind == Reduction::Sum)
+            continue;
+          Tensor expected = integerReduction(inputs, kind, dtype);
+          FailureOr<Tensor> reduced = comm->allReduce(local, group, kind);
+          ASSERT_TRUE(succeeded(reduced)) << diagnostics;
+          EXPECT_TRUE(bitwiseEqual(*reduced, expected)) << where;
+          for (int64_t dim = 0; dim < 3; ++dim) {
+            if (shape[dim] % n)
+              continue;
+            FailureOr<Tensor> block =
+                comm->reduceScatter(local, group, dim, kind);
+            ASSERT_TRUE(succeeded(block)) << diagnostics;
+            EXPECT_TRUE(bitwiseEqual(
+                *block, llvm::cantFail(trySliceBlock(expected, dim, n, me))))
+                << where << " reduce_scatter dim " << dim;
+          }
+        }
+        if (shape[1] % n == 0) {
+          // Block j of dim 1 of every member, concatenated along dim 2.
+          std::vector<Tensor> pieces;
+          SmallVector<const Tensor *> pieceRefs;
+          for (const Tensor &t : inputs)
+            pieces.push_back(llvm::cantFail(trySliceBlock(t, 1, n, me)));
+          for (const Tensor &t : pieces)
+            pieceRefs.push_back(&t);
+          FailureOr<Tensor> moved = comm->allToAll(local, group, 1, 2);
+          ASSERT_TRUE(succeeded(moved)) << diagnostics;
+          EXPECT_TRUE(bitwiseEqual(
+              *moved, llvm::cantFail(tryConcatenate(pieceRefs, 2))))
+              << where << " all_to_all";
+        }
+        // A cyclic shift: member i receives member i-1's tensor.
+        SmallVector<std::pair<int64_t, int64_t>> pairs;
+        for (int64_t i = 0; i < n; ++i)
+          pairs.push_back({i, (i + 1) % n});
+        FailureOr<Tensor> shifted = comm->collectivePermute(local, group, pairs);
+        ASSERT_TRUE(succeeded(shifted)) << diagnostics;
+        EXPECT_TRUE(bitwiseEqual(*shifted, inputs[(me + n - 1) % n]))
+            << where << " collective_permute";
+      }
+    }
   }
 }
 

@@ -11,9 +11,11 @@
 #include "RuntimeTestUtils.h"
 
 #include "shardc/Runtime/ThreadsBackend.h"
+#include "shardc/Support/RandomTensor.h"
 
 #include <atomic>
 #include <mutex>
+#include <type_traits>
 
 using namespace mlir;
 using namespace shardc;
@@ -420,3 +422,87 @@ TEST_F(SharedMemoryCommunicatorTest, OverlappingGroupsInterleave) {
 }
 
 } // namespace
+
+namespace {
+/// Device d's i32/i64/i1 tensor of shape [8, 4]: ids in [0, 16) or bits.
+Tensor typedDeviceTensor(int64_t device, DType dtype) {
+  return llvm::cantFail(tryRandomTensor({8, 4}, /*seed=*/500 + device, "int",
+                                        defaultMaxTensorBytes(), dtype));
+}
+
+/// `f(i)` for every element of a [rows, cols] tensor of `dtype`.
+Tensor typedTensor(ArrayRef<int64_t> shape, DType dtype,
+                   llvm::function_ref<int64_t(int64_t)> f) {
+  Tensor out = llvm::cantFail(Tensor::allocate(shape, dtype));
+  withComputedType(dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.dataAs<T>()[i] = static_cast<T>(f(i));
+  });
+  return out;
+}
+
+int64_t elementOf(const Tensor &t, int64_t i) {
+  return static_cast<int64_t>(t.elementAsDouble(i));
+}
+} // namespace
+
+// Integer and boolean tensors through the collectives the partitioner
+// emits, against values computed here element by element (i1 reduces with
+// max, which is `or`).
+TEST_F(SharedMemoryCommunicatorTest, IntegerAndBooleanCollectives) {
+  for (DType dtype : {DType::I32, DType::I64, DType::I1}) {
+    for (const Grouping &grouping :
+         std::vector<Grouping>{{4}, {8, 2, true}, {8, 2, false}}) {
+      SCOPED_TRACE(dtypeName(dtype).str());
+      checkCollective(
+          grouping,
+          [&](Communicator &comm, ArrayRef<int64_t> group) {
+            return comm.allGather(typedDeviceTensor(comm.deviceId(), dtype),
+                                  group, 1);
+          },
+          [&](int64_t, ArrayRef<int64_t> group, int64_t) {
+            int64_t n = group.size();
+            return typedTensor({8, 4 * n}, dtype, [&](int64_t i) {
+              int64_t r = i / (4 * n), c = i % (4 * n);
+              return elementOf(typedDeviceTensor(group[c / 4], dtype),
+                               r * 4 + c % 4);
+            });
+          });
+      for (Reduction kind : {Reduction::Sum, Reduction::Max}) {
+        if (dtype == DType::I1 && kind == Reduction::Sum)
+          continue;
+        auto reduced = [&](ArrayRef<int64_t> group, int64_t i) {
+          int64_t acc = elementOf(typedDeviceTensor(group[0], dtype), i);
+          for (int64_t d : group.drop_front()) {
+            int64_t x = elementOf(typedDeviceTensor(d, dtype), i);
+            acc = kind == Reduction::Sum ? acc + x : std::max(acc, x);
+          }
+          return acc;
+        };
+        checkCollective(
+            grouping,
+            [&](Communicator &comm, ArrayRef<int64_t> group) {
+              return comm.allReduce(typedDeviceTensor(comm.deviceId(), dtype),
+                                    group, kind);
+            },
+            [&](int64_t, ArrayRef<int64_t> group, int64_t) {
+              return typedTensor({8, 4}, dtype,
+                                 [&](int64_t i) { return reduced(group, i); });
+            });
+        checkCollective(
+            grouping,
+            [&](Communicator &comm, ArrayRef<int64_t> group) {
+              return comm.reduceScatter(
+                  typedDeviceTensor(comm.deviceId(), dtype), group, 0, kind);
+            },
+            [&](int64_t, ArrayRef<int64_t> group, int64_t index) {
+              int64_t rows = 8 / group.size();
+              return typedTensor({rows, 4}, dtype, [&](int64_t i) {
+                return reduced(group, index * rows * 4 + i);
+              });
+            });
+      }
+    }
+  }
+}

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 using namespace shardc;
 
@@ -170,10 +171,10 @@ TEST(NpyTest, MalformedFilesAreRefused) {
        "unexpected key 'extra'"},
       {"duplicate key", makeNpy(1, "{'descr': '<f4', 'descr': '<f4', }", four),
        "duplicate key 'descr'"},
-      {"int dtype",
-       makeNpy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (4,)}",
+      {"unsigned int dtype",
+       makeNpy(1, "{'descr': '<u4', 'fortran_order': False, 'shape': (4,)}",
                four),
-       "unsupported dtype '<i4'"},
+       "unsupported dtype '<u4'"},
       {"big endian",
        makeNpy(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,)}",
                four),
@@ -238,6 +239,63 @@ std::string findNumPyPython() {
   return "";
 }
 
+TEST(NpyTest, TypedRoundTripsKeepDTypeAndValues) {
+  Tensor i32 = llvm::cantFail(
+      Tensor::fromValuesAs<int32_t>({2, 3}, {0, -1, 7, 1 << 30, -(1 << 30), 5}));
+  Tensor i64 = llvm::cantFail(Tensor::fromValuesAs<int64_t>(
+      {3}, {int64_t(1) << 60, -3, std::numeric_limits<int64_t>::min()}));
+  Tensor i1 = llvm::cantFail(Tensor::fromValuesAs<uint8_t>({2, 2}, {1, 0, 0, 1}));
+  for (const Tensor *t : {&i32, &i64, &i1}) {
+    std::string bytes = serializeNpy(*t);
+    llvm::Expected<Tensor> back = parseNpy(bytes);
+    ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->dtype(), t->dtype());
+    EXPECT_EQ(back->shape(), t->shape());
+    EXPECT_EQ(back->byteSize(), t->byteSize());
+    EXPECT_EQ(std::memcmp(back->rawData(), t->rawData(), t->byteSize()), 0)
+        << dtypeName(t->dtype()).str();
+  }
+  EXPECT_NE(serializeNpy(i32).find("'descr': '<i4'"), std::string::npos);
+  EXPECT_NE(serializeNpy(i64).find("'descr': '<i8'"), std::string::npos);
+  EXPECT_NE(serializeNpy(i1).find("'descr': '|b1'"), std::string::npos);
+}
+
+TEST(NpyTest, MalformedTypedFilesAreRefused) {
+  auto error = [](const std::string &bytes) {
+    llvm::Expected<Tensor> t = parseNpy(bytes, "f.npy");
+    EXPECT_FALSE(t);
+    return t ? std::string() : llvm::toString(t.takeError());
+  };
+  // 3 elements of <i8 need 24 bytes.
+  EXPECT_NE(error(makeNpy(1,
+                          "{'descr': '<i8', 'fortran_order': False, "
+                          "'shape': (3,), }",
+                          rawData<int64_t>({1, 2})))
+                .find("needs 24 bytes but the file has 16"),
+            std::string::npos);
+  // A shape whose <i8 byte size overflows.
+  EXPECT_NE(error(makeNpy(1,
+                          "{'descr': '<i8', 'fortran_order': False, "
+                          "'shape': (4611686018427387904, 4), }",
+                          ""))
+                .find("overflows"),
+            std::string::npos);
+  // A boolean byte that is neither 0 nor 1.
+  EXPECT_NE(error(makeNpy(1,
+                          "{'descr': '|b1', 'fortran_order': False, "
+                          "'shape': (2,), }",
+                          std::string("\x01\x07", 2)))
+                .find("not a boolean"),
+            std::string::npos);
+  // Big-endian and unsigned integers are not read.
+  EXPECT_NE(error(makeNpy(1,
+                          "{'descr': '>i4', 'fortran_order': False, "
+                          "'shape': (1,), }",
+                          rawData<int32_t>({1})))
+                .find("unsupported dtype '>i4'"),
+            std::string::npos);
+}
+
 TEST(NpyTest, InteroperatesWithNumPy) {
   std::string py = findNumPyPython();
   if (py.empty())
@@ -261,7 +319,12 @@ TEST(NpyTest, InteroperatesWithNumPy) {
       "np.float32)))\n"
       "with open(d + '/v2.npy', 'wb') as f:\n"
       "  np.lib.format.write_array(f, v((2, 3), np.float32), version=(2, 0))\n"
-      "np.save(d + '/int.npy', np.arange(4, dtype=np.int32))\n";
+      "np.save(d + '/int.npy', np.arange(4, dtype=np.int32))\n"
+      "np.save(d + '/i8.npy', np.array([[-5, 1 << 40], [7, 0]], np.int64))\n"
+      "np.save(d + '/b1.npy', np.array([True, False, True]))\n"
+      "np.save(d + '/i8f.npy', np.asfortranarray("
+      "np.arange(6, dtype=np.int64).reshape(2, 3)))\n"
+      "np.save(d + '/u2.npy', np.arange(3, dtype=np.uint16))\n";
   std::string script = d + "/write.py";
   std::ofstream(script) << write;
   ASSERT_EQ(std::system((py + " " + script + " " + d).c_str()), 0);
@@ -281,8 +344,49 @@ TEST(NpyTest, InteroperatesWithNumPy) {
   check("fortran.npy", {4, 3, 2});
   check("v2.npy", {2, 3});
   llvm::Expected<Tensor> ints = readNpy(d + "/int.npy");
-  ASSERT_FALSE(ints);
-  EXPECT_NE(llvm::toString(ints.takeError()).find("'<i4'"), std::string::npos);
+  ASSERT_TRUE(static_cast<bool>(ints)) << llvm::toString(ints.takeError());
+  EXPECT_EQ(ints->dtype(), DType::I32);
+  EXPECT_EQ(ints->valuesAs<int32_t>(), llvm::ArrayRef<int32_t>({0, 1, 2, 3}));
+
+  llvm::Expected<Tensor> i8 = readNpy(d + "/i8.npy");
+  ASSERT_TRUE(static_cast<bool>(i8)) << llvm::toString(i8.takeError());
+  EXPECT_EQ(i8->dtype(), DType::I64);
+  EXPECT_EQ(i8->valuesAs<int64_t>(),
+            llvm::ArrayRef<int64_t>({-5, int64_t(1) << 40, 7, 0}));
+  llvm::Expected<Tensor> b1 = readNpy(d + "/b1.npy");
+  ASSERT_TRUE(static_cast<bool>(b1)) << llvm::toString(b1.takeError());
+  EXPECT_EQ(b1->dtype(), DType::I1);
+  EXPECT_EQ(b1->valuesAs<uint8_t>(), llvm::ArrayRef<uint8_t>({1, 0, 1}));
+  llvm::Expected<Tensor> i8f = readNpy(d + "/i8f.npy");
+  ASSERT_TRUE(static_cast<bool>(i8f)) << llvm::toString(i8f.takeError());
+  EXPECT_EQ(i8f->valuesAs<int64_t>(),
+            llvm::ArrayRef<int64_t>({0, 1, 2, 3, 4, 5}));
+  llvm::Expected<Tensor> u2 = readNpy(d + "/u2.npy");
+  ASSERT_FALSE(u2);
+  EXPECT_NE(llvm::toString(u2.takeError()).find("'<u2'"), std::string::npos);
+
+  // Typed files we write, read back by NumPy.
+  ASSERT_FALSE(writeNpy(
+      d + "/ours_i4.npy",
+      llvm::cantFail(Tensor::fromValuesAs<int32_t>({2, 2}, {-1, 2, 3, 1 << 30}))));
+  ASSERT_FALSE(writeNpy(
+      d + "/ours_i8.npy",
+      llvm::cantFail(Tensor::fromValuesAs<int64_t>({2}, {int64_t(-1) << 50, 9}))));
+  ASSERT_FALSE(writeNpy(
+      d + "/ours_b1.npy",
+      llvm::cantFail(Tensor::fromValuesAs<uint8_t>({3}, {0, 1, 1}))));
+  std::string readTyped =
+      "import numpy as np, sys\n"
+      "d = sys.argv[1]\n"
+      "a = np.load(d + '/ours_i4.npy')\n"
+      "assert a.dtype == np.int32 and (a == [[-1, 2], [3, 1 << 30]]).all()\n"
+      "b = np.load(d + '/ours_i8.npy')\n"
+      "assert b.dtype == np.int64 and (b == [-(1 << 50), 9]).all()\n"
+      "c = np.load(d + '/ours_b1.npy')\n"
+      "assert c.dtype == np.bool_ and (c == [False, True, True]).all()\n";
+  std::string script3 = d + "/read_typed.py";
+  std::ofstream(script3) << readTyped;
+  EXPECT_EQ(std::system((py + " " + script3 + " " + d).c_str()), 0);
 
   // Files we write, read back by NumPy.
   ASSERT_FALSE(writeNpy(d + "/ours.npy", iota({7, 3, 2})));

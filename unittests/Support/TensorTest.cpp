@@ -179,3 +179,49 @@ TEST(TensorTest, Comparisons) {
 }
 
 } // namespace
+
+TEST(TensorTest, IntegerAndBooleanStorageHasTheirWidth) {
+  EXPECT_EQ(dtypeByteWidth(DType::I1), 1u);
+  EXPECT_EQ(dtypeByteWidth(DType::I32), 4u);
+  EXPECT_EQ(dtypeByteWidth(DType::I64), 8u);
+  EXPECT_EQ(parseDType("i64"), DType::I64);
+  EXPECT_EQ(parseDType("bool"), std::nullopt);
+  Tensor b = llvm::cantFail(Tensor::allocate({3, 5}, DType::I1));
+  EXPECT_EQ(b.byteSize(), 15u);
+  EXPECT_EQ(b.elementByteWidth(), 1u);
+  EXPECT_NE(b.dataAs<uint8_t>(), nullptr);
+  EXPECT_EQ(b.dataAs<int32_t>(), nullptr);
+  EXPECT_EQ(b.valuesAs<float>().size(), 0u);
+  EXPECT_EQ(b.describe(), "tensor<3x5xi1>");
+  Tensor l = llvm::cantFail(Tensor::allocate({2, 3}, DType::I64));
+  EXPECT_EQ(l.byteSize(), 48u);
+  // The byte budget counts the dtype's width.
+  EXPECT_FALSE(static_cast<bool>(Tensor::allocate({10}, DType::I64, 79)));
+  EXPECT_TRUE(static_cast<bool>(Tensor::allocate({79}, DType::I1, 79)));
+  // Booleans are stored as 0 or 1.
+  Tensor m = llvm::cantFail(Tensor::fromValuesAs<uint8_t>({3}, {0, 5, 1}));
+  EXPECT_EQ(m.valuesAs<uint8_t>(), llvm::ArrayRef<uint8_t>({0, 1, 1}));
+  // Float values do not fill an integer tensor.
+  EXPECT_FALSE(static_cast<bool>(Tensor::fromValues({1}, {1.0f}, DType::I32)));
+}
+
+TEST(TensorTest, BlocksAndComparisonsOfIntegerTensors) {
+  Tensor t = llvm::cantFail(
+      Tensor::fromValuesAs<int64_t>({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7}));
+  Tensor right = llvm::cantFail(trySliceBlock(t, 1, 2, 1));
+  EXPECT_EQ(right.dtype(), DType::I64);
+  EXPECT_EQ(right.valuesAs<int64_t>(), llvm::ArrayRef<int64_t>({2, 3, 6, 7}));
+  Tensor left = llvm::cantFail(trySliceBlock(t, 1, 2, 0));
+  const Tensor *parts[] = {&left, &right};
+  Tensor back = llvm::cantFail(tryConcatenate(parts, 1));
+  EXPECT_TRUE(allClose(back, t, 0, 0));
+  EXPECT_EQ(maxAbsDifference(back, t), 0.0f);
+  // Different dtypes never compare equal and do not concatenate.
+  Tensor f = llvm::cantFail(Tensor::allocate({2, 2}));
+  const Tensor *mixed[] = {&left, &f};
+  EXPECT_FALSE(static_cast<bool>(tryConcatenate(mixed, 1)));
+  EXPECT_FALSE(allClose(f, left));
+  back.dataAs<int64_t>()[3] = 100;
+  EXPECT_EQ(maxAbsDifference(back, t), 97.0f);
+  EXPECT_EQ(countNonFinite(back), 0);
+}

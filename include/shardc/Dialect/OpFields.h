@@ -42,6 +42,9 @@ enum class OpFieldKind {
   Sharding,
   /// `FlatSymbolRefAttr`: the mesh, which a graph holds only one of.
   MeshRef,
+  /// `TypeAttr`: an element type, spelled as a dtype ("f32", "i1", "i32",
+  /// "i64").
+  ElementType,
 };
 
 /// The kind of an attribute stored as `Storage` (`Element` is the element
@@ -80,6 +83,9 @@ template <> struct OpFieldKindOf<ShardingAttr, void> {
 template <> struct OpFieldKindOf<mlir::FlatSymbolRefAttr, void> {
   static constexpr OpFieldKind value = OpFieldKind::MeshRef;
 };
+template <> struct OpFieldKindOf<mlir::TypeAttr, void> {
+  static constexpr OpFieldKind value = OpFieldKind::ElementType;
+};
 
 /// One ODS attribute of an op.
 struct OpField {
@@ -112,7 +118,8 @@ enum class ResultTypeSource {
   /// The op infers it (InferTypeOpInterface).
   Inferred,
   /// Nothing determines it: its shape is written out (reshape, broadcast),
-  /// with the first operand's element type.
+  /// with the first operand's element type, or, for an op without operands
+  /// (iota), the written dtype.
   GivenShape,
 };
 

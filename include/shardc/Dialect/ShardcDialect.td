@@ -111,17 +111,34 @@ class Shardc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
   let mnemonic = attrMnemonic;
 }
 
-// Tensors shardc computes on: statically shaped, floating point. Only f32 is
-// executed today; the others are accepted by the IR so that mixed precision
-// needs no change here.
+// The element types of shardc tensors. Floats: only f32 is executed today;
+// f16, bf16 and f64 are accepted by the IR so that mixed precision needs no
+// change here. Integers: i1 (booleans: masks, comparison results), i32 and
+// i64 (token ids, positions). Layout ops, constants, sharding constraints
+// and collectives take any of them; arithmetic takes floats only.
 def Shardc_Float : AnyTypeOf<[F32, F16, BF16, F64]>;
+def Shardc_Integer : AnyTypeOf<[I1, I32, I64]>;
 // A tensor whose byte size overflows 63 bits cannot exist anywhere, so it is
 // rejected when the IR is verified, not when something tries to allocate it.
 def Shardc_Tensor : Type<
+    And<[StaticShapeTensorOf<[F32, F16, BF16, F64, I1, I32, I64]>.predicate,
+         CPred<"::shardc::hasAddressableSize($_self)">]>,
+    "statically shaped tensor of f32, f16, bf16, f64, i1, i32 or i64 values "
+    "whose byte size fits in 63 bits",
+    "::mlir::RankedTensorType">;
+// The operands and results of arithmetic (elementwise math, contractions,
+// reductions): the verifier names the op and the offending type.
+def Shardc_FloatTensor : Type<
     And<[StaticShapeTensorOf<[F32, F16, BF16, F64]>.predicate,
          CPred<"::shardc::hasAddressableSize($_self)">]>,
-    "statically shaped tensor of f32, f16, bf16 or f64 values whose byte "
-    "size fits in 63 bits",
+    "statically shaped tensor of floating-point (f32, f16, bf16 or f64) "
+    "values whose byte size fits in 63 bits",
+    "::mlir::RankedTensorType">;
+// The predicate of select and the result of compare.
+def Shardc_BoolTensor : Type<
+    And<[StaticShapeTensorOf<[I1]>.predicate,
+         CPred<"::shardc::hasAddressableSize($_self)">]>,
+    "statically shaped tensor of i1 values",
     "::mlir::RankedTensorType">;
 
 #endif // SHARDC_DIALECT_SHARDCDIALECT_TD

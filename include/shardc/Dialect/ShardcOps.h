@@ -32,6 +32,10 @@ void setResultNameFromLoc(mlir::Operation *op,
 bool hasAddressableSize(mlir::Type type);
 /// The source name a location carries (a NameLoc at its root), or "".
 llvm::StringRef getNameFromLoc(mlir::Location loc);
+/// The `direction` of shardc.compare.
+enum class CompareDirection { EQ, NE, LT, LE, GT, GE };
+/// "EQ", "NE", "LT", "LE", "GT", "GE" -> the direction; nullopt otherwise.
+std::optional<CompareDirection> symbolizeCompareDirection(llvm::StringRef name);
 } // namespace shardc
 
 #define GET_OP_CLASSES

@@ -135,8 +135,8 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
 
     Constraints: operand and result types are identical.
   }];
-  let arguments = (ins Shardc_Tensor:$input);
-  let results = (outs Shardc_Tensor:$result);
+  let arguments = (ins Shardc_FloatTensor:$input);
+  let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   // `gradient` returns the operand's cotangent (null: zero everywhere) from
   // `gb`, `g`, the operand `x` and the result `y`.
@@ -258,8 +258,8 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
 
     Constraints: operand and result types are identical.
   }];
-  let arguments = (ins Shardc_Tensor:$lhs, Shardc_Tensor:$rhs);
-  let results = (outs Shardc_Tensor:$result);
+  let arguments = (ins Shardc_FloatTensor:$lhs, Shardc_FloatTensor:$rhs);
+  let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
   // `gradient` sets `lhsGrad` where `wantLhs` and `rhsGrad` where `wantRhs`
   // (left null: zero), from `gb`, `g`, the operands `a`, `b` and the result
@@ -343,8 +343,8 @@ def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
     * `lhs` dim `-1` equals `rhs` dim `-2` (the contracting size);
     * the result type is `[b..., lhs[-2], rhs[-1]]` (it is inferred).
   }];
-  let arguments = (ins Shardc_Tensor:$lhs, Shardc_Tensor:$rhs);
-  let results = (outs Shardc_Tensor:$result);
+  let arguments = (ins Shardc_FloatTensor:$lhs, Shardc_FloatTensor:$rhs);
+  let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
@@ -372,12 +372,12 @@ def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
     * paired dimensions have equal sizes; element types agree;
     * the result type is the one described above (it is inferred).
   }];
-  let arguments = (ins Shardc_Tensor:$lhs, Shardc_Tensor:$rhs,
+  let arguments = (ins Shardc_FloatTensor:$lhs, Shardc_FloatTensor:$rhs,
                        Shardc_DimsDefaultEmpty:$lhs_batch_dims,
                        Shardc_DimsDefaultEmpty:$rhs_batch_dims,
                        Shardc_DimsDefaultEmpty:$lhs_contracting_dims,
                        Shardc_DimsDefaultEmpty:$rhs_contracting_dims);
-  let results = (outs Shardc_Tensor:$result);
+  let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs `batch` `=` $lhs_batch_dims `x` $rhs_batch_dims `,`
     `contract` `=` $lhs_contracting_dims `x` $rhs_contracting_dims
@@ -398,8 +398,8 @@ class Shardc_ReduceOp<string mnemonic, string kind>
 
     Constraints: dims are in range, unique; the result type is inferred.
   }];
-  let arguments = (ins Shardc_Tensor:$input, DenseI64ArrayAttr:$dims);
-  let results = (outs Shardc_Tensor:$result);
+  let arguments = (ins Shardc_FloatTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = "$input `dims` `=` $dims attr-dict `:` functional-type(operands, results)";
 }
 
@@ -499,6 +499,102 @@ def Shardc_ShardingConstraintOp : Shardc_TensorOp<"sharding_constraint",
 }
 
 //===----------------------------------------------------------------------===//
+// Element-type ops: creating and converting integer and boolean tensors
+// (lib/Dialect/ElementTypeOps.cpp, lib/Interpreter/ElementTypeKernels.cpp)
+//===----------------------------------------------------------------------===//
+
+def Shardc_IotaOp : Shardc_TensorOp<"iota"> {
+  let summary = "Counts along one dimension: result[i] = i[dimension].";
+  let description = [{
+    A tensor of the result type whose element at index `i` is
+    `i[dimension]` (0, 1, 2, ... along `dimension`, repeated along the
+    others): positions, and with `compare` causal masks. The result type
+    gives the shape and the element type (in JSON, the `shape` and `dtype`
+    fields).
+
+    ```mlir
+    %pos = shardc.iota dimension = 1 : tensor<2x8xi32>
+    ```
+
+    Sharding: the dims other than `dimension` are parallel factors; the
+    `dimension` factor needs replication (a device holding a block of it
+    would count from 0 instead of from its offset), so a sharded use of it
+    is computed whole along that dim and sliced locally (`all_slice` moves
+    no data).
+
+    Constraints: `dimension` is in `[0, rank)`; the element type is f32,
+    i32 or i64.
+  }];
+  let arguments = (ins I64Attr:$dimension);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = "`dimension` `=` $dimension attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Shardc_CompareOp : Shardc_TensorOp<"compare", [InferTypeOpAdaptor]> {
+  let summary = "Elementwise comparison, giving an i1 tensor.";
+  let description = [{
+    `result = lhs <direction> rhs` elementwise, with `direction` one of
+    `"EQ"`, `"NE"`, `"LT"`, `"LE"`, `"GT"`, `"GE"`. Floats compare as IEEE
+    (every comparison with NaN is false except `NE`); integers as signed.
+    Not differentiable: a boolean has no cotangent.
+
+    ```mlir
+    %causal = shardc.compare %col, %row direction = "LE" : (tensor<8x8xi32>, tensor<8x8xi32>) -> tensor<8x8xi1>
+    ```
+
+    Constraints: operands have the same type, f32, i32 or i64; the result
+    is i1 of the same shape (inferred).
+  }];
+  let arguments = (ins Shardc_Tensor:$lhs, Shardc_Tensor:$rhs,
+                       StrAttr:$direction);
+  let results = (outs Shardc_BoolTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs `direction` `=` $direction attr-dict `:` functional-type(operands, results)";
+}
+
+def Shardc_SelectOp : Shardc_TensorOp<"select", [InferTypeOpAdaptor]> {
+  let summary = "Elementwise choice: pred ? on_true : on_false.";
+  let description = [{
+    Takes `on_true` where `pred` is 1 and `on_false` where it is 0. The
+    cotangent of the result flows to `on_true` where `pred` holds and to
+    `on_false` elsewhere; `pred` gets none.
+
+    ```mlir
+    %masked = shardc.select %causal, %scores, %neg_inf : (tensor<8x8xi1>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+
+    Constraints: `pred` is i1 of the shape of `on_true` and `on_false`,
+    which have one type; the result has it too (inferred).
+  }];
+  let arguments = (ins Shardc_BoolTensor:$pred, Shardc_Tensor:$on_true,
+                       Shardc_Tensor:$on_false);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = "$pred `,` $on_true `,` $on_false attr-dict `:` functional-type(operands, results)";
+}
+
+def Shardc_ConvertOp : Shardc_TensorOp<"convert", [InferTypeOpAdaptor]> {
+  let summary = "Elementwise conversion to another element type.";
+  let description = [{
+    Converts every element to `dtype`: integers to f32 exactly up to 2^24;
+    f32 to an integer rounds toward zero, NaN gives 0 and values out of
+    range saturate; anything to i1 is `x != 0`; i1 to anything is 0 or 1.
+    The cotangent passes through (converted back) when both types are
+    f32; a conversion to or from an integer type is not differentiable (it
+    gets no cotangent).
+
+    ```mlir
+    %ids_f = shardc.convert %ids dtype = f32 : (tensor<8xi32>) -> tensor<8xf32>
+    ```
+
+    Constraints: `dtype` is f32, i1, i32 or i64; the result is the operand's
+    shape with element type `dtype` (inferred).
+  }];
+  let arguments = (ins Shardc_Tensor:$input, TypeAttr:$dtype);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = "$input `dtype` `=` $dtype attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 // Common semantics: the devices that share every mesh coordinate except those
@@ -589,7 +685,12 @@ def Shardc_AllReduceOp : Shardc_CollectiveOp<"all_reduce", "AllReduce",
     Syntax: `$input on $mesh axes = $axes attr-dict : type($result)`, with
     `reduction` in the attribute dictionary unless it is `sum`.
 
-    Constraints: `axes` is non-empty, names axes of `mesh`, each once.
+    Every element type reduces: f32 in group order (bit-identical on every
+    backend), i32 and i64 exactly (a sum wraps around), i1 with `max`,
+    which is `or`.
+
+    Constraints: `axes` is non-empty, names axes of `mesh`, each once; an
+    i1 operand is not summed.
   }];
   let arguments = (ins Shardc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes,

@@ -20,7 +20,9 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <future>
+#include <type_traits>
 #include <utility>
 
 namespace shardc {
@@ -33,6 +35,31 @@ enum class Reduction : uint8_t { Sum, Max };
 
 /// "sum" or "max".
 llvm::StringRef stringifyReduction(Reduction reduction);
+
+/// acc[i] = acc[i] (+ or max) x[i], the one arithmetic of every backend's
+/// reductions, so that they agree bit for bit. Integers are exact (sums wrap
+/// modulo 2^32 or 2^64, computed unsigned); for i1 (uint8_t 0/1) both sum
+/// and max are `or` (the verifier rejects a sum of i1, so only max reaches
+/// here from a program).
+template <typename T>
+void reduceElements(T *acc, const T *x, int64_t n, Reduction kind) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = acc[i] | x[i];
+  } else if (kind == Reduction::Sum) {
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] = static_cast<T>(static_cast<U>(acc[i]) + static_cast<U>(x[i]));
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        acc[i] += x[i];
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      acc[i] = std::max(acc[i], x[i]);
+  }
+}
 
 /// Collectives take a `group`: device ids in group-index order, containing
 /// this device (the group-index order is the order blocks are concatenated

@@ -58,6 +58,10 @@ initialOptimizerState(mlir::func::FuncOp func, unsigned i);
 /// dialect's ReductionKind meets the Communicator's Reduction.
 Reduction toCommunicatorReduction(ReductionKind kind);
 
+/// The runtime dtype of an element type the interpreter executes (f32, i1,
+/// i32, i64), or nullopt (f16, bf16, f64 and anything else).
+std::optional<DType> executableDType(mlir::Type elementType);
+
 } // namespace shardc
 
 #endif // SHARDC_INTERPRETER_INTERPRETER_H

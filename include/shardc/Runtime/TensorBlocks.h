@@ -23,6 +23,10 @@ namespace shardc {
 Tensor reduceTensors(llvm::ArrayRef<const Tensor *> tensors,
                      Reduction kind);
 
+/// acc = acc (+ or max) x elementwise, for tensors of the same dtype and
+/// element count (reduceElements' arithmetic).
+void accumulateInto(Tensor &acc, const Tensor &x, Reduction kind);
+
 /// The block of `global` that device `device` holds under `sharding`. Over
 /// partial axes the blocks are summands of `global`: the device at
 /// coordinate 0 of every partial axis holds the block, the others zeros (so

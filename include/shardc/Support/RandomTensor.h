@@ -63,11 +63,16 @@ void fillRandom(llvm::MutableArrayRef<float> out, uint64_t seed,
 Tensor randomTensor(llvm::ArrayRef<int64_t> shape, uint64_t seed,
                     llvm::StringRef name);
 
-/// As `randomTensor`, but refuses a bad or too large shape with an error.
+/// As `randomTensor`, but refuses a bad or too large shape with an error,
+/// and of any computed `dtype`: integer tensors (i32, i64) hold ids in
+/// [0, 16) and i1 tensors bits, drawn from the same stream as the floats
+/// (the top bits of each draw), so a model's token ids index a small
+/// vocabulary. The open float dtypes (f16, bf16, f64) come out zero.
 llvm::Expected<Tensor>
 tryRandomTensor(llvm::ArrayRef<int64_t> shape, uint64_t seed,
                 llvm::StringRef name,
-                uint64_t maxBytes = defaultMaxTensorBytes());
+                uint64_t maxBytes = defaultMaxTensorBytes(),
+                DType dtype = DType::F32);
 
 } // namespace shardc
 

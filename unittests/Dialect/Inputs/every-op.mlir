@@ -101,3 +101,19 @@ func.func @sharding_constraint(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %y = shardc.sharding_constraint %x <@mesh, [{"x"}, {}]> : tensor<4x3xf32>
   return %y : tensor<4x3xf32>
 }
+func.func @iota() -> tensor<2x3xi32> {
+  %y = shardc.iota dimension = 1 : tensor<2x3xi32>
+  return %y : tensor<2x3xi32>
+}
+func.func @compare(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xi1> {
+  %z = shardc.compare %x, %y direction = "LT" : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  return %z : tensor<2x3xi1>
+}
+func.func @select(%p: tensor<2x3xi1>, %x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %z = shardc.select %p, %x, %y : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %z : tensor<2x3xf32>
+}
+func.func @convert(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.convert %x dtype = f32 : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

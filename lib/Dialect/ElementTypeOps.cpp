@@ -1,0 +1,206 @@
+//===- ElementTypeOps.cpp - iota, compare, select and convert -------------===//
+//
+// Type inference, sharding rules, gradient rules and cost of the ops that
+// create integer and boolean tensors or change a tensor's element type.
+//
+// Differentiability follows the types: a cotangent exists only for a
+// floating-point operand of an op with a floating-point result. So compare
+// (i1 result) and iota (no operands) have none, select's `pred` has none,
+// and convert passes the cotangent through only from float to float.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorOpHelpers.h"
+
+#include "shardc/Dialect/GradientBuilder.h"
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::detail;
+
+/// The element types the element-type ops produce and convert between.
+static bool isComputedElementType(Type t) {
+  return t.isF32() || t.isSignlessInteger(1) || t.isSignlessInteger(32) ||
+         t.isSignlessInteger(64);
+}
+
+static bool isFloatTensor(Value v) {
+  return isa<FloatType>(cast<ShapedType>(v.getType()).getElementType());
+}
+
+std::optional<CompareDirection>
+shardc::symbolizeCompareDirection(StringRef name) {
+  return llvm::StringSwitch<std::optional<CompareDirection>>(name)
+      .Case("EQ", CompareDirection::EQ)
+      .Case("NE", CompareDirection::NE)
+      .Case("LT", CompareDirection::LT)
+      .Case("LE", CompareDirection::LE)
+      .Case("GT", CompareDirection::GT)
+      .Case("GE", CompareDirection::GE)
+      .Default(std::nullopt);
+}
+
+//===----------------------------------------------------------------------===//
+// Type inference (the verifiers: every constraint is checked here)
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::verify() {
+  RankedTensorType type = getType();
+  Type element = type.getElementType();
+  if (!(element.isF32() || element.isSignlessInteger(32) ||
+        element.isSignlessInteger(64)))
+    return emitOpError() << "counts in f32, i32 or i64, not " << element;
+  if (getDimension() < 0 || getDimension() >= type.getRank())
+    return emitOpError() << "dimension " << getDimension()
+                         << " is out of range for " << type;
+  return success();
+}
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto lhs = asTensor(adaptor.getLhs()), rhs = asTensor(adaptor.getRhs());
+  if (!lhs || !rhs || lhs != rhs)
+    return failInference(loc, "compare operands must have the same type");
+  Type element = lhs.getElementType();
+  if (!(element.isF32() || element.isSignlessInteger(32) ||
+        element.isSignlessInteger(64)))
+    return failInference(loc, "compare operands must be f32, i32 or i64");
+  if (!symbolizeCompareDirection(adaptor.getDirection()))
+    return failInference(loc, "compare direction must be one of \"EQ\", "
+                              "\"NE\", \"LT\", \"LE\", \"GT\", \"GE\"");
+  types.push_back(
+      RankedTensorType::get(lhs.getShape(), IntegerType::get(ctx, 1)));
+  return success();
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto pred = asTensor(adaptor.getPred());
+  auto onTrue = asTensor(adaptor.getOnTrue());
+  auto onFalse = asTensor(adaptor.getOnFalse());
+  if (!pred || !onTrue || !onFalse || onTrue != onFalse)
+    return failInference(loc, "select on_true and on_false must have the "
+                              "same type");
+  if (pred.getShape() != onTrue.getShape())
+    return failInference(loc, "select pred must have the shape of on_true");
+  types.push_back(onTrue);
+  return success();
+}
+
+LogicalResult ConvertOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto input = asTensor(adaptor.getInput());
+  Type dtype = adaptor.getDtype();
+  if (!input)
+    return failInference(loc, "convert operand must be a ranked tensor");
+  if (!dtype || !isComputedElementType(dtype) ||
+      !isComputedElementType(input.getElementType()))
+    return failInference(loc, "convert converts between f32, i1, i32 and i64");
+  types.push_back(RankedTensorType::get(input.getShape(), dtype));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sharding rules
+//===----------------------------------------------------------------------===//
+
+// Every dim is a factor; the counted one needs replication, since a device
+// holding a block of it would count from 0 instead of from its offset. A
+// sharded use of the result is then computed whole along that dim and
+// sliced locally, which moves no data.
+ShardingRule IotaOp::getShardingRule() {
+  ShardingRule rule;
+  TensorFactors dims;
+  for (auto [d, size] : llvm::enumerate(shapeOf(getResult())))
+    dims.push_back({rule.addFactor(size, static_cast<int64_t>(d) ==
+                                                 getDimension()
+                                             ? FactorKind::NeedReplication
+                                             : FactorKind::Parallel)});
+  rule.addResult(std::move(dims));
+  return rule;
+}
+
+/// All operands and the result share one parallel factor per dim.
+static ShardingRule elementwiseRule(Operation *op) {
+  ShardingRule rule;
+  TensorFactors dims = freshFactors(rule, shapeOf(op->getResult(0)));
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    rule.addOperand(dims);
+  rule.addResult(std::move(dims));
+  return rule;
+}
+
+ShardingRule CompareOp::getShardingRule() { return elementwiseRule(*this); }
+ShardingRule SelectOp::getShardingRule() { return elementwiseRule(*this); }
+ShardingRule ConvertOp::getShardingRule() { return elementwiseRule(*this); }
+
+//===----------------------------------------------------------------------===//
+// Gradient rules
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::buildOperandCotangents(OpBuilder &, Location, Value,
+                                             ArrayRef<bool>,
+                                             SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out); // no operands
+  return success();
+}
+
+LogicalResult CompareOp::buildOperandCotangents(OpBuilder &, Location, Value,
+                                                ArrayRef<bool>,
+                                                SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out); // a boolean result has no cotangent
+  return success();
+}
+
+LogicalResult SelectOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                               Value g, ArrayRef<bool> wanted,
+                                               SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  if (!isFloatTensor(getResult()))
+    return success();
+  // d on_true = pred ? g : 0; d on_false = pred ? 0 : g.
+  GradientBuilder gb(b, loc);
+  Value zero = gb.splat(g, 0.0);
+  if (want(wanted, 1))
+    out[1] = SelectOp::create(b, loc, getPred(), g, zero);
+  if (want(wanted, 2))
+    out[2] = SelectOp::create(b, loc, getPred(), zero, g);
+  return success();
+}
+
+LogicalResult ConvertOp::buildOperandCotangents(OpBuilder &, Location, Value g,
+                                                ArrayRef<bool> wanted,
+                                                SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  // Between equal float types the conversion is the identity. (Other float
+  // pairs would convert the cotangent back; only f32 is computed today.)
+  if (want(wanted, 0) && isFloatTensor(getInput()) &&
+      getInput().getType() == getResult().getType())
+    out[0] = g;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Cost: one operation per element, except iota's counting (free, like a
+// constant)
+//===----------------------------------------------------------------------===//
+
+double IotaOp::getFlops(ArrayRef<double>) { return 0; }
+double CompareOp::getFlops(ArrayRef<double> factorSizes) {
+  return getIterationSpaceFlops(1, factorSizes);
+}
+double SelectOp::getFlops(ArrayRef<double> factorSizes) {
+  return getIterationSpaceFlops(1, factorSizes);
+}
+double ConvertOp::getFlops(ArrayRef<double> factorSizes) {
+  return getIterationSpaceFlops(1, factorSizes);
+}

@@ -1,0 +1,72 @@
+//===- MpiPacking.cpp - laying tensors out for MPI's contiguous buffers ---===//
+
+#include "MpiPacking.h"
+
+#include <cstring>
+#include <type_traits>
+
+using namespace shardc;
+using namespace shardc::detail;
+
+MPI_Datatype shardc::detail::mpiDatatype(DType dtype) {
+  switch (dtype) {
+  case DType::I1:
+    return MPI_UINT8_T;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I64:
+    return MPI_INT64_T;
+  default:
+    return MPI_FLOAT;
+  }
+}
+
+MPI_Op shardc::detail::mpiOp(Reduction kind) {
+  return kind == Reduction::Sum ? MPI_SUM : MPI_MAX;
+}
+
+BlockLayout shardc::detail::layoutOf(llvm::ArrayRef<int64_t> shape,
+                                     int64_t dim, int64_t parts) {
+  BlockLayout l;
+  l.parts = parts;
+  for (int64_t d = 0; d < dim; ++d)
+    l.outer *= shape[d];
+  l.inner = parts ? shape[dim] / parts : 0;
+  for (size_t d = dim + 1; d < shape.size(); ++d)
+    l.inner *= shape[d];
+  return l;
+}
+
+void shardc::detail::packBlocks(const unsigned char *in, BlockLayout l,
+                                unsigned width, unsigned char *out) {
+  int64_t run = l.inner * width;
+  for (int64_t o = 0; o < l.outer; ++o)
+    for (int64_t j = 0; j < l.parts; ++j)
+      std::memcpy(out + (j * l.outer + o) * run, in + (o * l.parts + j) * run,
+                  run);
+}
+
+void shardc::detail::unpackBlocks(const unsigned char *in, BlockLayout l,
+                                  unsigned width, unsigned char *out) {
+  int64_t run = l.inner * width;
+  for (int64_t o = 0; o < l.outer; ++o)
+    for (int64_t j = 0; j < l.parts; ++j)
+      std::memcpy(out + (o * l.parts + j) * run, in + (j * l.outer + o) * run,
+                  run);
+}
+
+void shardc::detail::foldInOrder(const unsigned char *parts, int64_t numParts,
+                                 int64_t count, DType dtype, Reduction kind,
+                                 unsigned char *out) {
+  if (count == 0)
+    return;
+  int64_t bytes = count * dtypeByteWidth(dtype);
+  std::memcpy(out, parts, bytes);
+  withComputedType(dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    for (int64_t p = 1; p < numParts; ++p)
+      reduceElements(reinterpret_cast<T *>(out),
+                     reinterpret_cast<const T *>(parts + p * bytes), count,
+                     kind);
+  });
+}
