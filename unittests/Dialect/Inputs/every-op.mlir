@@ -129,7 +129,7 @@ func.func @concatenate(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x4xf
   %y = shardc.concatenate %a, %b dimension = 1 : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
-func.func @pad(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x8xf32> {
-  %y = shardc.pad %x, %v low = [1, 0] high = [0, 2] interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x8xf32>
-  return %y : tensor<3x8xf32>
+func.func @pad(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x7xf32> {
+  %y = shardc.pad %x, %v low = [1, 0] high = [0, 2] interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x7xf32>
+  return %y : tensor<3x7xf32>
 }
