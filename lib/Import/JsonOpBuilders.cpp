@@ -173,13 +173,14 @@ FailureOr<OpEntry> shardc::jsonimport::readOpEntry(const JVal &entry) {
       op.inputEntries.push_back(inputs.at(i));
   }
   unsigned arity = fields.numOperands;
-  if (op.inputs.size() != arity) {
+  if (!fields.acceptsOperandCount(op.inputs.size())) {
     JVal at = inputs.present() ? inputs : named;
     InFlightDiagnostic diag = at.error() << "\"" << *mnemonic << "\" ";
     if (arity == 0)
       return diag << "takes no inputs, got " << op.inputs.size();
-    return diag << "takes " << arity << (arity == 1 ? " input" : " inputs")
-                << ", got " << op.inputs.size();
+    return diag << "takes " << (fields.variadicOperands ? "at least " : "")
+                << arity << (arity == 1 ? " input" : " inputs") << ", got "
+                << op.inputs.size();
   }
   return op;
 }
@@ -322,7 +323,7 @@ static FailureOr<Operation *> buildFromFields(const OpEntry &op,
 
 FailureOr<Operation *>
 shardc::jsonimport::buildOp(const OpEntry &op, llvm::ArrayRef<Value> operands) {
-  if (operands.size() != op.fields.numOperands)
+  if (!op.fields.acceptsOperandCount(operands.size()))
     return op.entry.error() << "internal error: unchecked op entry";
   ImportState &st = op.entry.state();
   FileLineColLoc fileLoc = op.entry.loc();

@@ -97,6 +97,7 @@ void attachElementwiseKernels(mlir::MLIRContext *ctx);
 void attachContractionKernels(mlir::MLIRContext *ctx);
 void attachReductionKernels(mlir::MLIRContext *ctx);
 void attachLayoutKernels(mlir::MLIRContext *ctx);
+void attachSliceKernels(mlir::MLIRContext *ctx);
 void attachConstantKernel(mlir::MLIRContext *ctx);
 void attachElementTypeKernels(mlir::MLIRContext *ctx);
 

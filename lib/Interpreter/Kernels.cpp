@@ -46,6 +46,7 @@ void shardc::registerKernelModels(DialectRegistry &registry) {
     detail::attachContractionKernels(ctx);
     detail::attachReductionKernels(ctx);
     detail::attachLayoutKernels(ctx);
+    detail::attachSliceKernels(ctx);
     detail::attachConstantKernel(ctx);
     detail::attachElementTypeKernels(ctx);
   });

@@ -377,6 +377,9 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
     clone->setAttr(shardingAttrName, produced);
     current[v] = {clone->getResult(i), produced};
   }
+  // Attributes that spell out a sharded dim's size follow its local size.
+  if (auto ruleOp = dyn_cast<ShardingRuleOpInterface>(clone))
+    ruleOp.localizeAttributes();
   return success();
 }
 

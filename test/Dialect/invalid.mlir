@@ -402,3 +402,84 @@ func.func @iota_dimension() -> tensor<4xi32> {
   %0 = shardc.iota dimension = 1 : tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @slice_out_of_range(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{slice of dim 1 (size 8) from 6 to 10 is out of range (0 <= start <= limit <= size)}}
+  %0 = shardc.slice %a start = [0, 6] limit = [4, 10] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @slice_stride(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{slice stride of dim 0 is 0; it must be >= 1}}
+  %0 = shardc.slice %a start = [0, 0] limit = [4, 8] stride = [0, 1] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @slice_rank(%a: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{slice limit has 1 entries but the operand has rank 2}}
+  %0 = shardc.slice %a start = [0, 0] limit = [4] : (tensor<4x8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @slice_result(%a: tensor<4x8xf32>) -> tensor<4x3xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{inferred type(s) 'tensor<4x2xf32>' are incompatible with return type(s) of operation 'tensor<4x3xf32>'}}
+  %0 = shardc.slice %a start = [0, 0] limit = [4, 4] stride = [1, 2] : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concatenate_mismatch(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) -> tensor<4x16xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{concatenate operand #1 has size 3 in dim 0 but operand #0 has 4 (only dim 1 may differ)}}
+  %0 = shardc.concatenate %a, %b dimension = 1 : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @concatenate_dim(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{concatenate dimension 2 is out of range for rank 2}}
+  %0 = shardc.concatenate %a dimension = 2 : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @concatenate_none() -> tensor<4x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{concatenate needs at least one operand}}
+  %0 = shardc.concatenate dimension = 0 : () -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @pad_negative(%a: tensor<4x8xf32>, %z: tensor<f32>) -> tensor<3x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{pad amounts of dim 0 must be >= 0 (low -1, high 0, interior 0)}}
+  %0 = shardc.pad %a, %z low = [-1, 0] high = [0, 0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<3x8xf32>
+  return %0 : tensor<3x8xf32>
+}
+
+// -----
+
+func.func @pad_value(%a: tensor<4x8xf32>, %z: tensor<1xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{pad padding_value must be a 0-d tensor of the operand's element type}}
+  %0 = shardc.pad %a, %z low = [0, 0] high = [0, 0] : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}

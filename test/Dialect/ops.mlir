@@ -44,6 +44,28 @@ func.func @tensor_ops(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding 
   %d = shardc.div %c, %h : tensor<16x128xf32>
   // CHECK: shardc.max
   %m = shardc.max %d, %h : tensor<16x128xf32>
+  // CHECK: shardc.abs
+  %ab = shardc.abs %m : tensor<16x128xf32>
+  // CHECK: shardc.erf
+  %er = shardc.erf %ab : tensor<16x128xf32>
+  // CHECK: shardc.stop_gradient
+  %sgr = shardc.stop_gradient %er : tensor<16x128xf32>
+  // CHECK: shardc.min
+  %mi = shardc.min %sgr, %h : tensor<16x128xf32>
+  // CHECK: shardc.pow
+  %pw = shardc.pow %mi, %h : tensor<16x128xf32>
+  // CHECK: shardc.slice %{{.*}} start = [0, 8] limit = [16, 24] : (tensor<16x128xf32>) -> tensor<16x16xf32>
+  %sl = shardc.slice %pw start = [0, 8] limit = [16, 24] : (tensor<16x128xf32>) -> tensor<16x16xf32>
+  // CHECK: shardc.slice %{{.*}} start = [0, 0] limit = [16, 128] stride = [4, 8] : (tensor<16x128xf32>) -> tensor<4x16xf32>
+  %ss = shardc.slice %pw start = [0, 0] limit = [16, 128] stride = [4, 8] : (tensor<16x128xf32>) -> tensor<4x16xf32>
+  // CHECK: shardc.concatenate %{{.*}}, %{{.*}} dimension = 0 : (tensor<16x16xf32>, tensor<4x16xf32>) -> tensor<20x16xf32>
+  %cc = shardc.concatenate %sl, %ss dimension = 0 : (tensor<16x16xf32>, tensor<4x16xf32>) -> tensor<20x16xf32>
+  // CHECK: shardc.constant dense<0.000000e+00> : tensor<f32>
+  %zero = shardc.constant dense<0.0> : tensor<f32>
+  // CHECK: shardc.pad %{{.*}}, %{{.*}} low = [1, 0] high = [0, 2] : (tensor<20x16xf32>, tensor<f32>) -> tensor<21x18xf32>
+  %pd = shardc.pad %cc, %zero low = [1, 0] high = [0, 2] : (tensor<20x16xf32>, tensor<f32>) -> tensor<21x18xf32>
+  // CHECK: shardc.pad %{{.*}}, %{{.*}} low = [0, 0] high = [0, 0] interior = [1, 0] : (tensor<20x16xf32>, tensor<f32>) -> tensor<39x16xf32>
+  %pi = shardc.pad %cc, %zero low = [0, 0] high = [0, 0] interior = [1, 0] : (tensor<20x16xf32>, tensor<f32>) -> tensor<39x16xf32>
   // CHECK: shardc.constant dense<5.000000e-01> : tensor<16x128xf32>
   %k = shardc.constant dense<0.5> : tensor<16x128xf32>
   // CHECK: shardc.sharding_constraint %{{.*}} <@mesh, [{"y"}, {}]> : tensor<16x128xf32>

@@ -27,7 +27,13 @@ func.func @unary(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %8 = shardc.sigmoid %7 : tensor<8x16xf32>
   // CHECK: shardc.step {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
   %9 = shardc.step %8 : tensor<8x16xf32>
-  return %9 : tensor<8x16xf32>
+  // CHECK: shardc.abs {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %10 = shardc.abs %9 : tensor<8x16xf32>
+  // CHECK: shardc.erf {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %11 = shardc.erf %10 : tensor<8x16xf32>
+  // CHECK: shardc.stop_gradient {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %12 = shardc.stop_gradient %11 : tensor<8x16xf32>
+  return %12 : tensor<8x16xf32>
 }
 
 // CHECK-LABEL: func.func @binary
@@ -42,7 +48,11 @@ func.func @binary(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32
   %3 = shardc.div %2, %b : tensor<8x16xf32>
   // CHECK: shardc.max {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
   %4 = shardc.max %3, %b : tensor<8x16xf32>
-  return %4 : tensor<8x16xf32>
+  // CHECK: shardc.min {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %5 = shardc.min %4, %b : tensor<8x16xf32>
+  // CHECK: shardc.pow {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %6 = shardc.pow %5, %b : tensor<8x16xf32>
+  return %6 : tensor<8x16xf32>
 }
 
 // CHECK-LABEL: func.func @contractions
@@ -90,6 +100,23 @@ func.func @layout(%a: tensor<8x16xf32>, %v: tensor<16xf32>, %m: tensor<6x4xf32>,
   // An expanded size-1 dim has no factor: ().
   // CHECK: shardc.broadcast_in_dim {{.*}}sharding_rule = #shardc.sharding_rule<([(), f1]) -> ([f0, f1]) {f0=8, f1=16}>
   %5 = shardc.broadcast_in_dim %row dims = [0, 1] : (tensor<1x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @slicing
+func.func @slicing(%a: tensor<8x48xf32>, %b: tensor<8x16xf32>, %z: tensor<f32>) {
+  // The sliced dim needs replication (one factor per tensor: their sizes
+  // differ); the other dim passes through.
+  // CHECK: shardc.slice {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f2]) {f0=8, f1=48 need_replication, f2=16 need_replication}>
+  %0 = shardc.slice %a start = [0, 16] limit = [8, 32] : (tensor<8x48xf32>) -> tensor<8x16xf32>
+  // A strided slice of dim 0 keeps dim 1 whole.
+  // CHECK: shardc.slice {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f2]) -> ([f1, f2]) {f0=8 need_replication, f1=4 need_replication, f2=48}>
+  %1 = shardc.slice %a start = [0, 0] limit = [8, 48] stride = [2, 1] : (tensor<8x48xf32>) -> tensor<4x48xf32>
+  // CHECK: shardc.concatenate {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f2], [f0, f3]) -> ([f0, f4]) {f0=8, f1=48 need_replication, f2=16 need_replication, f3=16 need_replication, f4=80 need_replication}>
+  %2 = shardc.concatenate %a, %b, %b dimension = 1 : (tensor<8x48xf32>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x80xf32>
+  // The padding value is a 0-d tensor: no dims, no factors.
+  // CHECK: shardc.pad {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f2], []) -> ([f1, f2]) {f0=8 need_replication, f1=11 need_replication, f2=16}>
+  %3 = shardc.pad %b, %z low = [1, 0] high = [2, 0] : (tensor<8x16xf32>, tensor<f32>) -> tensor<11x16xf32>
   return
 }
 

@@ -162,7 +162,7 @@ Value OpDrawer::positive(Value x) {
 }
 
 Value OpDrawer::unary(Value x) {
-  int64_t kind = rng.uniform(10);
+  int64_t kind = rng.uniform(13);
   // Forward, tanh saturates harmlessly to +-1; its derivative does not.
   double saturation = pb.differentiated ? 3 : 20;
   if (kind == 1) // gelu: 1 + tanh(...) cancels for negative values
@@ -232,6 +232,20 @@ Value OpDrawer::unary(Value x) {
     r.lo = 0;
     r.hi = 1;
     return pb.record(StepOp::create(b, loc, x), r);
+  case 8: // abs: its gradient's sign mask needs an exact operand
+    if (pb.differentiated && !xi.exact)
+      return nullptr;
+    r.lo = xi.lo <= 0 && xi.hi >= 0 ? 0 : std::min(-xi.hi, xi.lo);
+    r.lo = std::max(r.lo, 0.0);
+    r.hi = xi.scale();
+    return pb.record(AbsOp::create(b, loc, x), r);
+  case 9:
+    r.lo = std::erf(xi.lo);
+    r.hi = std::erf(xi.hi);
+    r.exact = false;
+    return pb.record(ErfOp::create(b, loc, x), r);
+  case 10:
+    return pb.record(StopGradientOp::create(b, loc, x), r);
   default:
     return binary(x);
   }
@@ -263,7 +277,7 @@ Value OpDrawer::binary(Value x) {
   r.exact = xi.exact && yi.exact;
   r.nonFinite = xi.nonFinite || yi.nonFinite;
   Location loc = pb.freshLoc();
-  switch (rng.uniform(5)) {
+  switch (rng.uniform(7)) {
   case 0:
     r.lo = xi.lo + yi.lo;
     r.hi = xi.hi + yi.hi;
@@ -286,6 +300,27 @@ Value OpDrawer::binary(Value x) {
     r.lo = std::max(xi.lo, yi.lo);
     r.hi = std::max(xi.hi, yi.hi);
     return pb.record(MaxOp::create(b, loc, x, y), r);
+  case 4: // min: as max
+    if (pb.differentiated && !r.exact)
+      return nullptr;
+    r.lo = std::min(xi.lo, yi.lo);
+    r.hi = std::min(xi.hi, yi.hi);
+    return pb.record(MinOp::create(b, loc, x, y), r);
+  case 5: { // pow of a base >= 0.05 to an exponent in [-2, 2]
+    if (y == x)
+      return nullptr; // the base must be made positive, the exponent not
+    x = positive(x);
+    y = unsaturated(y, 2);
+    xi = info(x);
+    yi = info(y);
+    r = hull(std::pow(xi.lo, yi.lo), std::pow(xi.lo, yi.hi),
+             std::pow(xi.hi, yi.lo), std::pow(xi.hi, yi.hi));
+    r.exact = false;
+    r.nonFinite = xi.nonFinite || yi.nonFinite;
+    if (!fits(r) || r.lo < kMinProductScale)
+      return nullptr;
+    return pb.record(PowOp::create(b, pb.freshLoc(), x, y), r);
+  }
   default: { // div by a value bounded away from 0
     if (!awayFromZero(yi)) {
       if (y == x)
@@ -584,7 +619,7 @@ Value OpDrawer::constraint(Value x) {
 
 Value ProgramBuilder::buildRandomOp(Value x) {
   OpDrawer d(*this);
-  switch (rng.uniform(13)) {
+  switch (rng.uniform(14)) {
   case 0:
     return d.matmul(x);
   case 1:
@@ -605,6 +640,8 @@ Value ProgramBuilder::buildRandomOp(Value x) {
     return rng.chance(0.5) ? d.reshape(x) : d.broadcast(x);
   case 11:
     return d.constraint(x);
+  case 12:
+    return buildSlicingOp(x);
   default: { // a constant combined with x, so that it is used
     RankedTensorType type = tensorOf(x);
     Value c = d.constant(type, false);

@@ -86,6 +86,11 @@ public:
   /// chosen kind does not apply, and the caller tries again.
   mlir::Value buildRandomOp(mlir::Value x);
 
+  //===--- SlicingDrawing.cpp ---------------------------------------------===//
+
+  /// A random slice, concatenation or pad of `x`; null if it does not apply.
+  mlir::Value buildSlicingOp(mlir::Value x);
+
   //===--- ProgramKinds.cpp -----------------------------------------------===//
 
   /// A collective op valid on `x`'s global shape (for GlobalCollective).

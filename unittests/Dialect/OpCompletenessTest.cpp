@@ -236,6 +236,10 @@ TEST_F(OpCompletenessTest, EveryTensorOpRunsAndDifferentiatesOnItsInstance) {
         double down = loss(operands);
         inputs[i].data()[e] = saved;
         double numeric = (up - down) / (2 * eps);
+        // stop_gradient's rule is zero by definition (autodiff treats its
+        // result as a constant), not its derivative (the identity's).
+        if (name.getStringRef() == "shardc.stop_gradient")
+          numeric = 0;
         double exact = analytic ? analytic->data()[e] : 0.0;
         EXPECT_NEAR(exact, numeric, 2e-2 * (1 + std::abs(numeric)))
             << "operand #" << i << " element " << e;

@@ -42,6 +42,15 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %c = shardc.mul %sb, %h : tensor<16x128xf32>
   %d = shardc.div %c, %h : tensor<16x128xf32>
   %m = shardc.max %d, %h {shardc.sharding = #shardc.sharding<@mesh, [{}, {}]>} : tensor<16x128xf32>
+  %ab = shardc.abs %m : tensor<16x128xf32>
+  %er = shardc.erf %ab : tensor<16x128xf32>
+  %sgr = shardc.stop_gradient %er : tensor<16x128xf32>
+  %mi = shardc.min %sgr, %h : tensor<16x128xf32>
+  %pw = shardc.pow %mi, %h : tensor<16x128xf32>
+  %sl = shardc.slice %pw start = [0, 8] limit = [16, 24] stride = [1, 2] : (tensor<16x128xf32>) -> tensor<16x8xf32>
+  %cc = shardc.concatenate %sl, %sl dimension = 1 : (tensor<16x8xf32>, tensor<16x8xf32>) -> tensor<16x16xf32>
+  %z0 = shardc.constant dense<0.0> : tensor<f32>
+  %pd = shardc.pad %cc, %z0 low = [1, 0] high = [0, 2] interior = [0, 1] : (tensor<16x16xf32>, tensor<f32>) -> tensor<17x33xf32>
   %k = shardc.constant dense<0.5> : tensor<16x128xf32>
   %k1 = shardc.constant dense<[1.0, 0.1, -0.0, 0x7F800000, 0xFF800000, 0x7FC00000]> : tensor<6xf32>
   %k2 = shardc.constant dense<[0.1, 3.0]> : tensor<2xbf16>

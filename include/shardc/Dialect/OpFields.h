@@ -100,8 +100,16 @@ struct OpField {
 
 /// An op's operands (how many) and attributes (in ODS order).
 struct OpFields {
+  /// The operand count; with `variadicOperands`, the least one.
   unsigned numOperands = 0;
   llvm::ArrayRef<OpField> attrs;
+  /// The op's single operand is `Variadic` (concatenate): it takes
+  /// `numOperands` or more.
+  bool variadicOperands = false;
+
+  bool acceptsOperandCount(size_t n) const {
+    return variadicOperands ? n >= numOperands : n == numOperands;
+  }
 };
 
 /// Where the type of an op's (single) result comes from, decided by the

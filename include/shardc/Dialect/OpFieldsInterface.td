@@ -70,12 +70,17 @@ class Shardc_OpFieldsBody<dag args> {
   list<int> indices = !range(!size(args));
   int numOperands = !foldl(0, indices, n, i,
       !if(!initialized(!getdagarg<Attr>(args, i)), n, !add(n, 1)));
+  // A Variadic operand counts for one (the least number it takes).
+  bit variadic = !foldl(0, indices, v, i,
+      !or(v, !and(!not(!initialized(!getdagarg<Attr>(args, i))),
+                  !isa<Variadic>(!getdagarg<TypeConstraint>(args, i)))));
   string entries = !foldl("", indices, text, i,
       !if(!initialized(!getdagarg<Attr>(args, i)),
           text # Shardc_OpFieldEntry<args, i>.entry, text));
   code body = "  static const ::shardc::OpField kAttrs[] = {\n" # entries
       # "{}};\n  return {" # numOperands
-      # ", ::llvm::ArrayRef(kAttrs).drop_back()};\n";
+      # ", ::llvm::ArrayRef(kAttrs).drop_back(), "
+      # !if(variadic, "true", "false") # "};\n";
 }
 
 #endif // SHARDC_DIALECT_OPFIELDSINTERFACE_TD

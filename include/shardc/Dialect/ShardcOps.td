@@ -241,6 +241,39 @@ def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0",
   }];
 }
 
+def Shardc_AbsOp : Shardc_UnaryElementwiseOp<"abs", "|x|", "x.abs()",
+    // abs'(x) = sign(x), 0 at 0 (as JAX and PyTorch).
+    [{ return gb.mul(g, gb.sub(gb.step(x), gb.step(gb.neg(x)))); }]>;
+// std::erf element by element, not Eigen's erf (unsupported/SpecialFunctions):
+// its SIMD and scalar paths are different approximations, so an element's
+// result would depend on its position, as exp's did.
+def Shardc_ErfOp : Shardc_UnaryElementwiseOp<"erf",
+    "erf(x) = 2/sqrt(pi) * integral of e^(-t^2) from 0 to x",
+    "x.unaryExpr([](float v) { return std::erf(v); })",
+    // erf'(x) = 2/sqrt(pi) e^(-x^2); 1.128... is 2/sqrt(pi).
+    [{
+      ::mlir::Value e = gb.op("exp", {gb.neg(gb.mul(x, x))});
+      return gb.mul(g, gb.mul(gb.splat(x, 1.1283791670955126), e));
+    }]>;
+def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
+    "x",
+    // Treated as a constant by autodiff: no cotangent reaches the operand.
+    [{ return {}; }], 0> {
+  let description = [{
+    Returns its operand unchanged; autodiff treats the result as a constant
+    (like `jax.lax.stop_gradient` and `torch.Tensor.detach`): the gradient
+    rule gives the operand no cotangent, so nothing upstream of it is
+    differentiated through this use. A softmax subtracts its row maximum
+    through it, so that the shift carries no gradient.
+
+    ```mlir
+    %m = shardc.stop_gradient %rowmax : tensor<16x1xf32>
+    ```
+
+    Constraints: operand and result types are identical.
+  }];
+}
+
 class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
                                  code gradient, int flops = 1>
     : Shardc_ElementwiseOp<mnemonic, Shardc_BinaryElementwiseTrait,
@@ -326,6 +359,29 @@ def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)",
         lhsGrad = ga;
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
+    }]>;
+// The mirror of max: the smaller operand takes g, a tie splits it.
+def Shardc_MinOp : Shardc_BinaryElementwiseOp<"min", "min(lhs, rhs)",
+    "a.min(b)", [{
+      ::mlir::Value d = gb.sub(b, a);
+      ::mlir::Value sign = gb.sub(gb.step(d), gb.step(gb.neg(d)));
+      ::mlir::Value half = gb.splat(g, 0.5);
+      ::mlir::Value ga = gb.mul(gb.mul(g, half), gb.add(gb.splat(g, 1.0), sign));
+      if (wantLhs)
+        lhsGrad = ga;
+      if (wantRhs)
+        rhsGrad = gb.sub(g, ga);
+    }]>;
+// std::pow element by element, not Eigen's pow, whose SIMD path differs from
+// the scalar one in the last bit (results would depend on position).
+// y = a^b: da = g b a^(b-1), db = g y ln(a) (defined for a > 0; NaN where
+// a < 0, as ln is).
+def Shardc_PowOp : Shardc_BinaryElementwiseOp<"pow", "lhs ^ rhs",
+    "a.binaryExpr(b, [](float u, float v) { return std::pow(u, v); })", [{
+      if (wantLhs)
+        lhsGrad = gb.mul(g, gb.mul(b, gb.op("pow", {a, gb.sub(b, gb.splat(b, 1.0))})));
+      if (wantRhs)
+        rhsGrad = gb.mul(g, gb.mul(y, gb.op("log", {a})));
     }]>;
 
 def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
@@ -592,6 +648,101 @@ def Shardc_ConvertOp : Shardc_TensorOp<"convert", [InferTypeOpAdaptor]> {
   let arguments = (ins Shardc_Tensor:$input, TypeAttr:$dtype);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `dtype` `=` $dtype attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Slicing: slice, concatenate, pad (lib/Dialect/SliceOps.cpp,
+// lib/Interpreter/SliceKernels.cpp)
+//===----------------------------------------------------------------------===//
+// A sliced, padded or concatenated dim moves elements between the blocks a
+// sharding would make, so its rule gives it a need_replication factor (one
+// per tensor: the sizes differ); every other dim passes through.
+
+def Shardc_SliceOp : Shardc_TensorOp<"slice", [InferTypeOpAdaptor]> {
+  let summary = "A strided rectangular window: elements start, start + stride, ... below limit.";
+  let description = [{
+    As StableHLO's `slice`: result dim `d` holds the operand's elements
+    `start[d], start[d] + stride[d], ...` below `limit[d]`, so it has
+    `ceil((limit[d] - start[d]) / stride[d])` elements. `stride` may be
+    left out (all 1). Splitting a fused QKV projection `[16, 3*64]`:
+
+    ```mlir
+    %k = shardc.slice %qkv start = [0, 64] limit = [16, 128] : (tensor<16x192xf32>) -> tensor<16x64xf32>
+    %e = shardc.slice %x start = [0] limit = [8] stride = [2] : (tensor<8xf32>) -> tensor<4xf32>
+    ```
+
+    Constraints: `start` and `limit` have one entry per operand dim, and
+    `stride` one too or none; `0 <= start <= limit <= size` and
+    `stride >= 1` in every dim; the result type is inferred.
+  }];
+  let arguments = (ins Shardc_Tensor:$input, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit,
+                       Shardc_DimsDefaultEmpty:$stride);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = [{
+    $input `start` `=` $start `limit` `=` $limit (`stride` `=` $stride^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// `stride`, with the default (all 1) spelled out.
+    ::llvm::SmallVector<int64_t> getStrides();
+    /// Sets `limit` of every whole dim to its (local) size.
+    void localizeAttributes();
+  }];
+}
+
+def Shardc_ConcatenateOp : Shardc_TensorOp<"concatenate", [InferTypeOpAdaptor]> {
+  let summary = "Joins its operands along `dimension`, in operand order.";
+  let description = [{
+    As StableHLO's `concatenate`: the operands agree in every dim but
+    `dimension`, and the result's `dimension` is the sum of theirs.
+
+    ```mlir
+    %qkv = shardc.concatenate %q, %k, %v dimension = 1 : (tensor<16x64xf32>, tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x192xf32>
+    ```
+
+    Constraints: at least one operand; all have the same rank, at least 1,
+    and the same element type; `dimension` is in `[0, rank)`; the other dims
+    are equal; the result type is inferred.
+  }];
+  let arguments = (ins Variadic<Shardc_Tensor>:$inputs, I64Attr:$dimension);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `dimension` `=` $dimension attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Shardc_PadOp : Shardc_TensorOp<"pad", [InferTypeOpAdaptor]> {
+  let summary = "Surrounds (and interleaves) the operand with a padding value.";
+  let description = [{
+    As StableHLO's `pad` with non-negative amounts: in dim `d`, `low[d]`
+    copies of `padding_value` (a 0-d tensor) come before the operand's
+    elements, `interior[d]` between each two of them, and `high[d]` after,
+    so the result has `low + size + max(size - 1, 0) * interior + high`
+    elements. `interior` may be left out (all 0).
+
+    ```mlir
+    %z = shardc.constant dense<0.0> : tensor<f32>
+    %p = shardc.pad %x, %z low = [0, 1] high = [0, 2] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x11xf32>
+    %s = shardc.pad %x, %z low = [0, 0] high = [0, 0] interior = [0, 1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x15xf32>
+    ```
+
+    Constraints: `padding_value` is a 0-d tensor of the operand's element
+    type; `low` and `high` have one entry per operand dim, and `interior`
+    one too or none; every amount is `>= 0`; the result type is inferred.
+  }];
+  let arguments = (ins Shardc_Tensor:$input, Shardc_Tensor:$padding_value,
+                       DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high,
+                       Shardc_DimsDefaultEmpty:$interior);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $padding_value `low` `=` $low `high` `=` $high
+    (`interior` `=` $interior^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// `interior`, with the default (all 0) spelled out.
+    ::llvm::SmallVector<int64_t> getInteriors();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

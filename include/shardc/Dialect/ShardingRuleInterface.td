@@ -27,7 +27,15 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
         every dimension is made of. Built from the op's types and attributes,
         which the op's verifier has checked.
       }],
-      "::shardc::ShardingRule", "getShardingRule", (ins)>
+      "::shardc::ShardingRule", "getShardingRule", (ins)>,
+    InterfaceMethod<[{
+        Called by the partitioner once the op has its local operand and
+        result types: rewrites the attributes that spell out the size of a
+        dim the rule passes through (a slice's `limit` of a whole dim),
+        which must follow the local size. Most ops have none (the default
+        does nothing); an op that has some defines `localizeAttributes()`.
+      }],
+      "void", "localizeAttributes", (ins), [{}], [{ return; }]>
   ];
 }
 

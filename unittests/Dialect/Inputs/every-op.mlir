@@ -117,3 +117,35 @@ func.func @convert(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = shardc.convert %x dtype = f32 : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+func.func @abs(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.abs %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @erf(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.erf %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @stop_gradient(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.stop_gradient %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @min(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.min %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @pow(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.pow %a, %b : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @slice(%x: tensor<4x5xf32>) -> tensor<2x2xf32> {
+  %y = shardc.slice %x start = [1, 0] limit = [3, 4] stride = [1, 2] : (tensor<4x5xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+func.func @concatenate(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x4xf32> {
+  %y = shardc.concatenate %a, %b dimension = 1 : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+func.func @pad(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x7xf32> {
+  %y = shardc.pad %x, %v low = [1, 0] high = [0, 2] interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x7xf32>
+  return %y : tensor<3x7xf32>
+}
