@@ -371,7 +371,7 @@ TEST(NpyTest, InteroperatesWithNumPy) {
       llvm::cantFail(Tensor::fromValuesAs<int32_t>({2, 2}, {-1, 2, 3, 1 << 30}))));
   ASSERT_FALSE(writeNpy(
       d + "/ours_i8.npy",
-      llvm::cantFail(Tensor::fromValuesAs<int64_t>({2}, {int64_t(-1) << 50, 9}))));
+      llvm::cantFail(Tensor::fromValuesAs<int64_t>({2}, {-(int64_t(1) << 50), 9}))));
   ASSERT_FALSE(writeNpy(
       d + "/ours_b1.npy",
       llvm::cantFail(Tensor::fromValuesAs<uint8_t>({3}, {0, 1, 1}))));
