@@ -30,6 +30,7 @@ void ShardcDialect::initialize() {
   forEachOpClass<
 #define GET_OP_LIST
 #include "shardc/Dialect/ShardcOps.cpp.inc"
+#include "shardc/Dialect/ValueNames.h"
       >([this](auto *tag) {
     using OpT = std::remove_pointer_t<decltype(tag)>;
     if constexpr (OpT::template hasTrait<shardc::OpTrait::TensorOp>())

@@ -30,29 +30,6 @@ static void printShardingBody(OpAsmPrinter &p, Operation *,
   sharding.print(p);
 }
 
-StringRef shardc::getNameFromLoc(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef n = getNameFromLoc(inner); !n.empty())
-        return n;
-  return "";
-}
-
-void shardc::setResultNameFromLoc(Operation *op,
-                                  OpAsmSetValueNameFn setNameFn) {
-  if (op->getNumResults() != 1)
-    return;
-  StringRef name = getNameFromLoc(op->getLoc());
-  // MLIR only accepts identifier-like SSA names; others print as %N.
-  if (!name.empty() && (isalpha(name[0]) || name[0] == '_') &&
-      llvm::all_of(name, [](char c) {
-        return isalnum(c) || c == '_' || c == '.' || c == '$' || c == '-';
-      }))
-    setNameFn(op->getResult(0), name);
-}
-
 #define GET_OP_CLASSES
 #include "shardc/Dialect/ShardcOps.cpp.inc"
 

@@ -191,31 +191,6 @@ void ShardingAttr::print(AsmPrinter &p) const {
 // Checks that need the mesh and the value's type.
 //===----------------------------------------------------------------------===//
 
-std::string shardc::describeValue(Value value) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-      if (auto name = func.getArgAttrOfType<StringAttr>(
-              arg.getArgNumber(), ShardcDialect::getNameAttrName())) {
-        os << "input \"" << name.getValue() << "\"";
-        return out;
-      }
-  }
-  if (StringRef name = getNameFromLoc(value.getLoc()); !name.empty()) {
-    os << "value \"" << name << "\"";
-    return out;
-  }
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    os << "argument #" << arg.getArgNumber();
-    return out;
-  }
-  auto result = cast<OpResult>(value);
-  os << "result #" << result.getResultNumber() << " of '"
-     << result.getOwner()->getName() << "'";
-  return out;
-}
-
 /// SymbolTable::getNearestSymbolTable, answering the usual nesting (shardc
 /// ops in a func.func in a module) without asking each op whether it has the
 /// SymbolTable trait, a search that was most of a lookup's cost. Modules are

@@ -10,6 +10,7 @@
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/ValueNames.h"
 
 using namespace mlir;
 using namespace shardc;

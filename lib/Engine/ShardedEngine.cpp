@@ -16,6 +16,7 @@
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/TensorBlocks.h"
 #include "shardc/Transforms/Passes.h"

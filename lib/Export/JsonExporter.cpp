@@ -13,11 +13,11 @@
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -130,7 +130,7 @@ private:
   ModuleOp module;
   MeshOp mesh;
   llvm::DenseMap<Value, std::string> names;
-  llvm::StringSet<> usedNames;
+  UniqueNames usedNames;
 };
 } // namespace
 
@@ -235,24 +235,17 @@ void GraphExporter::nameValues(func::FuncOp func) {
   // Values keep their source names; duplicates (a pass may reuse a
   // location) get a suffix. Names are generated for the rest only after all
   // source names are taken, so a generated name never displaces one.
-  auto claim = [&](Value value, const std::string &preferred) {
-    std::string name = preferred;
-    for (unsigned k = 1; !usedNames.insert(name).second; ++k)
-      name = preferred + "_" + std::to_string(k);
-    names[value] = name;
+  auto claim = [&](Value value, StringRef preferred) {
+    names[value] = usedNames.claim(preferred);
   };
   Block &body = func.getBody().front();
-  for (BlockArgument arg : body.getArguments()) {
-    auto attr = func.getArgAttrOfType<StringAttr>(
-        arg.getArgNumber(), ShardcDialect::getNameAttrName());
-    StringRef name = attr ? attr.getValue() : getNameFromLoc(arg.getLoc());
-    if (!name.empty())
-      claim(arg, name.str());
-  }
+  for (BlockArgument arg : body.getArguments())
+    if (StringRef name = getSourceName(arg); !name.empty())
+      claim(arg, name);
   for (Operation &op : body.without_terminator())
-    if (StringRef name = getNameFromLoc(op.getLoc());
-        !name.empty() && op.getNumResults() == 1)
-      claim(op.getResult(0), name.str());
+    if (op.getNumResults() == 1)
+      if (StringRef name = getSourceName(op.getResult(0)); !name.empty())
+        claim(op.getResult(0), name);
   for (BlockArgument arg : body.getArguments())
     if (!names.count(arg))
       claim(arg, "arg" + std::to_string(arg.getArgNumber()));

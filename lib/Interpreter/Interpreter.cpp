@@ -14,6 +14,7 @@
 #include "KernelImpl.h"
 
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Kernels.h"
 
 #include "mlir/IR/Verifier.h"

@@ -5,6 +5,7 @@
 #include "shardc/Analysis/ReshardPlanner.h"
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Runtime/TensorBlocks.h"
@@ -19,17 +20,14 @@ using namespace shardc;
 
 namespace {
 
+/// What the trace calls a value: its source name; an unnamed collective's
+/// result after what it moves; otherwise the op that made it.
 std::string nameOf(Value v) {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    if (auto n = func.getArgAttrOfType<StringAttr>(
-            arg.getArgNumber(), ShardcDialect::getNameAttrName()))
-      return n.getValue().str();
-    return "arg" + std::to_string(arg.getArgNumber());
-  }
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return getArgumentName(cast<func::FuncOp>(arg.getOwner()->getParentOp()),
+                           arg.getArgNumber());
   Operation *def = v.getDefiningOp();
-  StringRef name = getNameFromLoc(def->getLoc());
-  if (!name.empty())
+  if (StringRef name = getSourceName(v); !name.empty())
     return name.str();
   // A collective's result: name it after what it moves.
   if (isa<CollectiveOpInterface>(def))

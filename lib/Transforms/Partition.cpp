@@ -22,6 +22,7 @@
 #include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"

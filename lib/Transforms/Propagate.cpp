@@ -16,6 +16,7 @@
 
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
 
 #include "llvm/ADT/BitVector.h"

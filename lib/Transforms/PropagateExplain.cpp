@@ -11,6 +11,7 @@
 #include "Propagation.h"
 
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/Path.h"

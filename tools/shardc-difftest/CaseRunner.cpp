@@ -5,6 +5,7 @@
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Engine/ShardedEngine.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/DeviceLayout.h"

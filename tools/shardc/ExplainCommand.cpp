@@ -13,6 +13,7 @@
 
 #include "shardc/Analysis/ReshardPlanner.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Transforms/Passes.h"

@@ -7,6 +7,7 @@
 
 #include "ToolCommon.h"
 
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"

@@ -3,6 +3,7 @@
 #include "ModelLoader.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Support/NestingDepth.h"
 

@@ -9,6 +9,7 @@
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"

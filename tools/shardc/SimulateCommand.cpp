@@ -11,6 +11,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/Npy.h"

@@ -17,6 +17,7 @@
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Transforms/Passes.h"

@@ -20,18 +20,14 @@
 #include "shardc/Dialect/ShardcAttrs.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/TensorOpTraits.h"
+#include "shardc/Dialect/ValueNames.h"
 
 #include <cmath>
 #include <limits>
 
 namespace shardc {
-/// Names an op's single result after the name its location carries, if any.
-void setResultNameFromLoc(mlir::Operation *op,
-                          mlir::OpAsmSetValueNameFn setNameFn);
 /// True if `type` is a ranked tensor whose byte size fits in int64.
 bool hasAddressableSize(mlir::Type type);
-/// The source name a location carries (a NameLoc at its root), or "".
-llvm::StringRef getNameFromLoc(mlir::Location loc);
 /// The `direction` of shardc.compare.
 enum class CompareDirection { EQ, NE, LT, LE, GT, GE };
 /// "EQ", "NE", "LT", "LE", "GT", "GE" -> the direction; nullopt otherwise.

@@ -10,14 +10,11 @@
 #define SHARDC_DIALECT_SHARDINGVERIFIER_H
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ValueNames.h"
 
 #include <string>
 
 namespace shardc {
-
-/// How a value is named in diagnostics: its source name when the location
-/// carries one (JSON import names every value), else its position.
-std::string describeValue(mlir::Value value);
 
 /// Checks `sharding` against `mesh` and the global tensor type `type`: rank,
 /// axes known, and (unless `localShapes`) every dim divisible by its axes.
