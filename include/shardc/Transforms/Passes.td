@@ -5,6 +5,47 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ShardcDecompose : Pass<"shardc-decompose", "::mlir::ModuleOp"> {
+  let summary = "Expands every composite op (softmax, layer_norm, cross_entropy, ...) into primitive ops.";
+  let description = [{
+    Replaces every op that implements `DecomposableOpInterface` by the
+    primitive ops its `decompose` method builds (the expansion lives with
+    the op, in lib/Dialect/CompositeOps.cpp; this pass names no op). It runs
+    first in every pipeline (`shardc-propagate-pipeline`,
+    `shardc-partition-pipeline`, `shardc-autodiff-pipeline`,
+    `shardc-train-pipeline`) and before the `shardc` commands execute a
+    program, so propagation, partitioning, autodiff and the interpreter see
+    only primitives, whose sharding rules, gradient rules and kernels apply.
+
+    * Names: the value replacing a composite keeps its name; the
+      intermediate values are named `<name>.<part>` (`p.max`, `p.sum`).
+    * Shardings: a `shardc.sharding` on the composite's result moves to the
+      value replacing it.
+
+    Example:
+
+    ```mlir
+    %p = shardc.softmax %x axis = 1 : tensor<4x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %p.max = shardc.reduce_max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %p.max_0 = shardc.stop_gradient %p.max : tensor<4xf32>
+    %p.max_1 = shardc.broadcast_in_dim %p.max_0 dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %p.shifted = shardc.sub %x, %p.max_1 : tensor<4x8xf32>
+    %p.exp = shardc.exp %p.shifted : tensor<4x8xf32>
+    %p.sum = shardc.reduce_sum %p.exp dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %p.sum_2 = shardc.broadcast_in_dim %p.sum dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %p = shardc.div %p.exp, %p.sum_2 : tensor<4x8xf32>
+    ```
+
+    Constraints: none (a program without composites is left as it is).
+  }];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
   let summary = "Rewrites each function into its vector-Jacobian product (reverse mode).";
   let description = [{
