@@ -396,6 +396,17 @@ LogicalResult GraphExporter::exportField(Operation *op, const OpField &field,
   case OpFieldKind::Int:
     entry[key] = cast<IntegerAttr>(attr).getInt();
     return success();
+  case OpFieldKind::Float: {
+    // The shortest decimal that reads back to the same f32 (1e-05, not
+    // 9.99999974737875e-06).
+    APFloat x = cast<FloatAttr>(attr).getValue();
+    if (!x.isFinite())
+      return cannotExpress();
+    SmallString<32> text;
+    x.toString(text);
+    entry[key] = std::strtod(text.c_str(), nullptr);
+    return success();
+  }
   case OpFieldKind::String:
     entry[key] = cast<StringAttr>(attr).getValue().str();
     return success();
