@@ -24,13 +24,13 @@ def ShardcDecompose : Pass<"shardc-decompose", "::mlir::ModuleOp"> {
 
     Example:
 
-    ```mlir
+    ```
     %p = shardc.softmax %x axis = 1 : tensor<4x8xf32>
     ```
 
     becomes
 
-    ```mlir
+    ```
     %p.max = shardc.reduce_max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
     %p.max_0 = shardc.stop_gradient %p.max : tensor<4xf32>
     %p.max_1 = shardc.broadcast_in_dim %p.max_0 dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
@@ -62,7 +62,8 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
     `--shardc-partition` then shard the backward pass like the forward one.
 
     * Differentiated arguments: those named by `wrt` (their `shardc.name`);
-      without `wrt`, those marked `shardc.param`; without either, all.
+      without `wrt`, those marked `shardc.param`; without either, all the
+      float ones.
     * Names: the cotangent of result `z` is the argument `z.grad`; the
       gradient of argument `w0` is the result `w0.grad` (so
       `shardc run --out-dir` writes `w0.grad.npy`). The op computing the
@@ -76,8 +77,11 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
       built.
 
     Constraints: every op of the function has a gradient rule; the function
-    is not partitioned (no `shardc.spmd`, no collectives); arguments and
-    results are float tensors; every `wrt` name names an argument.
+    is not partitioned (no `shardc.spmd`, no collectives); results are
+    float tensors; every `wrt` name names an argument, and every
+    differentiated argument is a float tensor (integer inputs, token ids or
+    labels, are data: without `wrt` and `shardc.param`, "all" means all
+    float arguments).
 
     Example (`shardc compile --autodiff`, which names values after their
     source names; `%w` is the `shardc.param` argument):
