@@ -1,4 +1,4 @@
-//===- CompositeOps.cpp - softmax, log_softmax, layer_norm, rms_norm, mean, cross_entropy ===//
+//===- CompositeOps.cpp - softmax, norms, mean, cross_entropy -------------===//
 //
 // Verifiers, type inference and the expansion into primitive ops
 // (DecomposableOpInterface) of the composite ops. A composite has no rule,
@@ -31,21 +31,20 @@ using namespace shardc::detail;
 /// Checks that `axes` are distinct dims of a rank-`rank` tensor, each in
 /// `[-rank, rank)`, and returns them non-negative and ascending.
 static FailureOr<SmallVector<int64_t>>
-normalizeAxes(std::optional<Location> loc, ArrayRef<int64_t> axes,
-              int64_t rank, StringRef what) {
+normalizeAxes(std::optional<Location> loc, ArrayRef<int64_t> axes, int64_t rank,
+              StringRef what) {
   SmallVector<int64_t> out;
   for (int64_t a : axes) {
     if (a < -rank || a >= rank)
       return failInference(loc, what + " axis " + Twine(a) +
-                                    " is out of range for rank " +
-                                    Twine(rank));
+                                    " is out of range for rank " + Twine(rank));
     out.push_back(a < 0 ? a + rank : a);
   }
   llvm::sort(out);
   for (size_t i = 1; i < out.size(); ++i)
     if (out[i] == out[i - 1])
-      return failInference(loc, what + " names dim " + Twine(out[i]) +
-                                    " twice");
+      return failInference(loc,
+                           what + " names dim " + Twine(out[i]) + " twice");
   return out;
 }
 
@@ -61,8 +60,8 @@ static SmallVector<int64_t> axesOf(ArrayRef<int64_t> axes, int64_t rank) {
 static LogicalResult verifyAxis(Operation *op, int64_t axis, Type type) {
   int64_t rank = cast<RankedTensorType>(type).getRank();
   if (axis < -rank || axis >= rank)
-    return op->emitOpError() << "axis " << axis << " is out of range for "
-                             << type;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for " << type;
   return success();
 }
 
@@ -97,8 +96,7 @@ public:
     return ReduceMaxOp::create(b, at(part), x, b.getDenseI64ArrayAttr(dims));
   }
   /// `x` (the reduction of `like` over `reduced`) broadcast back to `like`.
-  Value expand(StringRef part, Value x, Value like,
-               ArrayRef<int64_t> reduced) {
+  Value expand(StringRef part, Value x, Value like, ArrayRef<int64_t> reduced) {
     return buildBroadcastInDim(b, at(part), like.getType(), x,
                                otherDims(rankOf(like), reduced));
   }
@@ -113,8 +111,7 @@ public:
     double count = 1;
     for (int64_t d : dims)
       count *= static_cast<double>(shapeOf(x)[d]);
-    Value mean =
-        op(part, "div", {sum, splat(part, sum.getType(), count)});
+    Value mean = op(part, "div", {sum, splat(part, sum.getType(), count)});
     return expand(part, mean, x, dims);
   }
 
@@ -164,8 +161,9 @@ Value LogSoftmaxOp::decompose(OpBuilder &b) {
   Value shifted = shiftByMax(e, getInput(), axis);
   Value sum = e.reduceSum("sum", e.op("exp", "exp", {shifted}), {axis});
   Value lse = e.op("logsumexp", "log", {sum});
-  return buildElementwise(b, e.final(), "sub",
-                          {shifted, e.expand("logsumexp", lse, shifted, {axis})});
+  return buildElementwise(
+      b, e.final(), "sub",
+      {shifted, e.expand("logsumexp", lse, shifted, {axis})});
 }
 
 //===----------------------------------------------------------------------===//
@@ -225,8 +223,8 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   return inferNorm(loc, "rms_norm", adaptor.getInput(), adaptor.getAxes(),
-                   adaptor.getEpsilon().convertToDouble(),
-                   {adaptor.getGamma()}, {"gamma"}, types);
+                   adaptor.getEpsilon().convertToDouble(), {adaptor.getGamma()},
+                   {"gamma"}, types);
 }
 
 // (x - mean) * rsqrt(var + eps) * gamma + beta, with the biased variance
@@ -236,8 +234,7 @@ Value LayerNormOp::decompose(OpBuilder &b) {
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
   Value centered = e.op("centered", "sub", {x, e.meanLike("mean", x, axes)});
-  Value var = e.meanLike(
-      "var", e.op("var", "mul", {centered, centered}), axes);
+  Value var = e.meanLike("var", e.op("var", "mul", {centered, centered}), axes);
   Value eps = e.splat("var", x.getType(), getEpsilon().convertToDouble());
   Value scale = e.op("rstd", "rsqrt", {e.op("var", "add", {var, eps})});
   Value normalized = e.op("normalized", "mul", {centered, scale});
@@ -256,9 +253,9 @@ Value RmsNormOp::decompose(OpBuilder &b) {
   Value eps = e.splat("ms", x.getType(), getEpsilon().convertToDouble());
   Value scale = e.op("rrms", "rsqrt", {e.op("ms", "add", {meanSquare, eps})});
   Value normalized = e.op("normalized", "mul", {x, scale});
-  return buildElementwise(b, e.final(), "mul",
-                          {normalized, e.broadcastOn("gamma", getGamma(), x,
-                                                     axes)});
+  return buildElementwise(
+      b, e.final(), "mul",
+      {normalized, e.broadcastOn("gamma", getGamma(), x, axes)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,12 +338,12 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
   Value lse = e.op("logsumexp", "log", {sum});
 
   auto labelType = cast<RankedTensorType>(labels.getType());
-  auto classIdType = RankedTensorType::get(shapeOf(logits),
-                                           labelType.getElementType());
+  auto classIdType =
+      RankedTensorType::get(shapeOf(logits), labelType.getElementType());
   Value classIds = IotaOp::create(b, e.at("class_ids"), classIdType,
                                   b.getI64IntegerAttr(classDim));
-  Value labelsWide = buildBroadcastInDim(b, e.at("labels"), classIdType,
-                                         labels, iota(0, classDim));
+  Value labelsWide = buildBroadcastInDim(b, e.at("labels"), classIdType, labels,
+                                         iota(0, classDim));
   Value oneHot = CompareOp::create(b, e.at("one_hot"), classIds, labelsWide,
                                    b.getStringAttr("EQ"));
   Value zeros = e.splat("picked", logits.getType(), 0.0);

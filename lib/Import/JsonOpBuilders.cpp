@@ -238,12 +238,11 @@ static LogicalResult inferResult(const OpEntry &op, Operation *created,
 static LogicalResult broadcastOperands(const OpEntry &op,
                                        SmallVectorImpl<Value> &operands) {
   auto mismatch = [&](size_t i, StringRef why) {
-    return op.entry.error()
-           << "operands of \"" << op.mnemonic << "\" " << why << ": \""
-           << printable(op.inputs[0]) << "\" is "
-           << typeStr(operands[0].getType()) << " but \""
-           << printable(op.inputs[i]) << "\" is "
-           << typeStr(operands[i].getType());
+    return op.entry.error() << "operands of \"" << op.mnemonic << "\" " << why
+                            << ": \"" << printable(op.inputs[0]) << "\" is "
+                            << typeStr(operands[0].getType()) << " but \""
+                            << printable(op.inputs[i]) << "\" is "
+                            << typeStr(operands[i].getType());
   };
   bool broadcasts = op.name->hasTrait<shardc::OpTrait::BinaryElementwise>();
   auto first = cast<RankedTensorType>(operands[0].getType());
@@ -286,9 +285,8 @@ static LogicalResult broadcastOperands(const OpEntry &op,
 }
 
 /// Builds a non-collective op from its fields.
-static FailureOr<Operation *> buildFromFields(const OpEntry &op,
-                                              llvm::ArrayRef<Value> inputs,
-                                              Location loc) {
+static FailureOr<Operation *>
+buildFromFields(const OpEntry &op, llvm::ArrayRef<Value> inputs, Location loc) {
   SmallVector<Value> operands(inputs);
   ImportState &st = op.entry.state();
   const JVal &e = op.entry;

@@ -188,10 +188,9 @@ shardc::selectDifferentiatedArguments(func::FuncOp func,
   }
   for (unsigned i : wrtArgs)
     if (!isFloatTensor(func.getArgument(i).getType()))
-      return func.emitError()
-             << "autodiff: input '" << getArgumentName(func, i) << "' is "
-             << func.getArgument(i).getType()
-             << ", not a float tensor, so it has no gradient";
+      return func.emitError() << "autodiff: input '" << getArgumentName(func, i)
+                              << "' is " << func.getArgument(i).getType()
+                              << ", not a float tensor, so it has no gradient";
   return wrtArgs;
 }
 

@@ -27,8 +27,7 @@ struct DecomposePass : shardc::impl::ShardcDecomposeBase<DecomposePass> {
       Operation *op = composite.getOperation();
       OpBuilder b(op);
       Value replacement = composite.decompose(b);
-      if (!replacement ||
-          replacement.getType() != op->getResult(0).getType()) {
+      if (!replacement || replacement.getType() != op->getResult(0).getType()) {
         op->emitError("internal error: the expansion of ")
             << op->getName() << " does not have the op's result type";
         return signalPassFailure();

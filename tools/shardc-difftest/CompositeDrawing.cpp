@@ -18,6 +18,8 @@
 
 #include "ProgramBuilder.h"
 
+#include "shardc/Support/RandomTensor.h"
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::difftest;
@@ -63,31 +65,59 @@ private:
 
 Value CompositeDrawer::softmax(Value x, bool log) {
   ValueInfo xi = pb.info(x);
-  int64_t rank = shapeOf(x).size();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
   if (rank == 0 || !usable(xi))
     return nullptr;
   int64_t axis = 0;
   int64_t spelled = randomAxis(rank, axis);
   ValueInfo r;
   r.exact = false;
+  Value y;
   if (log) {
     // s - log(sum(exp(s))) with s = x - max in [lo - hi, 0].
-    r.lo = (xi.lo - xi.hi) - std::log(static_cast<double>(shapeOf(x)[axis]));
+    r.lo = (xi.lo - xi.hi) - std::log(static_cast<double>(shape[axis]));
     r.hi = 0;
     if (!(r.scale() <= kMaxScale))
       return nullptr;
-    return pb.record(LogSoftmaxOp::create(b, pb.freshLoc(), x, spelled), r);
+    y = LogSoftmaxOp::create(b, pb.freshLoc(), x, spelled);
+  } else {
+    r.lo = 0;
+    r.hi = 1;
+    y = SoftmaxOp::create(b, pb.freshLoc(), x, spelled);
   }
-  r.lo = 0;
-  r.hi = 1;
-  return pb.record(SoftmaxOp::create(b, pb.freshLoc(), x, spelled), r);
+  if (!pb.differentiated)
+    return pb.record(y, r);
+  // A softmax row sums to 1: a loss that sums it (or exp of a
+  // log_softmax) does not depend on the input, whose gradient is then
+  // rounding noise, which Adam's normalization blows up to full steps
+  // that differ between the sharded and the unsharded program. Weighting
+  // the elements by a non-uniform constant makes the gradient real; the
+  // softmax itself is not offered to later ops.
+  if (shape[axis] < 2)
+    return nullptr;
+  pb.infos[y] = r;
+  auto type = ProgramBuilder::tensorOf(y);
+  SmallVector<float> weights;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    weights.push_back(0.75f + 0.25f * bitsToUniformFloat(rng.next()));
+  Value w = ConstantOp::create(b, pb.freshLoc(),
+                               cast<ElementsAttr>(DenseElementsAttr::get(
+                                   type, ArrayRef<float>(weights))));
+  ValueInfo wi;
+  wi.lo = 0.5;
+  wi.hi = 1;
+  pb.infos[w] = wi;
+  ValueInfo product = r;
+  product.lo = std::min(r.lo, 0.0);
+  product.hi = std::max(r.hi, 0.0);
+  return pb.record(MulOp::create(b, pb.freshLoc(), y, w), product);
 }
 
 Value CompositeDrawer::norm(Value x, bool rms) {
   ValueInfo xi = pb.info(x);
   int64_t rank = shapeOf(x).size();
-  if (rank == 0 || !usable(xi) || xi.scale() > 1e15 ||
-      !pb.canAddInput())
+  if (rank == 0 || !usable(xi) || xi.scale() > 1e15 || !pb.canAddInput())
     return nullptr;
   SmallVector<int64_t> dims;
   SmallVector<int64_t> axes = randomAxes(rank, dims);

@@ -330,8 +330,8 @@ std::optional<std::vector<double>> referenceOf(Operation *op,
       for (int64_t e : group)
         sum += std::exp(f(0, e) - max);
       for (int64_t e : group)
-        out[e] = log ? f(0, e) - max - std::log(sum)
-                     : std::exp(f(0, e) - max) / sum;
+        out[e] =
+            log ? f(0, e) - max - std::log(sum) : std::exp(f(0, e) - max) / sum;
     }
     return out;
   };
@@ -354,10 +354,11 @@ std::optional<std::vector<double>> referenceOf(Operation *op,
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     return softmaxLike(static_cast<int64_t>(softmax.getAxis()), /*log=*/false);
   if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op))
-    return softmaxLike(static_cast<int64_t>(logSoftmax.getAxis()), /*log=*/true);
+    return softmaxLike(static_cast<int64_t>(logSoftmax.getAxis()),
+                       /*log=*/true);
   if (auto layerNorm = dyn_cast<LayerNormOp>(op))
-    return norm(layerNorm.getAxes(),
-                layerNorm.getEpsilon().convertToDouble(), true, true);
+    return norm(layerNorm.getAxes(), layerNorm.getEpsilon().convertToDouble(),
+                true, true);
   if (auto rmsNorm = dyn_cast<RmsNormOp>(op))
     return norm(rmsNorm.getAxes(), rmsNorm.getEpsilon().convertToDouble(),
                 false, false);
@@ -409,9 +410,9 @@ TEST_F(OpCompletenessTest, EveryCompositeExpandsToPrimitivesThatMatchIt) {
     OpBuilder b(&ctx);
     b.setInsertionPointToEnd(module->getBody());
     SmallVector<Type> argTypes(op->getOperandTypes());
-    auto func = func::FuncOp::create(
-        b, op->getLoc(), "expanded",
-        b.getFunctionType(argTypes, op->getResultTypes()));
+    auto func =
+        func::FuncOp::create(b, op->getLoc(), "expanded",
+                             b.getFunctionType(argTypes, op->getResultTypes()));
     Block *body = func.addEntryBlock();
     b.setInsertionPointToEnd(body);
     IRMapping map;
@@ -450,7 +451,8 @@ TEST_F(OpCompletenessTest, EveryCompositeExpandsToPrimitivesThatMatchIt) {
     const Tensor &result = (*got)[0];
     ASSERT_EQ(static_cast<size_t>(result.numElements()), want->size());
     for (size_t e = 0; e < want->size(); ++e)
-      EXPECT_NEAR(result.data()[e], (*want)[e], 1e-5 * (1 + std::abs((*want)[e])))
+      EXPECT_NEAR(result.data()[e], (*want)[e],
+                  1e-5 * (1 + std::abs((*want)[e])))
           << "element " << e;
     func.erase();
   }

@@ -1,4 +1,4 @@
-//===- DecomposableOpInterface.h - composites expand to primitives -*- C++ -*-===//
+//===- DecomposableOpInterface.h - composites expand ------------*- C++ -*-===//
 //
 // Composite ops (softmax, log_softmax, layer_norm, rms_norm, mean,
 // cross_entropy) implement `DecomposableOpInterface`: each builds its own

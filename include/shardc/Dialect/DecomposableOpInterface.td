@@ -1,4 +1,4 @@
-//===- DecomposableOpInterface.td - composites expand to primitives -*- tablegen -*-===//
+//===- DecomposableOpInterface.td - composites expand ------*- tablegen -*-===//
 
 #ifndef SHARDC_DIALECT_DECOMPOSABLEOPINTERFACE_TD
 #define SHARDC_DIALECT_DECOMPOSABLEOPINTERFACE_TD

@@ -5,7 +5,7 @@
 // runs exactly what `shardc` runs:
 //
 //   shardc-propagate-pipeline  decompose, propagate
-//   shardc-partition-pipeline  decompose, propagate, partition, func.func(cleanup)
+//   shardc-partition-pipeline  decompose, propagate, partition, cleanup
 //   shardc-autodiff-pipeline   decompose, [propagate], autodiff, [then]
 //   shardc-train-pipeline      decompose, [propagate], optimizer, [then]
 //
