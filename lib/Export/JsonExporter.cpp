@@ -398,13 +398,22 @@ LogicalResult GraphExporter::exportField(Operation *op, const OpField &field,
     return success();
   case OpFieldKind::Float: {
     // The shortest decimal that reads back to the same f32 (1e-05, not
-    // 9.99999974737875e-06).
+    // 9.99999974e-06): a user wrote one of those.
     APFloat x = cast<FloatAttr>(attr).getValue();
     if (!x.isFinite())
       return cannotExpress();
-    SmallString<32> text;
-    x.toString(text);
-    entry[key] = std::strtod(text.c_str(), nullptr);
+    float f = x.convertToFloat();
+    double shortest = f;
+    for (int digits = 1; digits <= 9; ++digits) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.*g", digits, static_cast<double>(f));
+      double candidate = std::strtod(text, nullptr);
+      if (static_cast<float>(candidate) == f) {
+        shortest = candidate;
+        break;
+      }
+    }
+    entry[key] = shortest;
     return success();
   }
   case OpFieldKind::String:
