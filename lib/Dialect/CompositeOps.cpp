@@ -115,9 +115,8 @@ public:
     return expand(part, mean, x, dims);
   }
 
-  OpBuilder &b;
-
 private:
+  OpBuilder &b;
   Location loc;
   std::string name;
 };
