@@ -97,21 +97,24 @@ public:
   }
   /// `x` (the reduction of `like` over `reduced`) broadcast back to `like`.
   Value expand(StringRef part, Value x, Value like, ArrayRef<int64_t> reduced) {
-    return buildBroadcastInDim(b, at(part), like.getType(), x,
-                               otherDims(rankOf(like), reduced));
+    return buildBroadcastInDim(b, at((part + "_bcast").str()), like.getType(),
+                               x, otherDims(rankOf(like), reduced));
   }
   /// `x` (of the shape of `like`'s dims `dims`) broadcast to `like`.
   Value broadcastOn(StringRef part, Value x, Value like,
                     ArrayRef<int64_t> dims) {
-    return buildBroadcastInDim(b, at(part), like.getType(), x, dims);
+    return buildBroadcastInDim(b, at((part + "_bcast").str()), like.getType(),
+                               x, dims);
   }
   /// The mean of `x` over `dims`, broadcast back to `x`'s shape.
   Value meanLike(StringRef part, Value x, ArrayRef<int64_t> dims) {
-    Value sum = reduceSum(part, x, dims);
+    Value sum = reduceSum((part + "_sum").str(), x, dims);
     double count = 1;
     for (int64_t d : dims)
       count *= static_cast<double>(shapeOf(x)[d]);
-    Value mean = op(part, "div", {sum, splat(part, sum.getType(), count)});
+    Value mean =
+        op(part, "div",
+           {sum, splat((part + "_count").str(), sum.getType(), count)});
     return expand(part, mean, x, dims);
   }
 
@@ -127,7 +130,7 @@ private:
 /// carries no gradient (their values do not depend on it).
 static Value shiftByMax(Expansion &e, Value x, int64_t axis) {
   Value max = e.reduceMax("max", x, {axis});
-  Value fixed = e.op("max", "stop_gradient", {max});
+  Value fixed = e.op("max_detached", "stop_gradient", {max});
   return e.op("shifted", "sub", {x, e.expand("max", fixed, x, {axis})});
 }
 
@@ -233,9 +236,10 @@ Value LayerNormOp::decompose(OpBuilder &b) {
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
   Value centered = e.op("centered", "sub", {x, e.meanLike("mean", x, axes)});
-  Value var = e.meanLike("var", e.op("var", "mul", {centered, centered}), axes);
-  Value eps = e.splat("var", x.getType(), getEpsilon().convertToDouble());
-  Value scale = e.op("rstd", "rsqrt", {e.op("var", "add", {var, eps})});
+  Value var =
+      e.meanLike("var", e.op("square", "mul", {centered, centered}), axes);
+  Value eps = e.splat("epsilon", x.getType(), getEpsilon().convertToDouble());
+  Value scale = e.op("rstd", "rsqrt", {e.op("var_eps", "add", {var, eps})});
   Value normalized = e.op("normalized", "mul", {centered, scale});
   Value gamma = e.broadcastOn("gamma", getGamma(), x, axes);
   Value beta = e.broadcastOn("beta", getBeta(), x, axes);
@@ -248,9 +252,10 @@ Value RmsNormOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  Value meanSquare = e.meanLike("ms", e.op("ms", "mul", {x, x}), axes);
-  Value eps = e.splat("ms", x.getType(), getEpsilon().convertToDouble());
-  Value scale = e.op("rrms", "rsqrt", {e.op("ms", "add", {meanSquare, eps})});
+  Value meanSquare = e.meanLike("ms", e.op("square", "mul", {x, x}), axes);
+  Value eps = e.splat("epsilon", x.getType(), getEpsilon().convertToDouble());
+  Value scale =
+      e.op("rrms", "rsqrt", {e.op("ms_eps", "add", {meanSquare, eps})});
   Value normalized = e.op("normalized", "mul", {x, scale});
   return buildElementwise(
       b, e.final(), "mul",
@@ -345,9 +350,9 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
                                          iota(0, classDim));
   Value oneHot = CompareOp::create(b, e.at("one_hot"), classIds, labelsWide,
                                    b.getStringAttr("EQ"));
-  Value zeros = e.splat("picked", logits.getType(), 0.0);
+  Value zeros = e.splat("zeros", logits.getType(), 0.0);
   Value picked = e.reduceSum(
-      "picked", SelectOp::create(b, e.at("picked"), oneHot, shifted, zeros),
+      "picked", SelectOp::create(b, e.at("masked"), oneHot, shifted, zeros),
       {classDim});
   Value perPosition = e.op("per_position", "sub", {lse, picked});
   SmallVector<int64_t> all = iota(0, classDim);

@@ -10,6 +10,18 @@
 // RUN: shardc-opt --shardc-decompose %t.once > %t.twice
 // RUN: diff %t.once %t.twice
 // RUN: shardc-opt --shardc-decompose %S/Inputs/composites.mlir | FileCheck %s --check-prefix=NONE
+// The CLI names the expansion's values after the composite's result.
+// RUN: shardc compile %S/Inputs/softmax-named.mlir --pass-pipeline='builtin.module(shardc-decompose)' | FileCheck %s --check-prefix=NAMES
+
+// NAMES: %p.max = shardc.reduce_max %arg0 dims = [1]
+// NAMES-NEXT: %p.max_detached = shardc.stop_gradient %p.max
+// NAMES-NEXT: %p.max_bcast = shardc.broadcast_in_dim %p.max_detached dims = [0]
+// NAMES-NEXT: %p.shifted = shardc.sub %arg0, %p.max_bcast
+// NAMES-NEXT: %p.exp = shardc.exp %p.shifted
+// NAMES-NEXT: %p.sum = shardc.reduce_sum %p.exp dims = [1]
+// NAMES-NEXT: %p.sum_bcast = shardc.broadcast_in_dim %p.sum dims = [0]
+// NAMES-NEXT: %p = shardc.div %p.exp, %p.sum_bcast
+// NAMES-NEXT: return %p
 
 // NONE-NOT: shardc.softmax
 // NONE-NOT: shardc.log_softmax

@@ -18,7 +18,8 @@ def ShardcDecompose : Pass<"shardc-decompose", "::mlir::ModuleOp"> {
     only primitives, whose sharding rules, gradient rules and kernels apply.
 
     * Names: the value replacing a composite keeps its name; the
-      intermediate values are named `<name>.<part>` (`p.max`, `p.sum`).
+      intermediate values are named `<name>.<part>` (`p.max`, `p.sum`,
+      `p.sum_bcast`).
     * Shardings: a `shardc.sharding` on the composite's result moves to the
       value replacing it.
 
@@ -32,13 +33,13 @@ def ShardcDecompose : Pass<"shardc-decompose", "::mlir::ModuleOp"> {
 
     ```
     %p.max = shardc.reduce_max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
-    %p.max_0 = shardc.stop_gradient %p.max : tensor<4xf32>
-    %p.max_1 = shardc.broadcast_in_dim %p.max_0 dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
-    %p.shifted = shardc.sub %x, %p.max_1 : tensor<4x8xf32>
+    %p.max_detached = shardc.stop_gradient %p.max : tensor<4xf32>
+    %p.max_bcast = shardc.broadcast_in_dim %p.max_detached dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %p.shifted = shardc.sub %x, %p.max_bcast : tensor<4x8xf32>
     %p.exp = shardc.exp %p.shifted : tensor<4x8xf32>
     %p.sum = shardc.reduce_sum %p.exp dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
-    %p.sum_2 = shardc.broadcast_in_dim %p.sum dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
-    %p = shardc.div %p.exp, %p.sum_2 : tensor<4x8xf32>
+    %p.sum_bcast = shardc.broadcast_in_dim %p.sum dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %p = shardc.div %p.exp, %p.sum_bcast : tensor<4x8xf32>
     ```
 
     Constraints: none (a program without composites is left as it is).
