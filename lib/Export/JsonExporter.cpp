@@ -389,6 +389,26 @@ LogicalResult GraphExporter::exportField(Operation *op, const OpField &field,
   case OpFieldKind::Int:
     entry[key] = cast<IntegerAttr>(attr).getInt();
     return success();
+  case OpFieldKind::Float: {
+    // The shortest decimal that reads back to the same f32 (1e-05, not
+    // 9.99999974e-06): a user wrote one of those.
+    APFloat x = cast<FloatAttr>(attr).getValue();
+    if (!x.isFinite())
+      return cannotExpress();
+    float f = x.convertToFloat();
+    double shortest = f;
+    for (int digits = 1; digits <= 9; ++digits) {
+      char text[32];
+      std::snprintf(text, sizeof(text), "%.*g", digits, static_cast<double>(f));
+      double candidate = std::strtod(text, nullptr);
+      if (static_cast<float>(candidate) == f) {
+        shortest = candidate;
+        break;
+      }
+    }
+    entry[key] = shortest;
+    return success();
+  }
   case OpFieldKind::String:
     entry[key] = cast<StringAttr>(attr).getValue().str();
     return success();

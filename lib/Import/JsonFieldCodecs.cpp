@@ -248,6 +248,13 @@ FailureOr<FieldValue> shardc::jsonimport::readField(const OpEntry &op,
       return failure();
     return FieldValue{b.getI64IntegerAttr(*n), {}};
   }
+  case OpFieldKind::Float: {
+    std::string why;
+    std::optional<APFloat> x = toFloat(v.get(), APFloat::IEEEsingle(), why);
+    if (!x)
+      return v.error() << why;
+    return FieldValue{b.getF32FloatAttr(x->convertToFloat()), {}};
+  }
   case OpFieldKind::String: {
     FailureOr<std::string> s = readName(v);
     if (failed(s))

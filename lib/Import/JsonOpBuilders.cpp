@@ -16,6 +16,8 @@
 
 #include "ImportState.h"
 
+#include "shardc/Dialect/TensorOpBuilders.h"
+
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
@@ -228,25 +230,64 @@ static LogicalResult inferResult(const OpEntry &op, Operation *created,
   return success();
 }
 
-/// Elementwise ops take operands of one type and do not broadcast.
-static LogicalResult checkSameOperandTypes(const OpEntry &op,
-                                           llvm::ArrayRef<Value> operands) {
-  for (size_t i = 1; i < operands.size(); ++i)
-    if (operands[i].getType() != operands[0].getType())
-      return op.entry.error()
-             << "operands of \"" << op.mnemonic << "\" have different types: \""
-             << printable(op.inputs[0]) << "\" is "
-             << typeStr(operands[0].getType()) << " but \""
-             << printable(op.inputs[i]) << "\" is "
-             << typeStr(operands[i].getType())
-             << " (elementwise ops do not broadcast; use broadcast_in_dim)";
+/// Elementwise ops take operands of one type; a binary one (the
+/// BinaryElementwise trait) broadcasts them as NumPy does: shapes aligned
+/// at their last dims, each pair of sizes equal or one of them 1. Each
+/// operand whose shape is not the broadcast one gets a broadcast_in_dim
+/// (named `<output>.<lhs|rhs>`), so a bias add is one JSON op.
+static LogicalResult broadcastOperands(const OpEntry &op,
+                                       SmallVectorImpl<Value> &operands) {
+  auto mismatch = [&](size_t i, StringRef why) {
+    return op.entry.error() << "operands of \"" << op.mnemonic << "\" " << why
+                            << ": \"" << printable(op.inputs[0]) << "\" is "
+                            << typeStr(operands[0].getType()) << " but \""
+                            << printable(op.inputs[i]) << "\" is "
+                            << typeStr(operands[i].getType());
+  };
+  bool broadcasts = op.name->hasTrait<shardc::OpTrait::BinaryElementwise>();
+  auto first = cast<RankedTensorType>(operands[0].getType());
+  SmallVector<int64_t> shape(first.getShape());
+  for (size_t i = 1; i < operands.size(); ++i) {
+    auto type = cast<RankedTensorType>(operands[i].getType());
+    if (type == first)
+      continue;
+    if (!broadcasts || type.getElementType() != first.getElementType())
+      return mismatch(i, "have different types");
+    ArrayRef<int64_t> other = type.getShape();
+    SmallVector<int64_t> joined(std::max(shape.size(), other.size()), 1);
+    for (size_t k = 0; k < joined.size(); ++k) {
+      // Dims counted from the end; a missing one is 1.
+      int64_t a = k < shape.size() ? shape[shape.size() - 1 - k] : 1;
+      int64_t b = k < other.size() ? other[other.size() - 1 - k] : 1;
+      if (a != b && a != 1 && b != 1)
+        return mismatch(i, "do not broadcast (NumPy rules: aligned at the "
+                           "last dim, sizes must be equal or 1)");
+      joined[joined.size() - 1 - k] = a == 1 ? b : a;
+    }
+    shape = std::move(joined);
+  }
+  auto result = RankedTensorType::get(shape, first.getElementType());
+  ImportState &st = op.entry.state();
+  static constexpr const char *kSides[] = {"lhs", "rhs"};
+  for (auto [i, v] : llvm::enumerate(operands)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type == result)
+      continue;
+    int64_t offset = result.getRank() - type.getRank();
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(offset + d);
+    std::string name = op.output + "." + (i < 2 ? kSides[i] : "operand");
+    Location loc = NameLoc::get(StringAttr::get(st.ctx, name), op.entry.loc());
+    v = buildBroadcastInDim(st.builder, loc, result, v, dims);
+  }
   return success();
 }
 
 /// Builds a non-collective op from its fields.
-static FailureOr<Operation *> buildFromFields(const OpEntry &op,
-                                              llvm::ArrayRef<Value> operands,
-                                              Location loc) {
+static FailureOr<Operation *>
+buildFromFields(const OpEntry &op, llvm::ArrayRef<Value> inputs, Location loc) {
+  SmallVector<Value> operands(inputs);
   ImportState &st = op.entry.state();
   const JVal &e = op.entry;
   ResultTypeSource source = op.resultType;
@@ -266,7 +307,7 @@ static FailureOr<Operation *> buildFromFields(const OpEntry &op,
   }
   switch (source) {
   case ResultTypeSource::SameAsOperand:
-    if (failed(checkSameOperandTypes(op, operands)))
+    if (failed(broadcastOperands(op, operands)))
       return failure();
     resultType = operands[0].getType();
     break;

@@ -63,6 +63,14 @@ KernelOpInterface shardc::getKernel(Operation *op, bool reportMissing) {
     return kernel;
   if (!reportMissing)
     return {};
+  // Composites have no kernels by design: their primitives do.
+  if (isa<DecomposableOpInterface>(op)) {
+    op->emitError() << "'" << op->getName()
+                    << "' is a composite op: expand it into primitive ops "
+                       "(--shardc-decompose, first in every pipeline) "
+                       "before running it";
+    return {};
+  }
   // The dialect promises a kernel to every tensor op: a promise still
   // unresolved means this context never got the interpreter's models.
   Dialect *dialect = op->getDialect();

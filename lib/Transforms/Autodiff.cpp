@@ -140,12 +140,6 @@ LogicalResult shardc::checkDifferentiable(func::FuncOp func) {
     if (op.getNumResults() != 1)
       return op.emitError("autodiff expects ops with one result");
   }
-  for (BlockArgument arg : func.getArguments())
-    if (!isFloatTensor(arg.getType()))
-      return func.emitError()
-             << "autodiff needs float tensor arguments; input '"
-             << getArgumentName(func, arg.getArgNumber()) << "' is "
-             << arg.getType();
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     if (!isFloatTensor(type))
       return func.emitError() << "autodiff needs float tensor results; result #"
@@ -181,14 +175,22 @@ shardc::selectDifferentiatedArguments(func::FuncOp func,
              << " (wrt); its inputs are: " << known;
     }
     llvm::sort(wrtArgs);
-    return wrtArgs;
-  }
-  for (unsigned i = 0; i < n; ++i)
-    if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
-      wrtArgs.push_back(i);
-  if (wrtArgs.empty())
+  } else {
     for (unsigned i = 0; i < n; ++i)
-      wrtArgs.push_back(i);
+      if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
+        wrtArgs.push_back(i);
+    // "All" means all that have a gradient: integer inputs (token ids,
+    // labels) are data.
+    if (wrtArgs.empty())
+      for (unsigned i = 0; i < n; ++i)
+        if (isFloatTensor(func.getArgument(i).getType()))
+          wrtArgs.push_back(i);
+  }
+  for (unsigned i : wrtArgs)
+    if (!isFloatTensor(func.getArgument(i).getType()))
+      return func.emitError() << "autodiff: input '" << getArgumentName(func, i)
+                              << "' is " << func.getArgument(i).getType()
+                              << ", not a float tensor, so it has no gradient";
   return wrtArgs;
 }
 

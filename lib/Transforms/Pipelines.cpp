@@ -9,7 +9,11 @@
 using namespace mlir;
 using namespace shardc;
 
+// Every pipeline starts by expanding the composites: nothing after
+// --shardc-decompose has rules for them. (A second run, after autodiff,
+// finds none and changes nothing.)
 void shardc::buildPropagatePipeline(OpPassManager &pm, bool explain) {
+  pm.addPass(createShardcDecompose());
   ShardcPropagateOptions propagate;
   propagate.explain = explain;
   pm.addPass(createShardcPropagate(propagate));
@@ -37,6 +41,7 @@ void shardc::buildAutodiffPipeline(OpPassManager &pm,
                                    const ShardcAutodiffOptions &autodiff,
                                    bool propagateFirst, ShardingStage then,
                                    bool explain) {
+  pm.addPass(createShardcDecompose());
   if (propagateFirst)
     pm.addPass(createShardcPropagate());
   pm.addPass(createShardcAutodiff(autodiff));
@@ -47,6 +52,7 @@ void shardc::buildTrainPipeline(OpPassManager &pm,
                                 const ShardcOptimizerOptions &optimizer,
                                 bool propagateFirst, ShardingStage then,
                                 bool explain) {
+  pm.addPass(createShardcDecompose());
   if (propagateFirst)
     pm.addPass(createShardcPropagate());
   pm.addPass(createShardcOptimizer(optimizer));

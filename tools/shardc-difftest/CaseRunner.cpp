@@ -30,11 +30,14 @@ namespace {
 /// training step, built on the global program as `shardc simulate
 /// --autodiff` and the engine build them (propagation first, so that
 /// cotangents, gradients and optimizer state are laid out like their
-/// values).
+/// values). Composites are expanded first, as every pipeline and the
+/// executing `shardc` commands do: the reference interpreter runs their
+/// primitives.
 LogicalResult buildProgram(const GeneratedCase &c, ModuleOp module) {
-  if (c.kind != ProgramKind::Autodiff && c.kind != ProgramKind::TrainStep)
-    return success();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createShardcDecompose());
+  if (c.kind != ProgramKind::Autodiff && c.kind != ProgramKind::TrainStep)
+    return pm.run(module);
   pm.addPass(createShardcPropagate());
   if (c.kind == ProgramKind::Autodiff) {
     ShardcAutodiffOptions options;

@@ -1,7 +1,8 @@
 //===- ProgramBuilder.h - state shared by the difftest drawers --*- C++ -*-===//
 //
-// The generator in three parts, around one builder: MeshDrawing.cpp draws
-// the mesh, shapes and shardings; OpDrawing.cpp draws tensor ops; and
+// The generator in parts, around one builder: MeshDrawing.cpp draws the
+// mesh, shapes and shardings; OpDrawing.cpp, SlicingDrawing.cpp and
+// CompositeDrawing.cpp draw tensor ops; and
 // ProgramKinds.cpp assembles them into the kinds of programs Generator.h
 // lists.
 //
@@ -90,6 +91,12 @@ public:
 
   /// A random slice, concatenation or pad of `x`; null if it does not apply.
   mlir::Value buildSlicingOp(mlir::Value x);
+
+  //===--- CompositeDrawing.cpp -------------------------------------------===//
+
+  /// A random softmax, log_softmax, layer_norm, rms_norm, mean or
+  /// cross_entropy of `x`; null if it does not apply.
+  mlir::Value buildCompositeOp(mlir::Value x);
 
   //===--- ProgramKinds.cpp -----------------------------------------------===//
 

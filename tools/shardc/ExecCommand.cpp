@@ -43,7 +43,8 @@ static cl::opt<unsigned>
 int shardc::runExecCommand() {
   ToolSession session;
   func::FuncOp func;
-  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
+  OwningOpRef<ModuleOp> module =
+      session.loadInputModel(&func, /*expandComposites=*/true);
   if (!module)
     return 1;
   EngineOptions options;

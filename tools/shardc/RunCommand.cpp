@@ -27,7 +27,8 @@ static cl::opt<std::string> outDir("out-dir",
 int shardc::runRunCommand() {
   ToolSession session;
   func::FuncOp func;
-  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
+  OwningOpRef<ModuleOp> module =
+      session.loadInputModel(&func, /*expandComposites=*/true);
   if (!module || failed(applyAutodiff(*module, /*propagateFirst=*/false)))
     return 1;
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);

@@ -26,9 +26,12 @@ public:
   mlir::MLIRContext &getContext() { return context; }
   /// Loads the model named on the command line; null after a diagnostic.
   /// Every model has an entry function (else that is the diagnostic); it
-  /// is stored in `entry` when given.
+  /// is stored in `entry` when given. With `expandComposites` (the
+  /// commands that execute the global program), --shardc-decompose runs
+  /// first: the interpreter has no kernels for composite ops.
   mlir::OwningOpRef<mlir::ModuleOp>
-  loadInputModel(mlir::func::FuncOp *entry = nullptr);
+  loadInputModel(mlir::func::FuncOp *entry = nullptr,
+                 bool expandComposites = false);
 
 private:
   mlir::MLIRContext context;

@@ -84,7 +84,8 @@ LogicalResult writeText(StringRef path,
 int shardc::runSimulateCommand() {
   ToolSession session;
   func::FuncOp func;
-  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
+  OwningOpRef<ModuleOp> module =
+      session.loadInputModel(&func, /*expandComposites=*/true);
   if (!module)
     return 1;
   if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {

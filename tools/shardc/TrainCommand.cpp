@@ -166,7 +166,8 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
 int shardc::runTrainCommand() {
   ToolSession session;
   func::FuncOp func;
-  OwningOpRef<ModuleOp> module = session.loadInputModel(&func);
+  OwningOpRef<ModuleOp> module =
+      session.loadInputModel(&func, /*expandComposites=*/true);
   if (!module)
     return 1;
   EngineOptions options;

@@ -114,7 +114,9 @@ shardc::ToolSession::ToolSession() {
 
 shardc::ToolSession::~ToolSession() = default;
 
-OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel(func::FuncOp *entry) {
+OwningOpRef<ModuleOp>
+shardc::ToolSession::loadInputModel(func::FuncOp *entry,
+                                    bool expandComposites) {
   if (inputPath.empty()) {
     llvm::errs() << "shardc: error: no input model given (a .mlir or .json "
                     "path, or - for stdin)\n";
@@ -135,6 +137,12 @@ OwningOpRef<ModuleOp> shardc::ToolSession::loadInputModel(func::FuncOp *entry) {
   func::FuncOp func = getEntryFunction(*module);
   if (!func)
     return nullptr;
+  if (expandComposites) {
+    PassManager pm(&context, ModuleOp::getOperationName());
+    pm.addPass(shardc::createShardcDecompose());
+    if (failed(pm.run(*module)))
+      return nullptr;
+  }
   if (entry)
     *entry = func;
   return module;

@@ -7,6 +7,12 @@
 // matches its shapes, its kernel runs, its cost is finite, and its gradient
 // rule agrees with finite differences of its kernel.
 //
+// Composite ops (DecomposableOpInterface) are the other category: they have
+// none of these by design, since --shardc-decompose replaces them by
+// primitives first. Each must have an instance too, expand into tensor ops
+// only, and its expansion, run by the interpreter, must agree with a direct
+// computation of the composite written here in double precision.
+//
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
@@ -18,6 +24,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -53,12 +60,23 @@ protected:
     return out;
   }
 
+  /// The registered composite ops of the shardc dialect.
+  SmallVector<RegisteredOperationName> compositeOps() {
+    SmallVector<RegisteredOperationName> out;
+    for (RegisteredOperationName name : ctx.getRegisteredOperations())
+      if (name.getDialectNamespace() == ShardcDialect::getDialectNamespace() &&
+          name.hasInterface<DecomposableOpInterface>())
+        out.push_back(name);
+    return out;
+  }
+
   /// The op of each instance function of every-op.mlir, by op name.
   llvm::StringMap<Operation *> instances(ModuleOp module) {
     llvm::StringMap<Operation *> out;
     module.walk([&](Operation *op) {
       if (op->getDialect() == ctx.getLoadedDialect<ShardcDialect>() &&
-          op->hasTrait<shardc::OpTrait::TensorOp>())
+          (op->hasTrait<shardc::OpTrait::TensorOp>() ||
+           isa<DecomposableOpInterface>(op)))
         out.try_emplace(op->getName().getStringRef(), op);
     });
     return out;
@@ -115,7 +133,7 @@ TEST_F(OpCompletenessTest, EveryTensorOpHasRuleKernelCostAndGradient) {
   }
 }
 
-TEST_F(OpCompletenessTest, NonTensorOpsAreTheMeshAndTheCollectives) {
+TEST_F(OpCompletenessTest, NonTensorOpsAreTheMeshCollectivesAndComposites) {
   // An op that forgot the TensorOp trait would skip every check above.
   for (RegisteredOperationName name : ctx.getRegisteredOperations()) {
     if (name.getDialectNamespace() != ShardcDialect::getDialectNamespace() ||
@@ -123,8 +141,9 @@ TEST_F(OpCompletenessTest, NonTensorOpsAreTheMeshAndTheCollectives) {
       continue;
     SCOPED_TRACE(name.getStringRef().str());
     EXPECT_TRUE(name.getStringRef() == "shardc.mesh" ||
-                name.hasInterface<SymbolUserOpInterface>())
-        << "neither a tensor op, the mesh, nor a collective";
+                name.hasInterface<SymbolUserOpInterface>() ||
+                name.hasInterface<DecomposableOpInterface>())
+        << "neither a tensor op, the mesh, a collective nor a composite";
   }
 }
 
@@ -245,6 +264,197 @@ TEST_F(OpCompletenessTest, EveryTensorOpRunsAndDifferentiatesOnItsInstance) {
             << "operand #" << i << " element " << e;
       }
     }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Composites
+//===----------------------------------------------------------------------===//
+
+/// For every element group of `shape` that varies only along `dims` (one
+/// per index of the other dims, row-major), the flat indices of its
+/// elements, row-major over `dims` (ascending).
+std::vector<std::vector<int64_t>> groupsAlong(ArrayRef<int64_t> shape,
+                                              SmallVector<int64_t> dims) {
+  int64_t rank = shape.size();
+  for (int64_t &d : dims)
+    d = d < 0 ? d + rank : d;
+  llvm::sort(dims);
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dims, d))
+      kept.push_back(d);
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  // Visits every index of `which` dims row-major, calling f(offset).
+  auto forEach = [&](ArrayRef<int64_t> which, auto f) {
+    SmallVector<int64_t> idx(which.size(), 0);
+    int64_t count = 1;
+    for (int64_t d : which)
+      count *= shape[d];
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t offset = 0;
+      for (auto [i, d] : llvm::enumerate(which))
+        offset += idx[i] * strides[d];
+      f(offset);
+      for (int64_t i = static_cast<int64_t>(which.size()) - 1; i >= 0; --i) {
+        if (++idx[i] < shape[which[i]])
+          break;
+        idx[i] = 0;
+      }
+    }
+  };
+  std::vector<std::vector<int64_t>> groups;
+  forEach(kept, [&](int64_t base) {
+    std::vector<int64_t> group;
+    forEach(dims, [&](int64_t offset) { group.push_back(base + offset); });
+    groups.push_back(std::move(group));
+  });
+  return groups;
+}
+
+/// The composite `op` computed directly from `in`, in double precision;
+/// nullopt for an op this test does not know (a new composite needs its
+/// reference here).
+std::optional<std::vector<double>> referenceOf(Operation *op,
+                                               ArrayRef<Tensor> in) {
+  auto f = [&](unsigned i, int64_t e) { return double(in[i].data()[e]); };
+  ArrayRef<int64_t> shape = in[0].shape();
+  std::vector<double> out(in[0].numElements());
+  auto softmaxLike = [&](int64_t axis, bool log) {
+    for (const auto &group : groupsAlong(shape, {axis})) {
+      double max = -INFINITY, sum = 0;
+      for (int64_t e : group)
+        max = std::max(max, f(0, e));
+      for (int64_t e : group)
+        sum += std::exp(f(0, e) - max);
+      for (int64_t e : group)
+        out[e] =
+            log ? f(0, e) - max - std::log(sum) : std::exp(f(0, e) - max) / sum;
+    }
+    return out;
+  };
+  auto norm = [&](ArrayRef<int64_t> axes, double eps, bool centered,
+                  bool hasBeta) {
+    for (const auto &group : groupsAlong(shape, llvm::to_vector(axes))) {
+      double n = group.size(), mean = 0, square = 0;
+      for (int64_t e : group)
+        mean += f(0, e) / n;
+      if (!centered)
+        mean = 0;
+      for (int64_t e : group)
+        square += (f(0, e) - mean) * (f(0, e) - mean) / n;
+      for (auto [k, e] : llvm::enumerate(group))
+        out[e] = (f(0, e) - mean) / std::sqrt(square + eps) * f(1, k) +
+                 (hasBeta ? f(2, k) : 0.0);
+    }
+    return out;
+  };
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    return softmaxLike(static_cast<int64_t>(softmax.getAxis()), /*log=*/false);
+  if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op))
+    return softmaxLike(static_cast<int64_t>(logSoftmax.getAxis()),
+                       /*log=*/true);
+  if (auto layerNorm = dyn_cast<LayerNormOp>(op))
+    return norm(layerNorm.getAxes(), layerNorm.getEpsilon().convertToDouble(),
+                true, true);
+  if (auto rmsNorm = dyn_cast<RmsNormOp>(op))
+    return norm(rmsNorm.getAxes(), rmsNorm.getEpsilon().convertToDouble(),
+                false, false);
+  if (auto mean = dyn_cast<MeanOp>(op)) {
+    std::vector<double> means;
+    for (const auto &group :
+         groupsAlong(shape, llvm::to_vector(mean.getDims()))) {
+      double sum = 0;
+      for (int64_t e : group)
+        sum += f(0, e);
+      means.push_back(sum / group.size());
+    }
+    return means;
+  }
+  if (isa<CrossEntropyOp>(op)) {
+    double total = 0;
+    auto groups = groupsAlong(shape, {-1});
+    const int32_t *labels = in[1].dataAs<int32_t>();
+    for (auto [p, group] : llvm::enumerate(groups)) {
+      double max = -INFINITY, sum = 0;
+      for (int64_t e : group)
+        max = std::max(max, f(0, e));
+      for (int64_t e : group)
+        sum += std::exp(f(0, e) - max);
+      total += max + std::log(sum) - f(0, group[labels[p]]);
+    }
+    return std::vector<double>{total / groups.size()};
+  }
+  return std::nullopt;
+}
+
+TEST_F(OpCompletenessTest, EveryCompositeExpandsToPrimitivesThatMatchIt) {
+  SmallVector<RegisteredOperationName> ops = compositeOps();
+  ASSERT_GE(ops.size(), 6u); // softmax ... cross_entropy, at least
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(SHARDC_EVERY_OP_MLIR, &ctx);
+  ASSERT_TRUE(module) << diagnostics;
+  llvm::StringMap<Operation *> byName = instances(*module);
+  uint64_t seed = 1000;
+  for (RegisteredOperationName name : ops) {
+    SCOPED_TRACE(name.getStringRef().str());
+    // A composite is not a tensor op: nothing after decomposition runs it.
+    EXPECT_FALSE(name.hasTrait<shardc::OpTrait::TensorOp>());
+    EXPECT_FALSE(name.hasInterface<KernelOpInterface>());
+    Operation *op = byName.lookup(name.getStringRef());
+    ASSERT_NE(op, nullptr) << "no instance in every-op.mlir";
+
+    // The expansion, as a function of the composite's operands.
+    OpBuilder b(&ctx);
+    b.setInsertionPointToEnd(module->getBody());
+    SmallVector<Type> argTypes(op->getOperandTypes());
+    auto func =
+        func::FuncOp::create(b, op->getLoc(), "expanded",
+                             b.getFunctionType(argTypes, op->getResultTypes()));
+    Block *body = func.addEntryBlock();
+    b.setInsertionPointToEnd(body);
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(op->getOperands(), body->getArguments()))
+      map.map(v, arg);
+    Operation *clone = b.clone(*op, map);
+    Value expanded = cast<DecomposableOpInterface>(clone).decompose(b);
+    ASSERT_TRUE(expanded);
+    EXPECT_EQ(expanded.getType(), op->getResult(0).getType());
+    func::ReturnOp::create(b, op->getLoc(), expanded);
+    clone->erase();
+    ASSERT_TRUE(succeeded(verify(func))) << diagnostics;
+    func.walk([&](Operation *inner) {
+      if (inner != func && !isa<func::ReturnOp>(inner))
+        EXPECT_TRUE(inner->hasTrait<shardc::OpTrait::TensorOp>())
+            << inner->getName().getStringRef().str()
+            << " in the expansion is not a primitive tensor op";
+    });
+
+    std::vector<Tensor> inputs;
+    for (Value v : op->getOperands())
+      inputs.push_back(operandTensor(v, seed++));
+    // Spread the floats over [-4, 4]: a softmax of [0.5, 1.5] is nearly
+    // uniform and would hide a wrong axis.
+    for (Tensor &t : inputs)
+      if (t.dtype() == DType::F32)
+        for (float &v : t.values())
+          v = 8.0f * (v - 1.0f);
+    std::vector<Tensor> args;
+    for (const Tensor &t : inputs)
+      args.push_back(copyOf(t));
+    FailureOr<SmallVector<Tensor>> got = interpretFunction(func, args);
+    ASSERT_TRUE(succeeded(got)) << diagnostics;
+    std::optional<std::vector<double>> want = referenceOf(op, inputs);
+    ASSERT_TRUE(want.has_value()) << "no direct reference in this test";
+    const Tensor &result = (*got)[0];
+    ASSERT_EQ(static_cast<size_t>(result.numElements()), want->size());
+    for (size_t e = 0; e < want->size(); ++e)
+      EXPECT_NEAR(result.data()[e], (*want)[e],
+                  1e-5 * (1 + std::abs((*want)[e])))
+          << "element " << e;
+    func.erase();
   }
 }
 

@@ -340,8 +340,18 @@ TEST(JsonErrors, ShapeMismatches) {
   EXPECT_TRUE(importFails(
       graph(mixed, R"({"op": "add", "inputs": ["a", "b"], "output": "c"})",
             R"({"name": "c"})"),
+      "operands of \"add\" do not broadcast (NumPy rules: aligned at the "
+      "last dim, sizes must be equal or 1): \"a\" is tensor<4x8xf32> but "
+      "\"b\" is tensor<8x4xf32>",
+      3, 10));
+  // Broadcastable shapes of different element types are still an error.
+  std::string typed =
+      R"({"name": "a", "shape": [4, 8]}, {"name": "b", "shape": [8], "dtype": "i32"})";
+  EXPECT_TRUE(importFails(
+      graph(typed, R"({"op": "add", "inputs": ["a", "b"], "output": "c"})",
+            R"({"name": "c"})"),
       "operands of \"add\" have different types: \"a\" is tensor<4x8xf32> "
-      "but \"b\" is tensor<8x4xf32>"));
+      "but \"b\" is tensor<8xi32>"));
   EXPECT_TRUE(importFails(
       withOps(
           R"({"op": "reshape", "inputs": ["a"], "output": "b", "shape": [5, 7]})"),

@@ -16,8 +16,8 @@ using namespace shardc::test;
 
 namespace {
 
-// Every tensor op, shardings on arguments, results and ops (with partial
-// axes), and constants of every dtype including non-finite values.
+// Every tensor op and composite, shardings on arguments, results and ops (with
+// partial axes), and constants of every dtype including non-finite values.
 constexpr llvm::StringLiteral kTensorOps = R"mlir(
 shardc.mesh @mesh ["y"=4, "x"=2]
 func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>},
@@ -70,6 +70,14 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %cv = shardc.convert %io dtype = f32 : (tensor<16x128xi32>) -> tensor<16x128xf32>
   %cp = shardc.compare %cv, %h direction = "LT" : (tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xi1>
   %se = shardc.select %cp, %cv, %out : (tensor<16x128xi1>, tensor<16x128xf32>, tensor<16x128xf32>) -> tensor<16x128xf32>
+  %sm = shardc.softmax %h axis = -1 : tensor<16x128xf32>
+  %ls = shardc.log_softmax %sm axis = 0 : tensor<16x128xf32>
+  %g1 = shardc.constant dense<1.0> : tensor<128xf32>
+  %ln = shardc.layer_norm %ls, %g1, %g1 axes = [1] epsilon = 2.0e-03 : (tensor<16x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<16x128xf32>
+  %rn = shardc.rms_norm %ln, %g1 axes = [-1] epsilon = 3.0e-07 : (tensor<16x128xf32>, tensor<128xf32>) -> tensor<16x128xf32>
+  %mn = shardc.mean %rn dims = [0] : (tensor<16x128xf32>) -> tensor<128xf32>
+  %lb = shardc.iota dimension = 0 : tensor<16xi64>
+  %ce = shardc.cross_entropy %rn, %lb : (tensor<16x128xf32>, tensor<16xi64>) -> tensor<f32>
   return %out, %dg, %mx, %r, %db, %k1, %k2, %k3, %k4, %se : tensor<16x128xf32>, tensor<16x8x8xf32>, tensor<f32>, tensor<16x128xf32>, tensor<2x8x8xbf16>, tensor<6xf32>, tensor<2xbf16>, tensor<2xf64>, tensor<3xf16>, tensor<16x128xf32>
 }
 )mlir";

@@ -32,6 +32,8 @@ enum class OpFieldKind {
   IntListList,
   /// `IntegerAttr`: one integer.
   Int,
+  /// `FloatAttr` (f32): one number (an epsilon).
+  Float,
   /// `StringAttr`: one string (a symbol's name).
   String,
   /// `ReductionKindAttr`: "sum" or "max".
@@ -67,6 +69,9 @@ template <> struct OpFieldKindOf<mlir::ArrayAttr, void> {
 };
 template <> struct OpFieldKindOf<mlir::IntegerAttr, void> {
   static constexpr OpFieldKind value = OpFieldKind::Int;
+};
+template <> struct OpFieldKindOf<mlir::FloatAttr, void> {
+  static constexpr OpFieldKind value = OpFieldKind::Float;
 };
 template <> struct OpFieldKindOf<mlir::StringAttr, void> {
   static constexpr OpFieldKind value = OpFieldKind::String;

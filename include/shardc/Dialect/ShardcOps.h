@@ -13,6 +13,7 @@
 
 #include "shardc/Dialect/CollectiveOpInterface.h"
 #include "shardc/Dialect/CostOpInterface.h"
+#include "shardc/Dialect/DecomposableOpInterface.h"
 #include "shardc/Dialect/DifferentiableOpInterface.h"
 #include "shardc/Dialect/GradientBuilder.h"
 #include "shardc/Dialect/KernelOpInterface.h"

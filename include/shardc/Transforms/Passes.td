@@ -5,6 +5,48 @@
 
 include "mlir/Pass/PassBase.td"
 
+def ShardcDecompose : Pass<"shardc-decompose", "::mlir::ModuleOp"> {
+  let summary = "Expands every composite op (softmax, layer_norm, cross_entropy, ...) into primitive ops.";
+  let description = [{
+    Replaces every op that implements `DecomposableOpInterface` by the
+    primitive ops its `decompose` method builds (the expansion lives with
+    the op, in lib/Dialect/CompositeOps.cpp; this pass names no op). It runs
+    first in every pipeline (`shardc-propagate-pipeline`,
+    `shardc-partition-pipeline`, `shardc-autodiff-pipeline`,
+    `shardc-train-pipeline`) and before the `shardc` commands execute a
+    program, so propagation, partitioning, autodiff and the interpreter see
+    only primitives, whose sharding rules, gradient rules and kernels apply.
+
+    * Names: the value replacing a composite keeps its name; the
+      intermediate values are named `<name>.<part>` (`p.max`, `p.sum`,
+      `p.sum_bcast`).
+    * Shardings: a `shardc.sharding` on the composite's result moves to the
+      value replacing it.
+
+    Example:
+
+    ```
+    %p = shardc.softmax %x axis = 1 : tensor<4x8xf32>
+    ```
+
+    becomes
+
+    ```
+    %p.max = shardc.reduce_max %x dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %p.max_detached = shardc.stop_gradient %p.max : tensor<4xf32>
+    %p.max_bcast = shardc.broadcast_in_dim %p.max_detached dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %p.shifted = shardc.sub %x, %p.max_bcast : tensor<4x8xf32>
+    %p.exp = shardc.exp %p.shifted : tensor<4x8xf32>
+    %p.sum = shardc.reduce_sum %p.exp dims = [1] : (tensor<4x8xf32>) -> tensor<4xf32>
+    %p.sum_bcast = shardc.broadcast_in_dim %p.sum dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %p = shardc.div %p.exp, %p.sum_bcast : tensor<4x8xf32>
+    ```
+
+    Constraints: none (a program without composites is left as it is).
+  }];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
   let summary = "Rewrites each function into its vector-Jacobian product (reverse mode).";
   let description = [{
@@ -21,7 +63,8 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
     `--shardc-partition` then shard the backward pass like the forward one.
 
     * Differentiated arguments: those named by `wrt` (their `shardc.name`);
-      without `wrt`, those marked `shardc.param`; without either, all.
+      without `wrt`, those marked `shardc.param`; without either, all the
+      float ones.
     * Names: the cotangent of result `z` is the argument `z.grad`; the
       gradient of argument `w0` is the result `w0.grad` (so
       `shardc run --out-dir` writes `w0.grad.npy`). The op computing the
@@ -35,8 +78,11 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
       built.
 
     Constraints: every op of the function has a gradient rule; the function
-    is not partitioned (no `shardc.spmd`, no collectives); arguments and
-    results are float tensors; every `wrt` name names an argument.
+    is not partitioned (no `shardc.spmd`, no collectives); results are
+    float tensors; every `wrt` name names an argument, and every
+    differentiated argument is a float tensor (integer inputs, token ids or
+    labels, are data: without `wrt` and `shardc.param`, "all" means all
+    float arguments).
 
     Example (`shardc compile --autodiff`, which names values after their
     source names; `%w` is the `shardc.param` argument):

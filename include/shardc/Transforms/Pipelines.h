@@ -4,10 +4,13 @@
 // run, each defined once here and registered by name, so `shardc-opt`
 // runs exactly what `shardc` runs:
 //
-//   shardc-propagate-pipeline  propagate
-//   shardc-partition-pipeline  propagate, partition, func.func(cleanup)
-//   shardc-autodiff-pipeline   [propagate], autodiff, [then]
-//   shardc-train-pipeline      [propagate], optimizer, [then]
+//   shardc-propagate-pipeline  decompose, propagate
+//   shardc-partition-pipeline  decompose, propagate, partition, cleanup
+//   shardc-autodiff-pipeline   decompose, [propagate], autodiff, [then]
+//   shardc-train-pipeline      decompose, [propagate], optimizer, [then]
+//
+// Each starts with --shardc-decompose, so what follows never sees a
+// composite op.
 //
 // docs/cli.md lists their options.
 //
@@ -26,8 +29,8 @@ namespace shardc {
 /// the propagate pipeline or the partition pipeline.
 enum class ShardingStage { None, Propagate, Partition };
 
-/// --shardc-propagate (with `explain`, a remark per value saying where its
-/// sharding came from).
+/// --shardc-decompose, then --shardc-propagate (with `explain`, a remark
+/// per value saying where its sharding came from).
 void buildPropagatePipeline(mlir::OpPassManager &pm, bool explain = false);
 
 /// --shardc-propagate, --shardc-partition, then --shardc-cleanup on every

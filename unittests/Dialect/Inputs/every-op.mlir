@@ -149,3 +149,29 @@ func.func @pad(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x7xf32> {
   %y = shardc.pad %x, %v low = [1, 0] high = [0, 2] interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x7xf32>
   return %y : tensor<3x7xf32>
 }
+// Composites: OpCompletenessTest expands each (DecomposableOpInterface),
+// runs the expansion and compares it with a direct computation.
+func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  %y = shardc.softmax %x axis = -1 : tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+func.func @log_softmax(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %y = shardc.log_softmax %x axis = 0 : tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+func.func @layer_norm(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %b: tensor<3x4xf32>) -> tensor<2x3x4xf32> {
+  %y = shardc.layer_norm %x, %g, %b axes = [-2, -1] epsilon = 1.0e-05 : (tensor<2x3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+func.func @rms_norm(%x: tensor<2x6xf32>, %g: tensor<6xf32>) -> tensor<2x6xf32> {
+  %y = shardc.rms_norm %x, %g axes = [1] epsilon = 1.0e-06 : (tensor<2x6xf32>, tensor<6xf32>) -> tensor<2x6xf32>
+  return %y : tensor<2x6xf32>
+}
+func.func @mean(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
+  %y = shardc.mean %x dims = [0, 2] : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+func.func @cross_entropy(%logits: tensor<2x3x16xf32>, %labels: tensor<2x3xi32>) -> tensor<f32> {
+  %y = shardc.cross_entropy %logits, %labels : (tensor<2x3x16xf32>, tensor<2x3xi32>) -> tensor<f32>
+  return %y : tensor<f32>
+}
