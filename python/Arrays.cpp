@@ -34,8 +34,9 @@ static py::dtype numpyDType(DType dtype) {
 
 Tensor python::toTensor(const py::handle &object, const std::string &what) {
   py::module_ numpy = py::module_::import("numpy");
-  // C order, so that the bytes are the tensor's row-major elements.
-  py::array array = numpy.attr("ascontiguousarray")(object);
+  // C order, so that the bytes are the tensor's row-major elements
+  // (ascontiguousarray would turn a 0-d array into a 1-d one).
+  py::array array = numpy.attr("asarray")(object, py::arg("order") = "C");
   std::optional<DType> dtype = dtypeOf(array.dtype());
   if (!dtype)
     throw py::type_error(

@@ -21,6 +21,16 @@ using namespace shardc::python;
 
 namespace {
 
+/// What CompiledModel::run returns for a call returning `R`: nothing for a
+/// LogicalResult, the value of a FailureOr.
+template <typename R> struct RunResultOf {
+  using type = typename R::value_type;
+};
+template <> struct RunResultOf<mlir::LogicalResult> {
+  using type = void;
+};
+template <typename R> using RunResult = typename RunResultOf<R>::type;
+
 /// How compile() was asked to build the engine.
 struct CompileRequest {
   std::string backend = "sim";
@@ -164,7 +174,8 @@ private:
   }
 
   /// Runs `fn` without the GIL; raises with the diagnostics if it fails.
-  template <typename Fn> auto run(const char *what, Fn &&fn) {
+  template <typename Fn>
+  auto run(const char *what, Fn &&fn) -> RunResult<std::invoke_result_t<Fn>> {
     DiagnosticCapture capture(*context, sourceMgr);
     decltype(fn()) result = mlir::failure();
     {

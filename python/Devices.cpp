@@ -202,7 +202,7 @@ private:
   }
   /// Runs a communicator call without the GIL, so that the other devices'
   /// Python code runs meanwhile.
-  template <typename Fn> auto call(Fn &&fn) {
+  template <typename Fn> std::invoke_result_t<Fn> call(Fn &&fn) {
     Communicator &c = communicator();
     (void)c;
     py::gil_scoped_release release;

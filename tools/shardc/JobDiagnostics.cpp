@@ -64,6 +64,8 @@ std::string stopCapturing() {
 /// `text` with "rank R: " before every line.
 std::string prefixed(int rank, llvm::StringRef text) {
   std::string out;
+  if (text.empty())
+    return out;
   llvm::SmallVector<llvm::StringRef> lines;
   text.rtrim('\n').split(lines, '\n');
   for (llvm::StringRef line : lines)
