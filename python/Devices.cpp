@@ -71,9 +71,11 @@ public:
     mlir::LogicalResult status = mlir::success();
     {
       py::gil_scoped_release release;
+      // The mpi backend's future is deferred: it completes (within the
+      // communicator's own timeout) in the get() of the thread that waits.
       if (timeout)
-        ready = future.wait_for(std::chrono::duration<double>(*timeout)) ==
-                std::future_status::ready;
+        ready = future.wait_for(std::chrono::duration<double>(*timeout)) !=
+                std::future_status::timeout;
       if (ready)
         status = future.get();
     }
@@ -203,8 +205,7 @@ private:
   /// Runs a communicator call without the GIL, so that the other devices'
   /// Python code runs meanwhile.
   template <typename Fn> std::invoke_result_t<Fn> call(Fn &&fn) {
-    Communicator &c = communicator();
-    (void)c;
+    communicator(); // raises, which needs the GIL, if the launch returned
     py::gil_scoped_release release;
     return fn();
   }
@@ -330,6 +331,9 @@ py::list launchThreads(py::object fn, int64_t numDevices, double timeout) {
             errors[d] = error.value();
           } catch (const std::exception &error) {
             failure = summaries[d] = error.what();
+          } catch (...) {
+            // Nothing may unwind into the runtime, built without exceptions.
+            failure = summaries[d] = "unknown C++ exception";
           }
           int64_t none = -1;
           firstFailure.compare_exchange_strong(none, d);
