@@ -8,8 +8,8 @@ import pytest
 
 from conftest import ROOT
 
-MPIRUN = os.environ.get("SHARDC_MPIRUN",
-                        os.path.join(ROOT, "scripts", "mpirun-local.sh"))
+MPIRUN = (os.environ.get("SHARDC_MPIRUN")
+          or os.path.join(ROOT, "scripts", "mpirun-local.sh"))
 PROGRAM = os.path.join(os.path.dirname(__file__), "mpi_program.py")
 
 
