@@ -371,11 +371,10 @@ py::list gatherFromEveryRank(MpiCommunicator &communicator,
   int64_t words = (static_cast<int64_t>(bytes.size()) + 3) / 4;
   Tensor packed = llvm::cantFail(Tensor::allocate({words}, DType::I32));
   std::memcpy(packed.rawData(), bytes.data(), bytes.size());
-  mlir::FailureOr<std::vector<Tensor>> all;
-  {
+  mlir::FailureOr<std::vector<Tensor>> all = [&] {
     py::gil_scoped_release release;
-    all = communicator.gatherFromEveryRank(std::move(packed));
-  }
+    return communicator.gatherFromEveryRank(std::move(packed));
+  }();
   if (mlir::failed(all))
     raiseError("launch: exchanging the results of the ranks failed");
   py::list list;
