@@ -40,7 +40,8 @@ Tensor python::toTensor(const py::handle &object, const std::string &what) {
   std::optional<DType> dtype = dtypeOf(array.dtype());
   if (!dtype)
     throw py::type_error(
-        what + ": arrays of dtype " + py::str(array.dtype()).cast<std::string>() +
+        what + ": arrays of dtype " +
+        py::str(array.dtype()).cast<std::string>() +
         " are not supported (float32, int32, int64 and bool are); convert "
         "it, e.g. with .astype(np.float32)");
   std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
@@ -59,8 +60,8 @@ py::array python::toArray(Tensor tensor) {
   std::vector<py::ssize_t> strides;
   for (int64_t s : owned->strides())
     strides.push_back(s * owned->elementByteWidth());
-  return py::array(numpyDType(owned->dtype()), shape, strides,
-                   owned->rawData(), owner);
+  return py::array(numpyDType(owned->dtype()), shape, strides, owned->rawData(),
+                   owner);
 }
 
 py::dict python::toDict(std::map<std::string, Tensor> tensors) {

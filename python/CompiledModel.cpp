@@ -26,9 +26,7 @@ namespace {
 template <typename R> struct RunResultOf {
   using type = typename R::value_type;
 };
-template <> struct RunResultOf<mlir::LogicalResult> {
-  using type = void;
-};
+template <> struct RunResultOf<mlir::LogicalResult> { using type = void; };
 template <typename R> using RunResult = typename RunResultOf<R>::type;
 
 /// How compile() was asked to build the engine.
@@ -42,11 +40,11 @@ struct CompileRequest {
 class CompiledModel {
 public:
   /// Reads the model with `load` (null after a diagnostic) and compiles it.
-  static std::unique_ptr<CompiledModel>
-  create(const CompileRequest &request,
-         llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(
-             mlir::MLIRContext &, llvm::SourceMgr &)>
-             load) {
+  static std::unique_ptr<CompiledModel> create(
+      const CompileRequest &request,
+      llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &,
+                                                           llvm::SourceMgr &)>
+          load) {
     std::optional<BackendKind> kind = parseBackendKind(request.backend);
     if (!kind)
       throw py::value_error("compile: unknown backend '" + request.backend +
@@ -86,8 +84,7 @@ public:
       std::string key = py::str(name).cast<std::string>();
       tensors[key] = toTensor(array, "load_checkpoint: '" + key + "'");
     }
-    run("load_checkpoint",
-        [&] { return engine->loadCheckpoint(tensors); });
+    run("load_checkpoint", [&] { return engine->loadCheckpoint(tensors); });
   }
 
   py::object forward(const py::args &arrays) {
@@ -167,9 +164,8 @@ private:
   std::vector<Tensor> tensorsOf(const py::args &arrays, const char *what) {
     std::vector<Tensor> tensors;
     for (size_t i = 0; i < arrays.size(); ++i)
-      tensors.push_back(
-          toTensor(arrays[i], std::string(what) + ": argument " +
-                                  std::to_string(i)));
+      tensors.push_back(toTensor(arrays[i], std::string(what) + ": argument " +
+                                                std::to_string(i)));
     return tensors;
   }
 
@@ -211,8 +207,7 @@ CompileRequest request(const std::string &backend,
 
 void shardc::python::bindCompiledModel(py::module_ &m) {
   py::class_<CompiledModel>(m, "CompiledModel")
-      .def("load_checkpoint", &CompiledModel::loadCheckpoint,
-           py::arg("params"))
+      .def("load_checkpoint", &CompiledModel::loadCheckpoint, py::arg("params"))
       .def("forward", &CompiledModel::forward)
       .def("backward", &CompiledModel::backward)
       .def("train_step", &CompiledModel::trainStep, py::arg("optimizer"),
@@ -237,9 +232,9 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       .def_property_readonly(
           "input_names",
           [](CompiledModel &m) { return m.getEngine().inputNames(); })
-      .def_property_readonly(
-          "output_names",
-          [](CompiledModel &m) { return m.getEngine().outputNames(); });
+      .def_property_readonly("output_names", [](CompiledModel &m) {
+        return m.getEngine().outputNames();
+      });
 
   m.def(
       "compile_file",

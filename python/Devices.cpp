@@ -115,9 +115,8 @@ public:
   }
   py::array receive(int64_t src, const py::object &out) {
     checkPeer(src, "receive");
-    mlir::FailureOr<Tensor> tensor = call([&] {
-      return communicator().receive(src);
-    });
+    mlir::FailureOr<Tensor> tensor =
+        call([&] { return communicator().receive(src); });
     check(tensor, "receive");
     py::array result = toArray(std::move(*tensor));
     if (out.is_none())
@@ -135,10 +134,10 @@ public:
       std::vector<int64_t> shape(buffer.shape(),
                                  buffer.shape() + buffer.ndim());
       if (llvm::ArrayRef<int64_t>(shape) != tensor.shape())
-        throw py::value_error(
-            "send_async: dst has shape " + formatShape(shape) +
-            " but src has shape " + formatShape(tensor.shape()) +
-            "; the target receives src whole");
+        throw py::value_error("send_async: dst has shape " +
+                              formatShape(shape) + " but src has shape " +
+                              formatShape(tensor.shape()) +
+                              "; the target receives src whole");
     }
     checkPeer(target, "send_async");
     std::future<mlir::LogicalResult> future;
@@ -157,20 +156,18 @@ public:
     Tensor tensor = toTensor(array, "all_gather");
     int64_t dim = normalizeAxis(axis, tensor, "all_gather");
     llvm::SmallVector<int64_t> members = groupOf(group, "all_gather");
-    return finish(call([&] {
-                    return communicator().allGather(tensor, members, dim);
-                  }),
-                  "all_gather");
+    return finish(
+        call([&] { return communicator().allGather(tensor, members, dim); }),
+        "all_gather");
   }
   py::array allReduce(const py::handle &array, const std::string &op,
                       const Group &group) {
     Tensor tensor = toTensor(array, "all_reduce");
     Reduction kind = reduction(op, "all_reduce");
     llvm::SmallVector<int64_t> members = groupOf(group, "all_reduce");
-    return finish(call([&] {
-                    return communicator().allReduce(tensor, members, kind);
-                  }),
-                  "all_reduce");
+    return finish(
+        call([&] { return communicator().allReduce(tensor, members, kind); }),
+        "all_reduce");
   }
   py::array reduceScatter(const py::handle &array, int64_t axis,
                           const std::string &op, const Group &group) {
@@ -243,15 +240,19 @@ private:
     for (int64_t d : *group) {
       if (d < 0 || d >= n || seen[d])
         throw py::value_error(std::string(what) + ": group " +
-                              formatShape(*group) + " must list distinct "
-                              "devices of 0.." + std::to_string(n - 1));
+                              formatShape(*group) +
+                              " must list distinct "
+                              "devices of 0.." +
+                              std::to_string(n - 1));
       seen[d] = true;
       member |= d == self;
     }
     if (!member)
       throw py::value_error(std::string(what) + ": group " +
-                            formatShape(*group) + " does not contain this "
-                            "device (" + std::to_string(self) + ")");
+                            formatShape(*group) +
+                            " does not contain this "
+                            "device (" +
+                            std::to_string(self) + ")");
     return llvm::SmallVector<int64_t>(group->begin(), group->end());
   }
   static int64_t normalizeAxis(int64_t axis, const Tensor &t,
@@ -290,8 +291,7 @@ std::string formatException(py::error_already_set &error) {
 
 /// "ValueError: message", the last line of formatException.
 std::string describeException(py::error_already_set &error) {
-  std::string type =
-      error.type().attr("__name__").cast<std::string>();
+  std::string type = error.type().attr("__name__").cast<std::string>();
   std::string message = py::str(error.value()).cast<std::string>();
   return message.empty() ? type : type + ": " + message;
 }
@@ -350,8 +350,8 @@ py::list launchThreads(py::object fn, int64_t numDevices, double timeout) {
   int64_t first = firstFailure.load();
   if (first < 0)
     capture.raise("launch failed");
-  std::string message = "device " + std::to_string(first) + " failed: " +
-                        summaries[first] + "\n" + capture.text();
+  std::string message = "device " + std::to_string(first) +
+                        " failed: " + summaries[first] + "\n" + capture.text();
   py::module_ errorsModule = py::module_::import("shardc._errors");
   py::object type = errorsModule.attr("DeviceError");
   py::object error = type(message, first);
@@ -379,8 +379,8 @@ py::list gatherFromEveryRank(MpiCommunicator &communicator,
     raiseError("launch: exchanging the results of the ranks failed");
   py::list list;
   for (Tensor &t : *all)
-    list.append(pickle.attr("loads")(py::bytes(
-        reinterpret_cast<const char *>(t.rawData()), t.byteSize())));
+    list.append(pickle.attr("loads")(
+        py::bytes(reinterpret_cast<const char *>(t.rawData()), t.byteSize())));
   return list;
 }
 
@@ -411,8 +411,8 @@ py::list launchMpi(py::object fn, int64_t numDevices, double timeout) {
       // The other ranks may be waiting for this one in a collective it will
       // never join: the mpi backend's policy is to report and end the job.
       std::string text = formatException(error);
-      abortMpiJob("device " + std::to_string(job.rank()) + " failed: " +
-                  describeException(error) + "\n" + text);
+      abortMpiJob("device " + std::to_string(job.rank()) +
+                  " failed: " + describeException(error) + "\n" + text);
     }
   }
   return gatherFromEveryRank(**communicator, result);
@@ -443,8 +443,8 @@ void shardc::python::bindDevices(py::module_ &m) {
       .def("reduce_scatter", &Device::reduceScatter, py::arg("arr"),
            py::arg("axis") = 0, py::arg("op") = "sum", py::kw_only(),
            py::arg("group") = py::none())
-      .def("all_to_all", &Device::allToAll, py::arg("arr"),
-           py::arg("axis") = 0, py::kw_only(), py::arg("group") = py::none());
+      .def("all_to_all", &Device::allToAll, py::arg("arr"), py::arg("axis") = 0,
+           py::kw_only(), py::arg("group") = py::none());
 
   m.def(
       "current_device",
@@ -454,8 +454,8 @@ void shardc::python::bindDevices(py::module_ &m) {
         return py::cast(Device(currentDevice));
       },
       "The device of the calling thread inside shardc.launch, else None.");
-  m.def("launch_threads", &launchThreads, py::arg("fn"),
-        py::arg("num_devices"), py::arg("timeout") = 0.0);
+  m.def("launch_threads", &launchThreads, py::arg("fn"), py::arg("num_devices"),
+        py::arg("timeout") = 0.0);
   m.def("launch_mpi", &launchMpi, py::arg("fn"), py::arg("num_devices"),
         py::arg("timeout") = MpiCommunicatorOptions::kDefaultTimeoutSeconds);
   m.def("finalize_mpi", &finalizeMpiJob);

@@ -35,6 +35,7 @@ void python::checkMpiJobSize(MpiEnvironment &environment, int64_t numDevices,
     return;
   raiseError(what + " runs one device per MPI rank: it needs " +
              std::to_string(numDevices) + " ranks but the job has " +
-             std::to_string(environment.size()) + " (start it with `mpirun -n " +
-             std::to_string(numDevices) + " python3 ...`)");
+             std::to_string(environment.size()) +
+             " (start it with `mpirun -n " + std::to_string(numDevices) +
+             " python3 ...`)");
 }

@@ -93,8 +93,7 @@ mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
     // Before any rank communicates: every rank finds a job of the wrong
     // size alike, and the meeting prints that once.
     bool fits = true;
-    if (mlir::FailureOr<MeshOp> mesh = getFunctionMesh(entry);
-        succeeded(mesh))
+    if (mlir::FailureOr<MeshOp> mesh = getFunctionMesh(entry); succeeded(mesh))
       fits = succeeded(checkMpiJobFitsMesh(*mesh));
     if (!meetRanks(!fits) || !fits)
       return mlir::failure();

@@ -102,8 +102,8 @@ bool shardc::meetRanks(bool failed) {
   // A rank's status travels as the first byte of its text.
   auto all = gatherTextFromEveryRank((failed ? "F" : "S") + mine);
   if (!all) {
-    llvm::errs() << mine << "shardc: error: "
-                 << llvm::toString(all.takeError()) << "\n";
+    llvm::errs() << mine << "shardc: error: " << llvm::toString(all.takeError())
+                 << "\n";
     return false;
   }
   bool anyFailed = false, same = true;

@@ -186,16 +186,17 @@ int main(int argc, char **argv) {
   // Given an error stream, the parser returns on a bad command line
   // instead of exiting, so that the ranks of an mpirun job still meet.
   if (!cl::ParseCommandLineOptions(
-      static_cast<int>(argPtrs.size()), argPtrs.data(),
-      "shardc: a GSPMD-style sharding compiler\n\n"
-      "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
-      "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n"
-      "  shardc simulate examples/mlp_2d_mesh.json --seed 0\n"
-      "  shardc explain examples/megatron_mlp.json\n"
-      "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
-      "  shardc train examples/mlp_train.json --backend threads --steps 50\n\n"
-      "Run `shardc <subcommand> --help` for a subcommand's options.\n",
-      &llvm::errs()))
+          static_cast<int>(argPtrs.size()), argPtrs.data(),
+          "shardc: a GSPMD-style sharding compiler\n\n"
+          "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
+          "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n"
+          "  shardc simulate examples/mlp_2d_mesh.json --seed 0\n"
+          "  shardc explain examples/megatron_mlp.json\n"
+          "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
+          "  shardc train examples/mlp_train.json --backend threads --steps "
+          "50\n\n"
+          "Run `shardc <subcommand> --help` for a subcommand's options.\n",
+          &llvm::errs()))
     return shardc::finishJobDiagnostics(1);
 
   if (shardc::compileCommand)
