@@ -157,10 +157,25 @@ class CompiledModel:
                     f.write(self._graph_text)
             p = subprocess.run([SHARDC_TOOL, args[0], path] + args[1:],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, env=_tool_environment())
         if p.returncode != 0:
             raise ShardcError(f"shardc {args[0]} failed:\n{p.stderr.rstrip()}")
         return p.stdout
+
+
+def _tool_environment():
+    """This process's environment without a preloaded sanitizer runtime: a
+    sanitizer build's interpreter needs it (docs/python.md), but the tool
+    links its own, and two ASan runtimes refuse to start."""
+    env = dict(os.environ)
+    kept = [p for p in env.get("LD_PRELOAD", "").split()
+            if "clang_rt." not in os.path.basename(p)
+            and not os.path.basename(p).startswith("libasan")]
+    if kept:
+        env["LD_PRELOAD"] = " ".join(kept)
+    else:
+        env.pop("LD_PRELOAD", None)
+    return env
 
 
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
