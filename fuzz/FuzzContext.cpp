@@ -16,7 +16,8 @@ using namespace mlir;
 namespace {
 struct FuzzContext {
   FuzzContext() {
-    // As the shardc tool's session sets it up (tools/shardc/shardc.cpp).
+    // The dialects of shardc::setUpContext (shardc/Engine/Setup.h), which
+    // the tool calls; the pipeline needs no kernels.
     DialectRegistry registry;
     registry.insert<shardc::ShardcDialect, func::FuncDialect>();
     context.appendDialectRegistry(registry);

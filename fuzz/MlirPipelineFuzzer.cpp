@@ -11,7 +11,8 @@
 #include "FuzzContext.h"
 #include "FuzzPipeline.h"
 
-#include "../tools/shardc/ModelLoader.h"
+#include "shardc/Import/ModelLoader.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>

@@ -12,6 +12,9 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin
   python3-numpy
+  # The Python module (python/) and its tests: pybind11, the headers of
+  # Debian's python3, and pytest.
+  pybind11-dev python3-pybind11 python3-dev python3-pytest
 )
 
 missing=()

@@ -14,6 +14,8 @@
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace shardc;
 
@@ -26,6 +28,41 @@ bool shardc::isMpiInitialized() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   return initialized && !finalized;
+}
+
+llvm::Expected<std::vector<std::string>>
+shardc::gatherTextFromEveryRank(llvm::StringRef text) {
+  if (!isMpiInitialized())
+    return llvm::createStringError("MPI is not initialized");
+  int size = 1;
+  int rc = MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (text.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return llvm::createStringError("text too long to exchange");
+  int length = static_cast<int>(text.size());
+  std::vector<int> lengths(size), offsets(size);
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT,
+                       MPI_COMM_WORLD);
+  int64_t total = 0;
+  for (int r = 0; r < size && rc == MPI_SUCCESS; ++r) {
+    offsets[r] = static_cast<int>(total);
+    total += lengths[r];
+    if (total > std::numeric_limits<int>::max())
+      return llvm::createStringError("texts too long to exchange");
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Allgatherv(text.data(), length, MPI_CHAR, all.data(),
+                        lengths.data(), offsets.data(), MPI_CHAR,
+                        MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS)
+    return llvm::createStringError("exchanging text between the ranks "
+                                   "failed: " +
+                                   detail::mpiErrorString(rc));
+  std::vector<std::string> texts;
+  for (int r = 0; r < size; ++r)
+    texts.push_back(all.substr(offsets[r], lengths[r]));
+  return texts;
 }
 
 llvm::Expected<MpiEnvironment> shardc::initializeMpi(int &argc, char **&argv) {
@@ -82,8 +119,7 @@ MpiBackend::MpiBackend(std::unique_ptr<MpiCommunicator> communicator,
 
 int64_t MpiBackend::numDevices() const { return communicator->numDevices(); }
 
-FailureOr<std::unique_ptr<MpiBackend>>
-shardc::createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options) {
+LogicalResult shardc::checkMpiJobFitsMesh(MeshOp mesh) {
   if (!isMpiInitialized())
     return mesh.emitError("the mpi backend needs MPI, which this process has "
                           "not initialized (the tool must call "
@@ -105,6 +141,16 @@ shardc::createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options) {
            << "; the mpi backend runs one rank per device: launch it with "
               "`mpirun -n "
            << topology->numDevices() << " ...`";
+  return success();
+}
+
+FailureOr<std::unique_ptr<MpiBackend>>
+shardc::createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options) {
+  if (failed(checkMpiJobFitsMesh(mesh)))
+    return failure();
+  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
+  if (failed(topology))
+    return failure();
   FailureOr<std::unique_ptr<MpiCommunicator>> communicator =
       MpiCommunicator::create(mesh->getContext(), options);
   if (failed(communicator) || failed((*communicator)->prepareGroups(*topology)))

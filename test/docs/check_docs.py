@@ -10,6 +10,10 @@ Fenced blocks are checked by their language tag:
            any text (a measured figure, say).
 A block preceded by the line `<!-- doc-test: skip -->` is not run, and one
 preceded by `<!-- doc-test: error -->` must be rejected (exit code 1).
+A block preceded by `<!-- doc-test: file=PATH -->` must be the file PATH
+(from the repository root) as it is, and one preceded by
+`<!-- doc-test: excerpt=PATH -->` lines that follow one another in it: the
+file is what a test runs, so the docs show tested code.
 Plain ``` blocks (fragments, grammar) are not run.
 """
 import os
@@ -31,6 +35,9 @@ def blocks(path):
             prev = lines[i - 1].strip() if i > 0 else ""
             mode = {"<!-- doc-test: skip -->": "skip",
                     "<!-- doc-test: error -->": "error"}.get(prev, "ok")
+            shown = re.fullmatch(r"<!-- doc-test: (file|excerpt)=(\S+) -->", prev)
+            if shown:
+                mode = shown.groups()
             start = i + 1
             j = start
             while j < len(lines) and lines[j].strip() != "```":
@@ -96,6 +103,21 @@ def check_console(text, where, root, build, env):
     return failures
 
 
+def check_shown_file(text, mode, where, root):
+    """The block is the file (`file`) or consecutive lines of it
+    (`excerpt`)."""
+    kind, path = mode
+    try:
+        content = open(os.path.join(root, path), encoding="utf-8").read()
+    except OSError as e:
+        return [f"{where}: shows {path}, which cannot be read: {e}"]
+    if kind == "file" and text != content:
+        return [f"{where}: differs from {path}; copy the file into the docs"]
+    if kind == "excerpt" and ("\n" + text) not in ("\n" + content):
+        return [f"{where}: is not an excerpt of {path} (consecutive whole lines)"]
+    return []
+
+
 def main():
     root, bindir = sys.argv[1], sys.argv[2]
     env = dict(os.environ)
@@ -109,6 +131,10 @@ def main():
             rel = os.path.relpath(path, root)
             for lang, mode, line, text in blocks(path):
                 where = f"{rel}:{line}"
+                if isinstance(mode, tuple):
+                    count += 1
+                    failures += check_shown_file(text, mode, where, root)
+                    continue
                 if mode == "skip" or lang not in ("mlir", "json", "console"):
                     continue
                 count += 1

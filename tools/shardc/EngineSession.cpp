@@ -1,6 +1,9 @@
 //===- EngineSession.cpp - what `exec` and `train` share ------------------===//
 
 #include "EngineSession.h"
+#include "JobDiagnostics.h"
+
+#include "shardc/Dialect/MeshLookup.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -40,7 +43,8 @@ BackendOptions::BackendOptions(cl::SubCommand &sub)
 
 mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
                                           std::optional<MpiEnvironment> &mpi,
-                                          mlir::MLIRContext &context) const {
+                                          mlir::MLIRContext &context,
+                                          mlir::func::FuncOp entry) const {
   std::optional<BackendKind> kind = parseBackendKind(backend);
   if (!kind) {
     llvm::errs() << "shardc: error: unknown --backend '" << backend
@@ -86,6 +90,13 @@ mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
       return mlir::failure();
     }
     mpi.emplace(std::move(*env));
+    // Before any rank communicates: every rank finds a job of the wrong
+    // size alike, and the meeting prints that once.
+    bool fits = true;
+    if (mlir::FailureOr<MeshOp> mesh = getFunctionMesh(entry); succeeded(mesh))
+      fits = succeeded(checkMpiJobFitsMesh(*mesh));
+    if (!meetRanks(!fits) || !fits)
+      return mlir::failure();
   }
   return mlir::success();
 }

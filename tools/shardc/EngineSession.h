@@ -24,11 +24,14 @@ public:
   explicit BackendOptions(llvm::cl::SubCommand &sub);
   /// Fills `options` from the command line; reports an unknown backend.
   /// For `mpi`, also joins the MPI job: `mpi` then holds it, and must
-  /// outlive every engine (MPI is finalized when it is destroyed). For
+  /// outlive every engine (MPI is finalized when it is destroyed); the ranks
+  /// meet (JobDiagnostics.h) after checking that the job fits `entry`'s
+  /// mesh, so that errors found alike by every rank print once. For
   /// `threads`, lets `context` be used from the device threads.
   mlir::LogicalResult apply(EngineOptions &options,
                             std::optional<MpiEnvironment> &mpi,
-                            mlir::MLIRContext &context) const;
+                            mlir::MLIRContext &context,
+                            mlir::func::FuncOp entry) const;
 
   /// Test hook (hidden --mpi-test-fault=stop:R or kill:R): rank R stops
   /// itself (SIGSTOP, like `kill -STOP`) or dies (SIGKILL) here, so that a

@@ -49,7 +49,7 @@ int shardc::runExecCommand() {
     return 1;
   EngineOptions options;
   std::optional<MpiEnvironment> mpi; // outlives the engine
-  if (failed(backendOptions.apply(options, mpi, session.getContext())))
+  if (failed(backendOptions.apply(options, mpi, session.getContext(), func)))
     return 1;
   options.training = false;
   if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {

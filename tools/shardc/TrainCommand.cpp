@@ -172,7 +172,7 @@ int shardc::runTrainCommand() {
     return 1;
   EngineOptions options;
   std::optional<MpiEnvironment> mpi; // outlives the engine
-  if (failed(trainBackend.apply(options, mpi, session.getContext())))
+  if (failed(trainBackend.apply(options, mpi, session.getContext(), func)))
     return 1;
   options.parameters.assign(paramList.begin(), paramList.end());
   OptimizerOptions optimizer;

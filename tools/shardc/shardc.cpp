@@ -5,18 +5,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ModelLoader.h"
+#include "JobDiagnostics.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
-#include "shardc/Dialect/ShardcDialect.h"
-#include "shardc/Interpreter/Kernels.h"
-#include "shardc/Transforms/Passes.h"
-#include "shardc/Transforms/Pipelines.h"
+#include "shardc/Engine/Setup.h"
+#include "shardc/Import/ModelLoader.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Transforms/Passes.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -98,16 +95,7 @@ struct shardc::ToolSession::Handler {
 };
 
 shardc::ToolSession::ToolSession() {
-  DialectRegistry registry;
-  registry.insert<shardc::ShardcDialect, func::FuncDialect>();
-  shardc::registerKernelModels(registry);
-  shardc::registerShardcPasses();
-  shardc::registerShardcPipelines();
-  // What --pass-pipeline offers besides shardc's own passes, as shardc-opt.
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
-  context.appendDialectRegistry(registry);
-  context.loadAllAvailableDialects();
+  shardc::setUpContext(context);
   context.disableMultithreading();
   handler = std::make_unique<Handler>(sourceMgr, &context);
 }
@@ -170,6 +158,23 @@ static std::vector<std::string> expandInputsLists(int argc, char **argv) {
   return out;
 }
 
+/// LLVM's and MLIR's libraries register a few hundred options of their own
+/// (debug counters, IR printing, ...) at the top level. `shardc --help`
+/// lists shardc's subcommands and options only; --help-hidden shows them
+/// all. shardc's own options belong to its subcommands.
+static void hideLibraryOptions() {
+  static const llvm::StringRef kept[] = {"help", "help-hidden", "help-list",
+                                         "help-list-hidden", "version"};
+  for (auto &entry : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+    if (!llvm::is_contained(kept, entry.first))
+      entry.second->setHiddenFlag(cl::Hidden);
+}
+
+static void printVersion(llvm::raw_ostream &os) {
+  os << "shardc " << SHARDC_VERSION << "\n"
+     << "  built with MLIR " << LLVM_VERSION_STRING << "\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   // A compile allocates a few hundred thousand small IR objects and frees
@@ -178,34 +183,42 @@ int main(int argc, char **argv) {
   // time, bench/README.md). glibc's defaults suit long-running servers.
   mallopt(M_TOP_PAD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  shardc::startCapturingJobDiagnostics();
   std::vector<std::string> args = expandInputsLists(argc, argv);
   std::vector<const char *> argPtrs;
   for (const std::string &a : args)
     argPtrs.push_back(a.c_str());
 
-  cl::ParseCommandLineOptions(
-      static_cast<int>(argPtrs.size()), argPtrs.data(),
-      "shardc: a GSPMD-style sharding compiler\n\n"
-      "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
-      "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n"
-      "  shardc simulate examples/mlp_2d_mesh.json --seed 0\n"
-      "  shardc explain examples/megatron_mlp.json\n"
-      "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
-      "  shardc train examples/mlp_train.json --backend threads --steps 50\n\n"
-      "Run `shardc <subcommand> --help` for a subcommand's options.\n");
+  hideLibraryOptions();
+  cl::SetVersionPrinter(printVersion);
+  // Given an error stream, the parser returns on a bad command line
+  // instead of exiting, so that the ranks of an mpirun job still meet.
+  if (!cl::ParseCommandLineOptions(
+          static_cast<int>(argPtrs.size()), argPtrs.data(),
+          "shardc: a GSPMD-style sharding compiler\n\n"
+          "  shardc compile examples/mlp_2d_mesh.json --emit=mlir\n"
+          "  shardc run examples/mlp_2d_mesh.json --seed 0 --out-dir out\n"
+          "  shardc simulate examples/mlp_2d_mesh.json --seed 0\n"
+          "  shardc explain examples/megatron_mlp.json\n"
+          "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
+          "  shardc train examples/mlp_train.json --backend threads --steps "
+          "50\n\n"
+          "Run `shardc <subcommand> --help` for a subcommand's options.\n",
+          &llvm::errs()))
+    return shardc::finishJobDiagnostics(1);
 
   if (shardc::compileCommand)
-    return shardc::runCompileCommand();
+    return shardc::finishJobDiagnostics(shardc::runCompileCommand());
   if (shardc::runCommand)
-    return shardc::runRunCommand();
+    return shardc::finishJobDiagnostics(shardc::runRunCommand());
   if (shardc::simulateCommand)
-    return shardc::runSimulateCommand();
+    return shardc::finishJobDiagnostics(shardc::runSimulateCommand());
   if (shardc::explainCommand)
-    return shardc::runExplainCommand();
+    return shardc::finishJobDiagnostics(shardc::runExplainCommand());
   if (shardc::execCommand)
-    return shardc::runExecCommand();
+    return shardc::finishJobDiagnostics(shardc::runExecCommand());
   if (shardc::trainCommand)
-    return shardc::runTrainCommand();
+    return shardc::finishJobDiagnostics(shardc::runTrainCommand());
   llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
-  return 1;
+  return shardc::finishJobDiagnostics(1);
 }

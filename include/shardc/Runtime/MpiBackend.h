@@ -22,6 +22,8 @@
 #include "shardc/Runtime/MpiCommunicator.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace shardc {
 
@@ -54,6 +56,13 @@ llvm::Expected<MpiEnvironment> initializeMpi(int &argc, char **&argv);
 /// True between MPI_Init and MPI_Finalize.
 bool isMpiInitialized();
 
+/// Every rank's `text`, indexed by rank (MPI_Allgather of the lengths, then
+/// MPI_Allgatherv of the bytes). Collective over MPI_COMM_WORLD; MPI must
+/// be initialized. For the few messages a tool exchanges before its ranks
+/// start working, not for tensors.
+llvm::Expected<std::vector<std::string>>
+gatherTextFromEveryRank(llvm::StringRef text);
+
 class MpiBackend : public MeshBackend {
 public:
   BackendKind kind() const override { return BackendKind::Mpi; }
@@ -85,6 +94,10 @@ private:
   llvm::SmallVector<int64_t, 1> local;
   bool abortOnFailure;
 };
+
+/// Fails with a diagnostic at `mesh` unless MPI is initialized and the job
+/// has one rank per device of `mesh`. Local: no communication.
+mlir::LogicalResult checkMpiJobFitsMesh(MeshOp mesh);
 
 /// The mpi backend for `mesh`. Collective: every rank of the job calls it.
 /// Fails with a diagnostic at the mesh (on every rank alike, so nobody

@@ -1,6 +1,6 @@
 //===- ModelLoader.cpp - reading .mlir and .json models -------------------===//
 
-#include "ModelLoader.h"
+#include "shardc/Import/ModelLoader.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"

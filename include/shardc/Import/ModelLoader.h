@@ -1,7 +1,13 @@
 //===- ModelLoader.h - reading .mlir and .json models -----------*- C++ -*-===//
+//
+// What the tools and the Python module read models with: the format from
+// the extension, the nesting bound checked before MLIR's parser, the names
+// users wrote kept as value names.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef SHARDC_TOOLS_MODELLOADER_H
-#define SHARDC_TOOLS_MODELLOADER_H
+#ifndef SHARDC_IMPORT_MODELLOADER_H
+#define SHARDC_IMPORT_MODELLOADER_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -28,4 +34,4 @@ mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
 
 } // namespace shardc
 
-#endif // SHARDC_TOOLS_MODELLOADER_H
+#endif // SHARDC_IMPORT_MODELLOADER_H

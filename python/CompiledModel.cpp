@@ -1,0 +1,273 @@
+//===- CompiledModel.cpp - shardc.compile's result ------------------------===//
+
+#include "CompiledModel.h"
+#include "Arrays.h"
+#include "Errors.h"
+#include "MpiJob.h"
+
+#include "shardc/Engine/Setup.h"
+#include "shardc/Engine/ShardedEngine.h"
+#include "shardc/Import/JsonImporter.h"
+#include "shardc/Import/ModelLoader.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace shardc;
+using namespace shardc::python;
+
+namespace {
+
+/// What CompiledModel::run returns for a call returning `R`: nothing for a
+/// LogicalResult, the value of a FailureOr.
+template <typename R> struct RunResultOf {
+  using type = typename R::value_type;
+};
+template <> struct RunResultOf<mlir::LogicalResult> { using type = void; };
+template <typename R> using RunResult = typename RunResultOf<R>::type;
+
+/// How compile() was asked to build the engine.
+struct CompileRequest {
+  std::string backend = "sim";
+  std::optional<std::vector<std::string>> parameters;
+  bool training = true;
+  double mpiTimeout = MpiCommunicatorOptions::kDefaultTimeoutSeconds;
+};
+
+class CompiledModel {
+public:
+  /// Reads the model with `load` (null after a diagnostic) and compiles it.
+  static std::unique_ptr<CompiledModel> create(
+      const CompileRequest &request,
+      llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext &,
+                                                           llvm::SourceMgr &)>
+          load) {
+    std::optional<BackendKind> kind = parseBackendKind(request.backend);
+    if (!kind)
+      throw py::value_error("compile: unknown backend '" + request.backend +
+                            "' (expected 'sim', 'threads' or 'mpi')");
+    if (request.mpiTimeout < 0)
+      throw py::value_error("compile: mpi_timeout must be >= 0 seconds");
+    EngineOptions options;
+    options.backend = *kind;
+    options.training = request.training;
+    options.mpi.timeoutSeconds = request.mpiTimeout;
+    if (request.parameters)
+      options.parameters = *request.parameters;
+    if (*kind == BackendKind::Mpi)
+      joinMpiJob();
+
+    auto model = std::unique_ptr<CompiledModel>(new CompiledModel());
+    DiagnosticCapture capture(*model->context, model->sourceMgr);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        load(*model->context, model->sourceMgr);
+    if (!module)
+      capture.raise("compile: cannot read the model");
+    mlir::FailureOr<std::unique_ptr<ShardedEngine>> engine;
+    {
+      py::gil_scoped_release release;
+      engine = ShardedEngine::compile(std::move(module), options);
+    }
+    if (mlir::failed(engine))
+      capture.raise("compile: cannot compile the model");
+    model->engine = std::move(*engine);
+    model->backendName = request.backend;
+    return model;
+  }
+
+  void loadCheckpoint(const py::dict &params) {
+    std::map<std::string, Tensor> tensors;
+    for (auto [name, array] : params) {
+      std::string key = py::str(name).cast<std::string>();
+      tensors[key] = toTensor(array, "load_checkpoint: '" + key + "'");
+    }
+    run("load_checkpoint", [&] { return engine->loadCheckpoint(tensors); });
+  }
+
+  py::object forward(const py::args &arrays) {
+    std::vector<Tensor> inputs = tensorsOf(arrays, "forward");
+    std::vector<Tensor> outputs =
+        run("forward", [&] { return engine->forward(inputs); });
+    if (outputs.size() == 1)
+      return toArray(std::move(outputs.front()));
+    py::tuple tuple(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i)
+      tuple[i] = toArray(std::move(outputs[i]));
+    return std::move(tuple);
+  }
+
+  py::dict backward(const py::args &cotangents) {
+    std::vector<Tensor> grads = tensorsOf(cotangents, "backward");
+    return toDict(run("backward", [&] { return engine->backward(grads); }));
+  }
+
+  float trainStep(const py::args &arrays, const std::string &optimizer,
+                  float lr, float beta1, float beta2, float epsilon,
+                  const std::vector<std::string> &zeroAxes) {
+    OptimizerOptions options;
+    if (optimizer == "sgd")
+      options.kind = OptimizerOptions::Kind::Sgd;
+    else if (optimizer == "adam")
+      options.kind = OptimizerOptions::Kind::Adam;
+    else
+      throw py::value_error("train_step: unknown optimizer '" + optimizer +
+                            "' (expected 'sgd' or 'adam')");
+    options.learningRate = lr;
+    options.beta1 = beta1;
+    options.beta2 = beta2;
+    options.epsilon = epsilon;
+    options.zeroAxes = zeroAxes;
+    std::vector<Tensor> inputs = tensorsOf(arrays, "train_step");
+    return run("train_step",
+               [&] { return engine->trainStep(inputs, options); });
+  }
+
+  py::dict parameters() {
+    return toDict(run("parameters", [&] { return engine->parameters(); }));
+  }
+
+  std::string spmdProgram() {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    engine->program().print(os);
+    return text;
+  }
+
+  py::list memory() {
+    py::list list;
+    llvm::ArrayRef<int64_t> devices = engine->localDevices();
+    std::vector<DeviceMemory> memory = engine->memoryPerDevice();
+    for (size_t i = 0; i < memory.size(); ++i) {
+      py::dict d;
+      d["device"] = devices[i];
+      d["parameters"] = memory[i].parameters;
+      d["gradients"] = memory[i].gradients;
+      d["optimizer_state"] = memory[i].optimizerState;
+      d["activations"] = memory[i].activations;
+      d["total"] = memory[i].total();
+      list.append(d);
+    }
+    return list;
+  }
+
+  ShardedEngine &getEngine() { return *engine; }
+  const std::string &getBackend() const { return backendName; }
+
+private:
+  CompiledModel() : context(std::make_unique<mlir::MLIRContext>()) {
+    setUpContext(*context);
+  }
+
+  std::vector<Tensor> tensorsOf(const py::args &arrays, const char *what) {
+    std::vector<Tensor> tensors;
+    for (size_t i = 0; i < arrays.size(); ++i)
+      tensors.push_back(toTensor(arrays[i], std::string(what) + ": argument " +
+                                                std::to_string(i)));
+    return tensors;
+  }
+
+  /// Runs `fn` without the GIL; raises with the diagnostics if it fails.
+  template <typename Fn>
+  auto run(const char *what, Fn &&fn) -> RunResult<std::invoke_result_t<Fn>> {
+    DiagnosticCapture capture(*context, sourceMgr);
+    decltype(fn()) result = mlir::failure();
+    {
+      py::gil_scoped_release release;
+      result = fn();
+    }
+    if (mlir::failed(result))
+      capture.raise(std::string(what) + " failed");
+    if constexpr (std::is_same_v<decltype(result), mlir::LogicalResult>)
+      return;
+    else
+      return std::move(*result);
+  }
+
+  std::unique_ptr<mlir::MLIRContext> context;
+  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<ShardedEngine> engine;
+  std::string backendName;
+};
+
+CompileRequest request(const std::string &backend,
+                       std::optional<std::vector<std::string>> parameters,
+                       bool training, double mpiTimeout) {
+  CompileRequest r;
+  r.backend = backend;
+  r.parameters = std::move(parameters);
+  r.training = training;
+  r.mpiTimeout = mpiTimeout;
+  return r;
+}
+
+} // namespace
+
+void shardc::python::bindCompiledModel(py::module_ &m) {
+  py::class_<CompiledModel>(m, "CompiledModel")
+      .def("load_checkpoint", &CompiledModel::loadCheckpoint, py::arg("params"))
+      .def("forward", &CompiledModel::forward)
+      .def("backward", &CompiledModel::backward)
+      .def("train_step", &CompiledModel::trainStep, py::arg("optimizer"),
+           py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
+           py::arg("epsilon"), py::arg("zero_axes"))
+      .def("parameters", &CompiledModel::parameters)
+      .def("spmd_program", &CompiledModel::spmdProgram)
+      .def("memory", &CompiledModel::memory)
+      .def_property_readonly("backend", &CompiledModel::getBackend)
+      .def_property_readonly(
+          "num_devices",
+          [](CompiledModel &m) { return m.getEngine().numDevices(); })
+      .def_property_readonly("local_devices",
+                             [](CompiledModel &m) {
+                               llvm::ArrayRef<int64_t> d =
+                                   m.getEngine().localDevices();
+                               return std::vector<int64_t>(d.begin(), d.end());
+                             })
+      .def_property_readonly(
+          "parameter_names",
+          [](CompiledModel &m) { return m.getEngine().parameterNames(); })
+      .def_property_readonly(
+          "input_names",
+          [](CompiledModel &m) { return m.getEngine().inputNames(); })
+      .def_property_readonly("output_names", [](CompiledModel &m) {
+        return m.getEngine().outputNames();
+      });
+
+  m.def(
+      "compile_file",
+      [](const std::string &path, const std::string &backend,
+         std::optional<std::vector<std::string>> parameters, bool training,
+         double mpiTimeout) {
+        auto format = resolveModelFormat(path, "");
+        if (!format)
+          raiseError("compile: " + llvm::toString(format.takeError()));
+        return CompiledModel::create(
+            request(backend, std::move(parameters), training, mpiTimeout),
+            [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+              return loadModel(path, *format, sourceMgr, &context);
+            });
+      },
+      py::arg("path"), py::arg("backend"), py::arg("parameters"),
+      py::arg("training"), py::arg("mpi_timeout"));
+  m.def(
+      "compile_json",
+      [](const std::string &text, const std::string &name,
+         const std::string &backend,
+         std::optional<std::vector<std::string>> parameters, bool training,
+         double mpiTimeout) {
+        return CompiledModel::create(
+            request(backend, std::move(parameters), training, mpiTimeout),
+            [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+              // In the source manager, so that diagnostics quote the line.
+              sourceMgr.AddNewSourceBuffer(
+                  llvm::MemoryBuffer::getMemBufferCopy(text, name),
+                  llvm::SMLoc());
+              return importJsonGraph(text, name, &context);
+            });
+      },
+      py::arg("text"), py::arg("name"), py::arg("backend"),
+      py::arg("parameters"), py::arg("training"), py::arg("mpi_timeout"));
+}

@@ -1,0 +1,28 @@
+"""shardc from Python: the seed's ShardedEngine over NumPy on real devices
+(shardc.launch), and the sharding compiler (shardc.compile).
+
+    import shardc
+
+    class Megatron(shardc.ShardedEngine):
+        ...                      # the seed's methods, with all_reduce etc.
+
+    outs = shardc.launch(lambda: run(Megatron(...)), num_devices=4)
+
+    engine = shardc.compile("examples/mlp_2d_mesh.json", backend="threads")
+
+docs/python.md describes it all.
+"""
+import atexit
+
+from . import _shardc
+from ._compile import CompiledModel, compile
+from ._engine import ShardedEngine, launch
+from ._errors import DeviceError, ShardcError
+
+Future = _shardc.Future
+
+__all__ = ["ShardedEngine", "launch", "compile", "CompiledModel", "Future",
+           "ShardcError", "DeviceError"]
+
+# MPI, if a launch or an engine joined a job, is finalized once at exit.
+atexit.register(_shardc.finalize_mpi)

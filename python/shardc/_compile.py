@@ -1,0 +1,221 @@
+"""shardc.compile: a model (a JSON graph, a .json or .mlir file) compiled
+into a sharded engine with the seed's lifecycle."""
+import copy
+import json
+import os
+import subprocess
+import tempfile
+
+from . import _shardc
+from ._errors import ShardcError
+
+
+def _load_graph(model):
+    """The JSON graph of `model` (a dict, or a .json path) as a new dict."""
+    if isinstance(model, dict):
+        return copy.deepcopy(model)
+    with open(model, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _apply_mesh(graph, mesh):
+    """mesh: {"name": ..., "axes": [[axis, size], ...]} as in the JSON
+    format, or {axis: size, ...} (the graph's mesh name is kept)."""
+    if "axes" in mesh:
+        graph["mesh"] = copy.deepcopy(mesh)
+        graph["mesh"].setdefault("name", graph.get("mesh", {}).get("name", "mesh"))
+        return
+    name = graph.get("mesh", {}).get("name", "mesh")
+    graph["mesh"] = {"name": name,
+                     "axes": [[axis, size] for axis, size in mesh.items()]}
+
+
+def _apply_plan(graph, plan):
+    """plan: {value name: sharding} (the JSON format's "sharding": one mesh
+    axis, a list of axes or null per dim) for inputs, op results and
+    outputs."""
+    entries = {}
+    for entry in graph.get("inputs", []) + graph.get("outputs", []):
+        entries.setdefault(entry.get("name"), []).append(entry)
+    for op in graph.get("ops", []):
+        entries.setdefault(op.get("output"), []).append(op)
+    for name, sharding in plan.items():
+        if name not in entries:
+            raise ValueError(f"compile: the plan names '{name}', which is no "
+                             "input, op result or output of the model")
+        for entry in entries[name]:
+            entry["sharding"] = sharding
+
+
+class CompiledModel:
+    """A model compiled for a mesh: the seed's load_checkpoint, forward,
+    backward and inference_loop, plus train_step, and what the compiler
+    knows about it (explain, simulate, spmd_program)."""
+
+    def __init__(self, engine, model_path, graph_text):
+        self._engine = engine
+        self._model_path = model_path
+        self._graph_text = graph_text
+
+    # --- what the engine runs ---
+    @property
+    def backend(self):
+        return self._engine.backend
+
+    @property
+    def num_devices(self):
+        return self._engine.num_devices
+
+    @property
+    def local_devices(self):
+        """The devices this process drives (all of them, except under mpi)."""
+        return self._engine.local_devices
+
+    @property
+    def parameter_names(self):
+        return self._engine.parameter_names
+
+    @property
+    def input_names(self):
+        """forward's arguments, in order (the non-parameter inputs)."""
+        return self._engine.input_names
+
+    @property
+    def output_names(self):
+        return self._engine.output_names
+
+    def load_checkpoint(self, params):
+        """Shards every parameter ({name: full array}) onto its devices."""
+        self._engine.load_checkpoint(params)
+
+    def parameters(self):
+        """The full parameters as the devices hold them now."""
+        return self._engine.parameters()
+
+    def forward(self, *arrays):
+        """The full outputs for full inputs (one per input_names): an array,
+        or a tuple of them for several outputs."""
+        return self._engine.forward(*arrays)
+
+    def backward(self, *cotangents):
+        """{parameter: gradient} for one cotangent per output of the last
+        forward()."""
+        return self._engine.backward(*cotangents)
+
+    def train_step(self, *inputs, optimizer="sgd", lr=0.01, beta1=0.9,
+                   beta2=0.999, epsilon=1e-8, zero_axes=()):
+        """One optimizer step ('sgd' or 'adam') of a model whose first
+        output is a scalar loss; returns the loss before the update."""
+        return self._engine.train_step(*inputs, optimizer=optimizer, lr=lr,
+                                       beta1=beta1, beta2=beta2,
+                                       epsilon=epsilon,
+                                       zero_axes=list(zero_axes))
+
+    def inference_loop(self, input_stream, output_stream):
+        """forward() on every item of input_stream (an array, or a tuple of
+        arrays for several inputs), each result written to output_stream."""
+        for x in iter(input_stream):
+            out = self.forward(*x) if isinstance(x, tuple) else self.forward(x)
+            output_stream.write(out)
+
+    def memory(self):
+        """Per local device, the bytes it holds (ZeRO's accounting)."""
+        return self._engine.memory()
+
+    def spmd_program(self):
+        """The compiled per-device programs, as MLIR text."""
+        return self._engine.spmd_program()
+
+    # --- what the compiler says about the model (the shardc tool's
+    # explain and simulate, run on the same model) ---
+    def explain(self):
+        """Each value's sharding, where it came from, and the reshards the
+        partitioner inserts with their bytes (`shardc explain`)."""
+        return self._run_tool(["explain"])
+
+    def simulate(self, seed=0, tolerance=None):
+        """Runs the sharded program on a simulated mesh against the
+        unsharded one; returns the report of `shardc simulate
+        --report-json` as a dict (raises if they disagree)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            report = os.path.join(tmp, "report.json")
+            args = ["simulate", "--seed", str(seed), "--quiet",
+                    "--report-json", report]
+            if tolerance is not None:
+                args += ["--tolerance", str(tolerance)]
+            self._run_tool(args)
+            with open(report, encoding="utf-8") as f:
+                return json.load(f)
+
+    def _run_tool(self, args):
+        from ._tool import SHARDC_TOOL
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self._model_path
+            if path is None:
+                path = os.path.join(tmp, "model.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(self._graph_text)
+            p = subprocess.run([SHARDC_TOOL, args[0], path] + args[1:],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=_tool_environment())
+        if p.returncode != 0:
+            raise ShardcError(f"shardc {args[0]} failed:\n{p.stderr.rstrip()}")
+        return p.stdout
+
+
+def _tool_environment():
+    """This process's environment without a preloaded sanitizer runtime: a
+    sanitizer build's interpreter needs it (docs/python.md), but the tool
+    links its own, and two ASan runtimes refuse to start."""
+    env = dict(os.environ)
+    kept = [p for p in env.get("LD_PRELOAD", "").split()
+            if "clang_rt." not in os.path.basename(p)
+            and not os.path.basename(p).startswith("libasan")]
+    if kept:
+        env["LD_PRELOAD"] = " ".join(kept)
+    else:
+        env.pop("LD_PRELOAD", None)
+    return env
+
+
+def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
+            parameters=None, training=True, mpi_timeout=300.0):
+    """Compiles `model` into a sharded engine on `backend` ('sim',
+    'threads', or 'mpi' with one rank per device under mpirun).
+
+    model: a JSON graph as a dict, or the path of a .json or .mlir model.
+    plan: {value name: sharding} added to (or replacing) the model's
+    annotations; mesh: the mesh to shard over, replacing the model's
+    ({axis: size} or the JSON format's mesh object). parameters: the inputs
+    load_checkpoint sets and backward differentiates (default: those marked
+    "param"). training=False skips the backward program. Failures raise
+    shardc.ShardcError with the diagnostics.
+    """
+    if auto_shard:
+        raise NotImplementedError(
+            "compile: auto_shard=True needs a sharding search, which shardc "
+            "does not have yet; annotate a few values (in the model or with "
+            "plan=) and propagation shards the rest")
+    params = None if parameters is None else list(parameters)
+    is_path = isinstance(model, (str, os.PathLike))
+    if is_path and (plan or mesh) and str(model).endswith(".mlir"):
+        raise ValueError("compile: plan= and mesh= apply to JSON graphs; "
+                         "write the shardings into the .mlir model instead")
+    if is_path and not plan and not mesh:
+        path = os.fspath(model)
+        engine = _shardc.compile_file(path, backend, params, training,
+                                      mpi_timeout)
+        return CompiledModel(engine, path, None)
+    if not is_path and not isinstance(model, dict):
+        raise TypeError("compile: model must be a JSON graph (dict) or the "
+                        f"path of a .json or .mlir file, not {type(model).__name__}")
+    graph = _load_graph(model)
+    if mesh:
+        _apply_mesh(graph, mesh)
+    if plan:
+        _apply_plan(graph, plan)
+    text = json.dumps(graph, indent=1)
+    name = os.fspath(model) if is_path else "<graph>"
+    engine = _shardc.compile_json(text, name, backend, params, training,
+                                  mpi_timeout)
+    return CompiledModel(engine, None, text)

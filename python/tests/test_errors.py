@@ -1,0 +1,130 @@
+"""Failures raise Python exceptions that say what and where; a failing
+device raises with its id; nothing hangs."""
+import os
+
+import numpy as np
+import pytest
+
+import shardc
+from seed_single_device import SingleDevice
+
+# Every launch here would hang without shardc's failure handling; the
+# timeout turns a regression into a failure instead.
+TIMEOUT = 60
+
+
+def test_a_failing_device_raises_with_its_id():
+    def device():
+        e = SingleDevice(4, 4)
+        if e.device_id == 2:
+            raise KeyError("layer_7/weights")
+        # The others wait for device 2 in a collective it never joins.
+        return e.all_reduce(np.ones((2,), np.float32))
+
+    with pytest.raises(shardc.DeviceError) as info:
+        shardc.launch(device, num_devices=4, timeout=TIMEOUT)
+    assert info.value.device_id == 2
+    assert isinstance(info.value.__cause__, KeyError)
+    message = str(info.value)
+    assert message.startswith("device 2 failed: KeyError: 'layer_7/weights'")
+    assert "raise KeyError" in message  # the device's traceback
+
+
+def test_mismatched_collectives_fail_every_device():
+    def device():
+        e = SingleDevice(4, 4)
+        if e.device_id == 0:
+            return e.all_gather(np.ones((2, 2), np.float32), axis=1)
+        return e.all_gather(np.ones((3, 2), np.float32), axis=1)
+
+    with pytest.raises(shardc.DeviceError) as info:
+        shardc.launch(device, num_devices=2, timeout=TIMEOUT)
+    assert "all_gather" in str(info.value)
+
+
+def test_a_deadlock_is_reported_not_hung():
+    def device():
+        e = SingleDevice(4, 4)
+        return e.receive((e.device_id + 1) % e.num_devices)  # nobody sends
+
+    with pytest.raises(shardc.DeviceError) as info:
+        shardc.launch(device, num_devices=3)  # no timeout: detected
+    assert "receive" in str(info.value)
+
+
+def test_bad_arguments_are_python_errors():
+    def device():
+        e = SingleDevice(4, 4)
+        errors = []
+        for call in (lambda: e.all_reduce(np.ones(2), op="sum"),      # float64
+                     lambda: e.all_reduce(np.ones(2, np.float32), op="prod"),
+                     lambda: e.all_gather(np.ones(2, np.float32), axis=3),
+                     lambda: e.send(5, np.ones(2, np.float32)),
+                     lambda: e.receive(e.device_id),
+                     lambda: e.all_gather(np.ones(2, np.float32), group=[7])):
+            try:
+                call()
+            except (TypeError, ValueError) as error:
+                errors.append(type(error).__name__ + ": " + str(error))
+        return errors
+
+    errors = shardc.launch(device, num_devices=2, timeout=TIMEOUT)[0]
+    assert len(errors) == 6, errors
+    assert errors[0].startswith("TypeError: all_reduce: arrays of dtype float64")
+    assert "'prod' is not supported" in errors[1]
+    assert "axis 3 is out of range" in errors[2]
+    assert "device 5 does not exist" in errors[3]
+    assert "is this device" in errors[4]
+    assert "group [7]" in errors[5]
+
+
+def test_an_engine_outlives_its_launch_only_as_an_error():
+    engines = shardc.launch(lambda: SingleDevice(4, 4), num_devices=2)
+    with pytest.raises(shardc.ShardcError, match="launch that has returned"):
+        engines[0].barrier()
+
+
+def test_unknown_backends():
+    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+        shardc.launch(lambda: None, num_devices=2, backend="gpu")
+    with pytest.raises(ValueError, match="unknown backend 'gpu'"):
+        shardc.compile({"mesh": {}}, backend="gpu")
+    with pytest.raises(ValueError, match="num_devices must be at least 1"):
+        shardc.launch(lambda: None, num_devices=0)
+
+
+def test_model_errors_carry_the_diagnostic(tmp_path, examples):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"mesh": {"name": "mesh", "axes": [["x", 2]]},\n'
+                   ' "inputs": [{"name": "a", "shape": [4, 4]}],\n'
+                   ' "ops": [{"op": "frobnicate", "inputs": ["a"], "output": "b"}],\n'
+                   ' "outputs": [{"name": "b"}]}\n')
+    with pytest.raises(shardc.ShardcError) as info:
+        shardc.compile(str(bad))
+    message = str(info.value)
+    assert "bad.json:3:" in message and "frobnicate" in message
+    with pytest.raises(shardc.ShardcError, match="cannot tell the format|expected .mlir or .json"):
+        shardc.compile(str(tmp_path / "model.onnx"))
+    with pytest.raises(ValueError, match="names 'nope'"):
+        shardc.compile(os.path.join(examples, "mlp_2d_mesh.json"),
+                       plan={"nope": [None]})
+    with pytest.raises(NotImplementedError, match="auto_shard"):
+        shardc.compile(os.path.join(examples, "mlp_2d_mesh.json"),
+                       auto_shard=True)
+
+
+def test_engine_call_errors_carry_the_diagnostic(examples):
+    engine = shardc.compile(os.path.join(examples, "mlp_2d_mesh.json"),
+                            backend="threads", parameters=["w0", "w1"],
+                            training=False)
+    with pytest.raises(shardc.ShardcError, match="forward failed"):
+        engine.forward(np.ones((16, 64), np.float32))  # no checkpoint yet
+    with pytest.raises(shardc.ShardcError, match="w9"):
+        engine.load_checkpoint({"w9": np.ones((2, 2), np.float32)})
+    engine.load_checkpoint({"w0": np.ones((64, 128), np.float32),
+                            "w1": np.ones((128, 64), np.float32)})
+    with pytest.raises(shardc.ShardcError) as info:
+        engine.forward(np.ones((16, 65), np.float32))
+    assert "16, 65" in str(info.value) or "16x65" in str(info.value)
+    with pytest.raises(TypeError, match="float64"):
+        engine.forward(np.ones((16, 64)))
