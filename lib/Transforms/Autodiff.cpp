@@ -140,12 +140,6 @@ LogicalResult shardc::checkDifferentiable(func::FuncOp func) {
     if (op.getNumResults() != 1)
       return op.emitError("autodiff expects ops with one result");
   }
-  for (BlockArgument arg : func.getArguments())
-    if (!isFloatTensor(arg.getType()))
-      return func.emitError()
-             << "autodiff needs float tensor arguments; input '"
-             << getArgumentName(func, arg.getArgNumber()) << "' is "
-             << arg.getType();
   for (auto [i, type] : llvm::enumerate(func.getResultTypes()))
     if (!isFloatTensor(type))
       return func.emitError() << "autodiff needs float tensor results; result #"
@@ -168,6 +162,12 @@ shardc::selectDifferentiatedArguments(func::FuncOp func,
       auto it = byName.find(name);
       if (it == byName.end())
         unknown.push_back("'" + name + "'");
+      else if (!isFloatTensor(func.getArgumentTypes()[it->second]))
+        return func.emitError()
+               << "autodiff: input '" << name << "' is "
+               << func.getArgumentTypes()[it->second]
+               << ", which has no gradient (only floating-point inputs are "
+                  "differentiated)";
       else if (seen.insert(it->second).second)
         wrtArgs.push_back(it->second);
     }
@@ -183,12 +183,18 @@ shardc::selectDifferentiatedArguments(func::FuncOp func,
     llvm::sort(wrtArgs);
     return wrtArgs;
   }
+  // Integer inputs (token ids, labels) are data: never differentiated.
+  auto differentiable = [&](unsigned i) {
+    return isFloatTensor(func.getArgumentTypes()[i]);
+  };
   for (unsigned i = 0; i < n; ++i)
-    if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
+    if (func.getArgAttr(i, ShardcDialect::getParamAttrName()) &&
+        differentiable(i))
       wrtArgs.push_back(i);
   if (wrtArgs.empty())
     for (unsigned i = 0; i < n; ++i)
-      wrtArgs.push_back(i);
+      if (differentiable(i))
+        wrtArgs.push_back(i);
   return wrtArgs;
 }
 

@@ -369,17 +369,39 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
       return failure();
     locals.push_back(*local);
   }
-  Operation *clone = builder.clone(*op);
-  clone->setOperands(locals);
+  SmallVector<Type, 2> localTypes;
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    localTypes.push_back(localType(v, best->getResultSharding(i)));
+  // The op says what a device computes in this layout: usually itself on
+  // the local blocks; an op whose sharded factor shifts what a block means
+  // (a vocab-parallel gather, a sharded iota) offsets it by axis_index.
+  FactorLayout layout;
+  layout.mesh = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+    ArrayRef<StringRef> axes = best->getFactorAxes(f);
+    int64_t shards = 1;
+    for (StringRef axis : axes)
+      shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
+    layout.factorAxes.emplace_back(axes.begin(), axes.end());
+    layout.factorShards.push_back(shards);
+  }
+  SmallVector<Value, 2> results;
+  if (failed(cast<ShardingRuleOpInterface>(op).buildLocalComputation(
+          builder, locals, localTypes, layout, results)))
+    return failure();
+  if (results.size() != op->getNumResults())
+    return op->emitOpError("internal error: its local computation built ")
+           << results.size() << " results for " << op->getNumResults();
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
     ShardingAttr produced = best->getResultSharding(i);
-    clone->getResult(i).setType(localType(v, produced));
-    clone->setAttr(shardingAttrName, produced);
-    current[v] = {clone->getResult(i), produced};
+    if (results[i].getType() != localTypes[i])
+      return op->emitOpError("internal error: its local computation built a ")
+             << results[i].getType() << " result where the layout needs "
+             << localTypes[i];
+    if (Operation *def = results[i].getDefiningOp())
+      def->setAttr(shardingAttrName, produced);
+    current[v] = {results[i], produced};
   }
-  // Attributes that spell out a sharded dim's size follow its local size.
-  if (auto ruleOp = dyn_cast<ShardingRuleOpInterface>(clone))
-    ruleOp.localizeAttributes();
   return success();
 }
 

@@ -619,7 +619,7 @@ Value OpDrawer::constraint(Value x) {
 
 Value ProgramBuilder::buildRandomOp(Value x) {
   OpDrawer d(*this);
-  switch (rng.uniform(14)) {
+  switch (rng.uniform(15)) {
   case 0:
     return d.matmul(x);
   case 1:
@@ -642,6 +642,8 @@ Value ProgramBuilder::buildRandomOp(Value x) {
     return d.constraint(x);
   case 12:
     return buildSlicingOp(x);
+  case 13:
+    return buildIndexingOp(x);
   default: { // a constant combined with x, so that it is used
     RankedTensorType type = tensorOf(x);
     Value c = d.constant(type, false);

@@ -1,7 +1,8 @@
 //===- ProgramBuilder.h - state shared by the difftest drawers --*- C++ -*-===//
 //
-// The generator in three parts, around one builder: MeshDrawing.cpp draws
-// the mesh, shapes and shardings; OpDrawing.cpp draws tensor ops; and
+// The generator in parts, around one builder: MeshDrawing.cpp draws the
+// mesh, shapes and shardings; OpDrawing.cpp draws tensor ops (with
+// SlicingDrawing.cpp and IndexingDrawing.cpp for those families); and
 // ProgramKinds.cpp assembles them into the kinds of programs Generator.h
 // lists.
 //
@@ -90,6 +91,12 @@ public:
 
   /// A random slice, concatenation or pad of `x`; null if it does not apply.
   mlir::Value buildSlicingOp(mlir::Value x);
+
+  //===--- IndexingDrawing.cpp --------------------------------------------===//
+
+  /// A random gather of `x` or scatter_add into it, at random integer ids;
+  /// null if it does not apply.
+  mlir::Value buildIndexingOp(mlir::Value x);
 
   //===--- ProgramKinds.cpp -----------------------------------------------===//
 

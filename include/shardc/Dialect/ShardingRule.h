@@ -25,6 +25,8 @@
 #ifndef SHARDC_DIALECT_SHARDINGRULE_H
 #define SHARDC_DIALECT_SHARDINGRULE_H
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -121,6 +123,23 @@ private:
 /// The rule of an elementwise op (every operand and the result share one
 /// parallel factor per dim): ShardingRule::getIdentity of its result shape.
 ShardingRule getElementwiseShardingRule(mlir::Operation *op);
+
+/// The layout the partitioner computes an op in, as its local computation
+/// (ShardingRuleOpInterface::buildLocalComputation) sees it: for every
+/// factor of the op's rule, the mesh axes sharding it (major to minor;
+/// none: whole on every device) and how many blocks they cut it into.
+struct FactorLayout {
+  mlir::FlatSymbolRefAttr mesh;
+  llvm::SmallVector<llvm::SmallVector<llvm::StringRef, 2>, 4> factorAxes;
+  llvm::SmallVector<int64_t, 4> factorShards;
+};
+
+/// The default local computation: `op` cloned with `localOperands` and
+/// `localResultTypes`, its attributes localized; appends its results.
+mlir::LogicalResult buildClonedLocalComputation(
+    mlir::Operation *op, mlir::OpBuilder &builder,
+    mlir::ValueRange localOperands, mlir::TypeRange localResultTypes,
+    llvm::SmallVectorImpl<mlir::Value> &results);
 
 } // namespace shardc
 

@@ -149,3 +149,12 @@ func.func @pad(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x7xf32> {
   %y = shardc.pad %x, %v low = [1, 0] high = [0, 2] interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x7xf32>
   return %y : tensor<3x7xf32>
 }
+// 16 rows: the test's integer inputs (ids in [0, 16)) are all in range.
+func.func @gather(%t: tensor<16x3xf32>, %ids: tensor<2x2xi32>) -> tensor<2x2x3xf32> {
+  %y = shardc.gather %t, %ids axis = 0 : (tensor<16x3xf32>, tensor<2x2xi32>) -> tensor<2x2x3xf32>
+  return %y : tensor<2x2x3xf32>
+}
+func.func @scatter_add(%t: tensor<3x16xf32>, %ids: tensor<4xi64>, %u: tensor<3x4xf32>) -> tensor<3x16xf32> {
+  %y = shardc.scatter_add %t, %ids, %u axis = 1 : (tensor<3x16xf32>, tensor<4xi64>, tensor<3x4xf32>) -> tensor<3x16xf32>
+  return %y : tensor<3x16xf32>
+}
