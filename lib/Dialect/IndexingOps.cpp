@@ -193,7 +193,9 @@ static Value buildBlockOffset(OpBuilder &b, Location loc,
   auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
   Value index =
       AxisIndexOp::create(b, loc, i64Scalar, mesh, b.getArrayAttr(names));
-  Value offset = buildMul(b, loc, index, buildI64Scalar(b, loc, blockSize));
+  Value offset = blockSize == 1
+                     ? index
+                     : buildMul(b, loc, index, buildI64Scalar(b, loc, blockSize));
   if (element != b.getI64Type())
     offset = ConvertOp::create(b, loc, RankedTensorType::get({}, element),
                                offset, TypeAttr::get(element));
