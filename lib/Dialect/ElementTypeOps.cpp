@@ -133,24 +133,9 @@ LogicalResult IotaOp::buildLocalComputation(OpBuilder &b, ValueRange locals,
   // The device's block of the counted dim starts at its index along `axes`
   // times the block size: a local iota plus that offset.
   auto type = cast<RankedTensorType>(localTypes[0]);
-  Location loc = getLoc(), helper = loc;
-  if (auto name = dyn_cast<NameLoc>(loc))
-    helper = name.getChildLoc();
-  SmallVector<Attribute> names;
-  for (StringRef a : axes)
-    names.push_back(b.getStringAttr(a));
-  auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
-  Value index = AxisIndexOp::create(b, helper, i64Scalar, layout.mesh,
-                                    b.getArrayAttr(names));
-  Value blockSize = buildConstant(
-      b, helper,
-      cast<ElementsAttr>(DenseElementsAttr::get(
-          i64Scalar, b.getIntegerAttr(b.getI64Type(), type.getDimSize(dim)))));
-  Value offset = buildMul(b, helper, index, blockSize);
-  Type element = type.getElementType();
-  if (element != b.getI64Type())
-    offset = ConvertOp::create(b, helper, RankedTensorType::get({}, element),
-                               offset, TypeAttr::get(element));
+  Location loc = getLoc(), helper = helperLoc(loc);
+  Value offset = buildBlockOffset(b, helper, layout.mesh, axes,
+                                  type.getDimSize(dim), type.getElementType());
   Value local = IotaOp::create(b, helper, type, dim);
   results.push_back(buildAdd(b, loc, local,
                              buildBroadcastInDim(b, helper, type, offset, {})));

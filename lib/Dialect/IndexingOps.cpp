@@ -166,9 +166,7 @@ ShardingRule ScatterAddOp::getShardingRule() {
 // Local computations
 //===----------------------------------------------------------------------===//
 
-/// The location of the helper ops a local computation builds: the op's
-/// source position without its value name (which belongs to the result).
-static Location helperLoc(Location loc) {
+Location shardc::detail::helperLoc(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getChildLoc();
   return loc;
@@ -181,12 +179,10 @@ static Value buildI64Scalar(OpBuilder &b, Location loc, int64_t value) {
                   type, b.getIntegerAttr(b.getI64Type(), value))));
 }
 
-/// This device's index along `axes` times `blockSize`, as a 0-d tensor of
-/// `element` type: where its block of a dim cut into blocks over `axes`
-/// starts.
-static Value buildBlockOffset(OpBuilder &b, Location loc,
-                              FlatSymbolRefAttr mesh, ArrayRef<StringRef> axes,
-                              int64_t blockSize, Type element) {
+Value shardc::detail::buildBlockOffset(OpBuilder &b, Location loc,
+                                      FlatSymbolRefAttr mesh,
+                                      ArrayRef<StringRef> axes,
+                                      int64_t blockSize, Type element) {
   SmallVector<Attribute> names;
   for (StringRef a : axes)
     names.push_back(b.getStringAttr(a));
