@@ -5,9 +5,12 @@
 // allows that moves the fewest bytes (operands resharded into it, its result
 // resharded out of it); pending partial sums travel with a value until a
 // consumer needs it whole (all_reduce) or split over the summed axis
-// (reduce_scatter). Reshards go through the ReshardPlanner and are cached
-// per (value, target sharding), so a value feeding several consumers in the
-// same layout is moved once. The choice of layout is memoized per distinct
+// (reduce_scatter). What a device computes for an op is the op's local
+// computation (ShardingRuleOpInterface::buildLocalComputation): the op on
+// its local blocks, or, for an op whose block depends on where it sits, the
+// op offset by axis_index. Reshards go through the ReshardPlanner and are
+// cached per (value, target sharding), so a value feeding several consumers
+// in the same layout is moved once. The choice of layout is memoized per distinct
 // question (LayoutChoices), since models repeat the same ops in the same
 // shardings layer after layer.
 //
@@ -379,11 +382,7 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   layout.mesh = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
     ArrayRef<StringRef> axes = best->getFactorAxes(f);
-    int64_t shards = 1;
-    for (StringRef axis : axes)
-      shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
     layout.factorAxes.emplace_back(axes.begin(), axes.end());
-    layout.factorShards.push_back(shards);
   }
   SmallVector<Value, 2> results;
   if (failed(cast<ShardingRuleOpInterface>(op).buildLocalComputation(

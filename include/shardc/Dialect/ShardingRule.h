@@ -125,13 +125,13 @@ private:
 ShardingRule getElementwiseShardingRule(mlir::Operation *op);
 
 /// The layout the partitioner computes an op in, as its local computation
-/// (ShardingRuleOpInterface::buildLocalComputation) sees it: for every
-/// factor of the op's rule, the mesh axes sharding it (major to minor;
-/// none: whole on every device) and how many blocks they cut it into.
+/// (ShardingRuleOpInterface::buildLocalComputation) sees it: the mesh and,
+/// for every factor of the op's rule, the mesh axes sharding it (major to
+/// minor; none: whole on every device). The local types give the block
+/// sizes.
 struct FactorLayout {
   mlir::FlatSymbolRefAttr mesh;
   llvm::SmallVector<llvm::SmallVector<llvm::StringRef, 2>, 4> factorAxes;
-  llvm::SmallVector<int64_t, 4> factorShards;
 };
 
 /// The default local computation: `op` cloned with `localOperands` and
