@@ -1,8 +1,9 @@
 //===- CollectiveOps.cpp - the collective ops ----------------------------===//
 //
 // What a collective is (CollectiveOpInterface, its kind's byte and message
-// formulas) and the collectives' verifiers. Collectives name a mesh by symbol, so their checks run in verifySymbolUses,
-// where the symbol table is cached.
+// formulas) and the collectives' verifiers, with those of axis_index, the
+// other SPMD-only op. They name a mesh by symbol, so their checks run in
+// verifySymbolUses, where the symbol table is cached.
 //
 //===----------------------------------------------------------------------===//
 
@@ -235,4 +236,20 @@ CollectivePermuteOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return emitOpError() << "target " << t << " appears twice";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// axis_index: no data moves, but like a collective it names a mesh and
+// groups of its devices, and only means something in an SPMD program.
+//===----------------------------------------------------------------------===//
+
+LogicalResult AxisIndexOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location>, Adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  types.push_back(RankedTensorType::get({}, IntegerType::get(ctx, 64)));
+  return success();
+}
+
+LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyGroup(*this, symbols, getMeshAttr(), getAxes());
 }

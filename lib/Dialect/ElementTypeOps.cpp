@@ -14,6 +14,7 @@
 
 #include "shardc/Dialect/GradientBuilder.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -113,20 +114,32 @@ LogicalResult ConvertOp::inferReturnTypes(MLIRContext *,
 // Sharding rules
 //===----------------------------------------------------------------------===//
 
-// Every dim is a factor; the counted one needs replication, since a device
-// holding a block of it would count from 0 instead of from its offset. A
-// sharded use of the result is then computed whole along that dim and
-// sliced locally, which moves no data.
+// Every dim is a parallel factor, the counted one too: a device holding a
+// block of it counts from the block's offset (buildLocalComputation).
 ShardingRule IotaOp::getShardingRule() {
   ShardingRule rule;
-  TensorFactors dims;
-  for (auto [d, size] : llvm::enumerate(shapeOf(getResult())))
-    dims.push_back({rule.addFactor(size, static_cast<int64_t>(d) ==
-                                                 getDimension()
-                                             ? FactorKind::NeedReplication
-                                             : FactorKind::Parallel)});
-  rule.addResult(std::move(dims));
+  rule.addResult(freshFactors(rule, shapeOf(getResult())));
   return rule;
+}
+
+LogicalResult IotaOp::buildLocalComputation(OpBuilder &b, ValueRange locals,
+                                            TypeRange localTypes,
+                                            const FactorLayout &layout,
+                                            SmallVectorImpl<Value> &results) {
+  int64_t dim = getDimension();
+  ArrayRef<StringRef> axes = layout.factorAxes[dim];
+  if (axes.empty())
+    return buildClonedLocalComputation(*this, b, locals, localTypes, results);
+  // The device's block of the counted dim starts at its index along `axes`
+  // times the block size: a local iota plus that offset.
+  auto type = cast<RankedTensorType>(localTypes[0]);
+  Location loc = getLoc(), helper = helperLoc(loc);
+  Value offset = buildBlockOffset(b, helper, layout.mesh, axes,
+                                  type.getDimSize(dim), type.getElementType());
+  Value local = IotaOp::create(b, helper, type, dim);
+  results.push_back(buildAdd(b, loc, local,
+                             buildBroadcastInDim(b, helper, type, offset, {})));
+  return success();
 }
 
 /// All operands and the result share one parallel factor per dim.

@@ -28,7 +28,9 @@ shardc::ResultTypeSource shardc::getResultTypeSource(OperationName name,
   // Before InferTypeOpInterface, which ODS also gives the ops whose result
   // type a trait fixes (SameOperandsAndResultType, AllTypesMatch): those
   // say more precisely where it comes from.
-  if (has(OpFieldKind::MeshRef))
+  // axis_index names a mesh too, but has no operand to scale: its type is
+  // inferred.
+  if (has(OpFieldKind::MeshRef) && fields.numOperands > 0)
     return ResultTypeSource::FromMesh;
   if (name.hasTrait<mlir::OpTrait::SameOperandsAndResultType>())
     return ResultTypeSource::SameAsOperand;

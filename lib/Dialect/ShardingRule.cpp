@@ -164,3 +164,17 @@ ShardingRule shardc::getElementwiseShardingRule(Operation *op) {
       cast<ShapedType>(op->getResult(0).getType()).getShape(),
       op->getNumOperands(), 1);
 }
+
+LogicalResult shardc::buildClonedLocalComputation(
+    Operation *op, OpBuilder &builder, ValueRange localOperands,
+    TypeRange localResultTypes, SmallVectorImpl<Value> &results) {
+  Operation *clone = builder.clone(*op);
+  clone->setOperands(localOperands);
+  for (auto [result, type] : llvm::zip(clone->getResults(), localResultTypes))
+    result.setType(type);
+  // Attributes that spell out a sharded dim's size follow its local size.
+  if (auto ruleOp = dyn_cast<ShardingRuleOpInterface>(clone))
+    ruleOp.localizeAttributes();
+  llvm::append_range(results, clone->getResults());
+  return success();
+}

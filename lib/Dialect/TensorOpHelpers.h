@@ -10,6 +10,7 @@
 
 #include "shardc/Dialect/ShardingRule.h"
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -96,6 +97,22 @@ inline void clearCotangents(mlir::Operation *op,
 inline bool want(llvm::ArrayRef<bool> wanted, unsigned i) {
   return i < wanted.size() && wanted[i];
 }
+
+//===----------------------------------------------------------------------===//
+// Local computations (defined in IndexingOps.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The location of the helper ops a local computation builds: the op's
+/// source position without its value name (which belongs to the result).
+mlir::Location helperLoc(mlir::Location loc);
+
+/// This device's index along `axes` of `mesh` (axis_index) times
+/// `blockSize`, as a 0-d tensor of `element` type: where its block of a dim
+/// cut into blocks of `blockSize` over `axes` starts.
+mlir::Value buildBlockOffset(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::FlatSymbolRefAttr mesh,
+                             llvm::ArrayRef<llvm::StringRef> axes,
+                             int64_t blockSize, mlir::Type element);
 
 } // namespace shardc::detail
 

@@ -434,11 +434,12 @@ LogicalResult GraphExporter::exportField(Operation *op, const OpField &field,
   return cannotExpress();
 }
 
-/// Whether a default value of this kind is left out. Enumerations are, as
-/// MLIR's printer leaves them out of an attribute dictionary; lists of dims
-/// are always written, as the format documents them.
+/// Whether a default value of this kind is left out. Enumerations and
+/// strings (a gather's `mode`) are, as MLIR's printer leaves them out of an
+/// attribute dictionary; lists of dims are always written, as the format
+/// documents them.
 static bool omitsDefault(OpFieldKind kind) {
-  return kind == OpFieldKind::Reduction;
+  return kind == OpFieldKind::Reduction || kind == OpFieldKind::String;
 }
 
 LogicalResult GraphExporter::exportOpFields(Operation *op,

@@ -3,7 +3,8 @@
 // The interpreter's side of a collective: find the mesh, resolve this
 // device's group, validate the op's dims against the local operand, and hand
 // the data to the Communicator. all_slice moves no data, so it is computed
-// here from the group index alone.
+// here from the group index alone, as is axis_index (the group index
+// itself).
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,4 +176,37 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
                            << result->describe() << " on device " << device
                            << " but its result type is " << resultType;
   return result;
+}
+
+FailureOr<Tensor> shardc::evaluateAxisIndex(Operation *op, int64_t deviceId) {
+  auto axisIndex = dyn_cast<AxisIndexOp>(op);
+  if (!axisIndex)
+    return op->emitError() << "'" << op->getName() << "' is not axis_index";
+  MeshOp mesh = lookupMesh(op, axisIndex.getMeshAttr());
+  if (!mesh)
+    return op->emitError() << "'" << op->getName() << "' names unknown mesh "
+                           << axisIndex.getMeshAttr();
+  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
+  if (failed(topology))
+    return failure();
+  SmallVector<StringRef> axes;
+  for (Attribute a : axisIndex.getAxes()) {
+    auto name = dyn_cast<StringAttr>(a);
+    if (!name)
+      return op->emitError("axis_index axes must be strings");
+    axes.push_back(name.getValue());
+  }
+  if (llvm::Error err = topology->checkAxes(axes))
+    return op->emitError() << "'" << op->getName() << "' on mesh "
+                           << axisIndex.getMeshAttr() << ": "
+                           << llvm::toString(std::move(err));
+  if (deviceId < 0 || deviceId >= topology->numDevices())
+    return op->emitError() << "device id " << deviceId << " is outside mesh "
+                           << axisIndex.getMeshAttr() << " of "
+                           << topology->numDevices() << " devices";
+  llvm::Expected<Tensor> result = Tensor::allocate({}, DType::I64);
+  if (!result)
+    return op->emitError() << llvm::toString(result.takeError());
+  result->dataAs<int64_t>()[0] = topology->groupIndex(deviceId, axes);
+  return std::move(*result);
 }

@@ -4,7 +4,8 @@
 // UnaryElementwise or BinaryElementwise trait (found at compile time from the
 // generated op list): the op's `computeElements` expression, instantiated on
 // Eigen arrays, is one vectorized pass over contiguous f32 storage with no
-// temporaries. A new elementwise op needs no code here.
+// temporaries. Ops declared with integers (add, sub, mul) also run on i32
+// and i64 storage. A new elementwise op needs no code here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,9 +68,41 @@ struct BinaryKernel : shardc::detail::KernelModel<BinaryKernel<OpT>, OpT> {
                              << " (there is no implicit broadcasting)";
     if (result.numElements() == 0)
       return success();
+    if (lhs.dtype() != result.dtype() || rhs.dtype() != result.dtype())
+      return op->emitError() << "'" << op->getName() << "' operands "
+                             << lhs.describe() << " and " << rhs.describe()
+                             << " do not match its result "
+                             << result.describe();
+    if constexpr (OpT::kAcceptsIntegers) {
+      if (result.dtype() == DType::I32)
+        return computeWrapping<int32_t, uint32_t>(lhs, rhs, result);
+      if (result.dtype() == DType::I64)
+        return computeWrapping<int64_t, uint64_t>(lhs, rhs, result);
+    }
+    if (result.dtype() != DType::F32)
+      return op->emitError() << "'" << op->getName() << "' does not compute "
+                             << result.describe();
     ConstArrayMap a(lhs.data(), lhs.numElements());
     ConstArrayMap b(rhs.data(), rhs.numElements());
     ArrayMap y(result.data(), result.numElements());
+    y = OpT::computeElements(a, b);
+    return success();
+  }
+
+  /// Index arithmetic on `Signed` integers, computed on their `Unsigned`
+  /// bits so that overflow wraps around (signed overflow would be undefined
+  /// behaviour); the formula is the float one.
+  template <typename Signed, typename Unsigned>
+  static LogicalResult computeWrapping(const Tensor &lhs, const Tensor &rhs,
+                                       Tensor &result) {
+    using Array = Eigen::Array<Unsigned, Eigen::Dynamic, 1>;
+    int64_t n = result.numElements();
+    Eigen::Map<const Array> a(
+        reinterpret_cast<const Unsigned *>(lhs.dataAs<Signed>()), n);
+    Eigen::Map<const Array> b(
+        reinterpret_cast<const Unsigned *>(rhs.dataAs<Signed>()), n);
+    Eigen::Map<Array> y(reinterpret_cast<Unsigned *>(result.dataAs<Signed>()),
+                        n);
     y = OpT::computeElements(a, b);
     return success();
   }

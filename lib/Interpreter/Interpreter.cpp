@@ -255,6 +255,13 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     else if (isa<CollectiveOpInterface>(op))
       result = shardc::detail::evaluateCollective(&op, *operands.front(),
                                                   options.communicator, meshes);
+    else if (isa<AxisIndexOp>(op))
+      result = options.communicator
+                   ? evaluateAxisIndex(&op, options.communicator->deviceId())
+                   : FailureOr<Tensor>(op.emitError(
+                         "axis_index needs a device mesh; run the "
+                         "partitioned program with `shardc simulate` or "
+                         "`shardc exec`"));
     else
       result = evaluateTensorOp(&op, operands, options.maxTensorBytes,
                                 /*verifyOp=*/false); // preflight verified

@@ -100,6 +100,7 @@ void attachLayoutKernels(mlir::MLIRContext *ctx);
 void attachSliceKernels(mlir::MLIRContext *ctx);
 void attachConstantKernel(mlir::MLIRContext *ctx);
 void attachElementTypeKernels(mlir::MLIRContext *ctx);
+void attachIndexingKernels(mlir::MLIRContext *ctx);
 
 //===----------------------------------------------------------------------===//
 // Collectives

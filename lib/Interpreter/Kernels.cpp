@@ -49,6 +49,7 @@ void shardc::registerKernelModels(DialectRegistry &registry) {
     detail::attachSliceKernels(ctx);
     detail::attachConstantKernel(ctx);
     detail::attachElementTypeKernels(ctx);
+    detail::attachIndexingKernels(ctx);
   });
 }
 
@@ -96,6 +97,10 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
     return op->emitError() << "collective '" << op->getName()
                            << "' is not a local kernel; it runs through "
                               "the interpreter's communicator";
+  if (isa<AxisIndexOp>(op))
+    return op->emitError() << "'" << op->getName()
+                           << "' is not a local kernel: it needs the device "
+                              "it runs on (the interpreter's communicator)";
   if (!isa_and_nonnull<ShardcDialect>(op->getDialect()) || isa<MeshOp>(op) ||
       op->getNumResults() != 1)
     return op->emitError() << "'" << op->getName()

@@ -162,6 +162,12 @@ shardc::selectDifferentiatedArguments(func::FuncOp func,
       auto it = byName.find(name);
       if (it == byName.end())
         unknown.push_back("'" + name + "'");
+      else if (!isFloatTensor(func.getArgumentTypes()[it->second]))
+        return func.emitError()
+               << "autodiff: input '" << name << "' is "
+               << func.getArgumentTypes()[it->second]
+               << ", which has no gradient (only floating-point inputs are "
+                  "differentiated)";
       else if (seen.insert(it->second).second)
         wrtArgs.push_back(it->second);
     }
@@ -175,22 +181,20 @@ shardc::selectDifferentiatedArguments(func::FuncOp func,
              << " (wrt); its inputs are: " << known;
     }
     llvm::sort(wrtArgs);
-  } else {
-    for (unsigned i = 0; i < n; ++i)
-      if (func.getArgAttr(i, ShardcDialect::getParamAttrName()))
-        wrtArgs.push_back(i);
-    // "All" means all that have a gradient: integer inputs (token ids,
-    // labels) are data.
-    if (wrtArgs.empty())
-      for (unsigned i = 0; i < n; ++i)
-        if (isFloatTensor(func.getArgument(i).getType()))
-          wrtArgs.push_back(i);
+    return wrtArgs;
   }
-  for (unsigned i : wrtArgs)
-    if (!isFloatTensor(func.getArgument(i).getType()))
-      return func.emitError() << "autodiff: input '" << getArgumentName(func, i)
-                              << "' is " << func.getArgument(i).getType()
-                              << ", not a float tensor, so it has no gradient";
+  // Integer inputs (token ids, labels) are data: never differentiated.
+  auto differentiable = [&](unsigned i) {
+    return isFloatTensor(func.getArgumentTypes()[i]);
+  };
+  for (unsigned i = 0; i < n; ++i)
+    if (func.getArgAttr(i, ShardcDialect::getParamAttrName()) &&
+        differentiable(i))
+      wrtArgs.push_back(i);
+  if (wrtArgs.empty())
+    for (unsigned i = 0; i < n; ++i)
+      if (differentiable(i))
+        wrtArgs.push_back(i);
   return wrtArgs;
 }
 

@@ -5,9 +5,12 @@
 // allows that moves the fewest bytes (operands resharded into it, its result
 // resharded out of it); pending partial sums travel with a value until a
 // consumer needs it whole (all_reduce) or split over the summed axis
-// (reduce_scatter). Reshards go through the ReshardPlanner and are cached
-// per (value, target sharding), so a value feeding several consumers in the
-// same layout is moved once. The choice of layout is memoized per distinct
+// (reduce_scatter). What a device computes for an op is the op's local
+// computation (ShardingRuleOpInterface::buildLocalComputation): the op on
+// its local blocks, or, for an op whose block depends on where it sits, the
+// op offset by axis_index. Reshards go through the ReshardPlanner and are
+// cached per (value, target sharding), so a value feeding several consumers
+// in the same layout is moved once. The choice of layout is memoized per distinct
 // question (LayoutChoices), since models repeat the same ops in the same
 // shardings layer after layer.
 //
@@ -370,17 +373,35 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
       return failure();
     locals.push_back(*local);
   }
-  Operation *clone = builder.clone(*op);
-  clone->setOperands(locals);
+  SmallVector<Type, 2> localTypes;
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    localTypes.push_back(localType(v, best->getResultSharding(i)));
+  // The op says what a device computes in this layout: usually itself on
+  // the local blocks; an op whose sharded factor shifts what a block means
+  // (a vocab-parallel gather, a sharded iota) offsets it by axis_index.
+  FactorLayout layout;
+  layout.mesh = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+    ArrayRef<StringRef> axes = best->getFactorAxes(f);
+    layout.factorAxes.emplace_back(axes.begin(), axes.end());
+  }
+  SmallVector<Value, 2> results;
+  if (failed(cast<ShardingRuleOpInterface>(op).buildLocalComputation(
+          builder, locals, localTypes, layout, results)))
+    return failure();
+  if (results.size() != op->getNumResults())
+    return op->emitOpError("internal error: its local computation built ")
+           << results.size() << " results for " << op->getNumResults();
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
     ShardingAttr produced = best->getResultSharding(i);
-    clone->getResult(i).setType(localType(v, produced));
-    clone->setAttr(shardingAttrName, produced);
-    current[v] = {clone->getResult(i), produced};
+    if (results[i].getType() != localTypes[i])
+      return op->emitOpError("internal error: its local computation built a ")
+             << results[i].getType() << " result where the layout needs "
+             << localTypes[i];
+    if (Operation *def = results[i].getDefiningOp())
+      def->setAttr(shardingAttrName, produced);
+    current[v] = {results[i], produced};
   }
-  // Attributes that spell out a sharded dim's size follow its local size.
-  if (auto ruleOp = dyn_cast<ShardingRuleOpInterface>(clone))
-    ruleOp.localizeAttributes();
   return success();
 }
 

@@ -483,3 +483,56 @@ func.func @pad_value(%a: tensor<4x8xf32>, %z: tensor<1xf32>) -> tensor<4x8xf32> 
   %0 = shardc.pad %a, %z low = [0, 0] high = [0, 0] : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @gather_float_ids(%t: tensor<16x8xf32>, %i: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{operand #1 must be statically shaped tensor of i32 or i64 indices}}
+  %0 = shardc.gather %t, %i axis = 0 : (tensor<16x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @gather_axis_range(%t: tensor<16x8xf32>, %i: tensor<4xi32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{gather axis -1 is out of range for a table of rank 2}}
+  %0 = shardc.gather %t, %i axis = -1 : (tensor<16x8xf32>, tensor<4xi32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @gather_result(%t: tensor<16x8xf32>, %i: tensor<4xi32>) -> tensor<8x4xf32> {
+  // expected-error @+2 {{'shardc.gather' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<8x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = shardc.gather %t, %i axis = 0 : (tensor<16x8xf32>, tensor<4xi32>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_element_type(%t: tensor<16x8xf32>, %i: tensor<4xi32>, %u: tensor<4x8xbf16>) -> tensor<16x8xf32> {
+  // expected-error @+2 {{failed to infer returned types}}
+  // expected-error @+1 {{scatter_add updates must have the table's element type}}
+  %0 = shardc.scatter_add %t, %i, %u axis = 0 : (tensor<16x8xf32>, tensor<4xi32>, tensor<4x8xbf16>) -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @axis_index_axis() -> tensor<i64> attributes {shardc.spmd} {
+  // expected-error @+1 {{uses unknown mesh axis "y"}}
+  %0 = shardc.axis_index on @mesh axes = ["y"] : tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @axis_index_twice() -> tensor<i64> attributes {shardc.spmd} {
+  // expected-error @+1 {{lists mesh axis "x" twice}}
+  %0 = shardc.axis_index on @mesh axes = ["x", "x"] : tensor<i64>
+  return %0 : tensor<i64>
+}

@@ -68,6 +68,17 @@ func.func @tensor_ops(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding 
   %pi = shardc.pad %cc, %zero low = [0, 0] high = [0, 0] interior = [1, 0] : (tensor<20x16xf32>, tensor<f32>) -> tensor<39x16xf32>
   // CHECK: shardc.constant dense<5.000000e-01> : tensor<16x128xf32>
   %k = shardc.constant dense<0.5> : tensor<16x128xf32>
+  // CHECK: %[[IDS:.*]] = shardc.iota dimension = 0 : tensor<4xi64>
+  %ids = shardc.iota dimension = 0 : tensor<4xi64>
+  // CHECK: %[[IDS2:.*]] = shardc.add %[[IDS]], %[[IDS]] : tensor<4xi64>
+  %ids2 = shardc.add %ids, %ids : tensor<4xi64>
+  // The default mode ("error") is not printed.
+  // CHECK: %[[GA:.*]] = shardc.gather %{{.*}}, %[[IDS2]] axis = 0 : (tensor<16x128xf32>, tensor<4xi64>) -> tensor<4x128xf32>
+  %ga = shardc.gather %k, %ids2 axis = 0 : (tensor<16x128xf32>, tensor<4xi64>) -> tensor<4x128xf32>
+  // CHECK: shardc.gather %{{.*}}, %[[IDS]] axis = 1 mode = "skip" : (tensor<16x128xf32>, tensor<4xi64>) -> tensor<16x4xf32>
+  %gs = shardc.gather %k, %ids axis = 1 mode = "skip" : (tensor<16x128xf32>, tensor<4xi64>) -> tensor<16x4xf32>
+  // CHECK: shardc.scatter_add %{{.*}}, %[[IDS2]], %[[GA]] axis = 0 : (tensor<16x128xf32>, tensor<4xi64>, tensor<4x128xf32>) -> tensor<16x128xf32>
+  %sa = shardc.scatter_add %k, %ids2, %ga axis = 0 : (tensor<16x128xf32>, tensor<4xi64>, tensor<4x128xf32>) -> tensor<16x128xf32>
   // CHECK: shardc.sharding_constraint %{{.*}} <@mesh, [{"y"}, {}]> : tensor<16x128xf32>
   %sc = shardc.sharding_constraint %m <@mesh, [{"y"}, {}]> : tensor<16x128xf32>
   // CHECK: shardc.reduce_sum %{{.*}} dims = [1] : (tensor<16x128xf32>) -> tensor<16xf32>
@@ -99,6 +110,8 @@ func.func @collectives(%v: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {sha
   %t = shardc.all_to_all %a on @mesh axes = ["y"] split_dim = 1 concat_dim = 0 : tensor<4x32xf32> -> tensor<16x8xf32>
   // CHECK: shardc.collective_permute %{{.*}} on @mesh axes = ["x"] pairs = {{\[\[}}0, 1], [1, 0]] : tensor<16x8xf32>
   %p = shardc.collective_permute %t on @mesh axes = ["x"] pairs = [[0, 1], [1, 0]] : tensor<16x8xf32>
+  // CHECK: shardc.axis_index on @mesh axes = ["x", "y"] : tensor<i64>
+  %ix = shardc.axis_index on @mesh axes = ["x", "y"] : tensor<i64>
   // CHECK: shardc.all_slice %{{.*}} on @mesh axes = ["y"] dim = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
   %s = shardc.all_slice %p on @mesh axes = ["y"] dim = 0 : tensor<16x8xf32> -> tensor<4x8xf32>
   // CHECK: shardc.all_gather %{{.*}} on @mesh axes = ["y", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x64xf32>

@@ -129,12 +129,12 @@ func.func @others(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   return %1 : tensor<8x16xf32>
 }
 
-// The element-type ops: compare, select and convert are elementwise; iota's
-// counted dim needs replication (a device holding a block of it would count
-// from 0), its other dims are parallel.
+// The element-type ops: compare, select and convert are elementwise; every
+// dim of iota is parallel (a device holding a block of the counted dim adds
+// its offset, from axis_index).
 // CHECK-LABEL: func.func @element_types
 func.func @element_types(%a: tensor<8x16xi32>, %x: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  // CHECK: shardc.iota {{.*}}sharding_rule = #shardc.sharding_rule<() -> ([f0, f1]) {f0=8, f1=16 need_replication}>
+  // CHECK: shardc.iota {{.*}}sharding_rule = #shardc.sharding_rule<() -> ([f0, f1]) {f0=8, f1=16}>
   %i = shardc.iota dimension = 1 : tensor<8x16xi32>
   // CHECK: shardc.compare {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
   %m = shardc.compare %a, %i direction = "LT" : (tensor<8x16xi32>, tensor<8x16xi32>) -> tensor<8x16xi1>
@@ -143,4 +143,22 @@ func.func @element_types(%a: tensor<8x16xi32>, %x: tensor<8x16xf32>) -> tensor<8
   // CHECK: shardc.select {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f0, f1], [f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
   %s = shardc.select %m, %x, %f : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
   return %s : tensor<8x16xf32>
+}
+
+// gather sums its table's gathered axis away (a device holding a block of
+// the rows contributes the lookups of its ids: the result is partial); the
+// ids' dims and the table's other dims pass through. scatter_add keeps the
+// table's dims and sums the ids' away. A boolean table cannot be summed:
+// its gathered axis needs replication.
+// CHECK-LABEL: func.func @indexing
+func.func @indexing(%t: tensor<16x64xf32>, %ids: tensor<8x4xi32>, %u: tensor<8x4x64xf32>, %m: tensor<16x64xi1>) -> tensor<16x64xf32> {
+  // CHECK: shardc.gather {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f2, f3]) -> ([f2, f3, f1]) {f0=16 reduction, f1=64, f2=8, f3=4}>
+  %e = shardc.gather %t, %ids axis = 0 : (tensor<16x64xf32>, tensor<8x4xi32>) -> tensor<8x4x64xf32>
+  // CHECK: shardc.gather {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f2, f3]) -> ([f0, f2, f3]) {f0=16, f1=64 reduction, f2=8, f3=4}>
+  %c = shardc.gather %t, %ids axis = 1 : (tensor<16x64xf32>, tensor<8x4xi32>) -> tensor<16x8x4xf32>
+  // CHECK: shardc.gather {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f2, f3]) -> ([f2, f3, f1]) {f0=16 need_replication, f1=64, f2=8, f3=4}>
+  %b = shardc.gather %m, %ids axis = 0 : (tensor<16x64xi1>, tensor<8x4xi32>) -> tensor<8x4x64xi1>
+  // CHECK: shardc.scatter_add {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1], [f2, f3], [f2, f3, f1]) -> ([f0, f1]) {f0=16, f1=64, f2=8 reduction, f3=4 reduction}>
+  %s = shardc.scatter_add %t, %ids, %u axis = 0 : (tensor<16x64xf32>, tensor<8x4xi32>, tensor<8x4x64xf32>) -> tensor<16x64xf32>
+  return %s : tensor<16x64xf32>
 }

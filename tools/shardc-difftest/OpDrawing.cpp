@@ -619,7 +619,7 @@ Value OpDrawer::constraint(Value x) {
 
 Value ProgramBuilder::buildRandomOp(Value x) {
   OpDrawer d(*this);
-  switch (rng.uniform(15)) {
+  switch (rng.uniform(16)) {
   case 0:
     return d.matmul(x);
   case 1:
@@ -644,6 +644,8 @@ Value ProgramBuilder::buildRandomOp(Value x) {
     return buildSlicingOp(x);
   case 13:
     return buildCompositeOp(x);
+  case 14:
+    return buildIndexingOp(x);
   default: { // a constant combined with x, so that it is used
     RankedTensorType type = tensorOf(x);
     Value c = d.constant(type, false);

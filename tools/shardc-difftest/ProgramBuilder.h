@@ -1,8 +1,9 @@
 //===- ProgramBuilder.h - state shared by the difftest drawers --*- C++ -*-===//
 //
 // The generator in parts, around one builder: MeshDrawing.cpp draws the
-// mesh, shapes and shardings; OpDrawing.cpp, SlicingDrawing.cpp and
-// CompositeDrawing.cpp draw tensor ops; and
+// mesh, shapes and shardings; OpDrawing.cpp draws tensor ops (with
+// SlicingDrawing.cpp, IndexingDrawing.cpp and CompositeDrawing.cpp for
+// those families); and
 // ProgramKinds.cpp assembles them into the kinds of programs Generator.h
 // lists.
 //
@@ -97,6 +98,12 @@ public:
   /// A random softmax, log_softmax, layer_norm, rms_norm, mean or
   /// cross_entropy of `x`; null if it does not apply.
   mlir::Value buildCompositeOp(mlir::Value x);
+
+  //===--- IndexingDrawing.cpp --------------------------------------------===//
+
+  /// A random gather of `x` or scatter_add into it, at random integer ids;
+  /// null if it does not apply.
+  mlir::Value buildIndexingOp(mlir::Value x);
 
   //===--- ProgramKinds.cpp -----------------------------------------------===//
 

@@ -78,6 +78,10 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %mn = shardc.mean %rn dims = [0] : (tensor<16x128xf32>) -> tensor<128xf32>
   %lb = shardc.iota dimension = 0 : tensor<16xi64>
   %ce = shardc.cross_entropy %rn, %lb : (tensor<16x128xf32>, tensor<16xi64>) -> tensor<f32>
+  %io2 = shardc.iota dimension = 0 : tensor<4xi64>
+  %ia = shardc.add %io2, %io2 : tensor<4xi64>
+  %ga = shardc.gather %h, %ia axis = 0 mode = "skip" : (tensor<16x128xf32>, tensor<4xi64>) -> tensor<4x128xf32>
+  %sa = shardc.scatter_add %h, %ia, %ga axis = 0 mode = "skip" : (tensor<16x128xf32>, tensor<4xi64>, tensor<4x128xf32>) -> tensor<16x128xf32>
   return %out, %dg, %mx, %r, %db, %k1, %k2, %k3, %k4, %se : tensor<16x128xf32>, tensor<16x8x8xf32>, tensor<f32>, tensor<16x128xf32>, tensor<2x8x8xbf16>, tensor<6xf32>, tensor<2xbf16>, tensor<2xf64>, tensor<3xf16>, tensor<16x128xf32>
 }
 )mlir";
@@ -98,6 +102,7 @@ func.func @main(%v: tensor<4x32xf32> {shardc.name = "v", shardc.sharding = #shar
   %s2 = shardc.all_slice %g2 on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
   %r2 = shardc.reduce_scatter %s2 on @mesh axes = ["y"] dim = 0 {reduction = #shardc.reduction<max>} : tensor<4x32xf32> -> tensor<1x32xf32>
   %g3 = shardc.all_gather %r2 on @mesh axes = ["y"] dim = 0 : tensor<1x32xf32> -> tensor<4x32xf32>
+  %ix = shardc.axis_index on @mesh axes = ["y", "x"] : tensor<i64>
   return %g3 : tensor<4x32xf32>
 }
 )mlir";

@@ -611,7 +611,10 @@ TEST_P(MpiExampleTest, MatchesTheReferenceAndTheSimulatorOnEveryRank) {
   for (unsigned i = 0; i < ex->globalFunc.getNumArguments(); ++i) {
     auto type = cast<RankedTensorType>(ex->globalFunc.getArgument(i).getType());
     inputs.push_back(
-        randomTensor(type.getShape(), 0, inputName(ex->globalFunc, i)));
+        cantFail(tryRandomTensor(
+            type.getShape(), 0, inputName(ex->globalFunc, i),
+            defaultMaxTensorBytes(),
+            executableDType(type.getElementType()).value_or(DType::F32))));
     auto sharding = ex->spmdFunc.getArgAttrOfType<ShardingAttr>(
         i, ShardcDialect::getShardingAttrName());
     ASSERT_TRUE(sharding);

@@ -115,7 +115,8 @@ class Shardc_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 // f16, bf16 and f64 are accepted by the IR so that mixed precision needs no
 // change here. Integers: i1 (booleans: masks, comparison results), i32 and
 // i64 (token ids, positions). Layout ops, constants, sharding constraints
-// and collectives take any of them; arithmetic takes floats only.
+// and collectives take any of them; arithmetic takes floats only, except
+// add, sub and mul, which also do index arithmetic on i32 and i64.
 def Shardc_Float : AnyTypeOf<[F32, F16, BF16, F64]>;
 def Shardc_Integer : AnyTypeOf<[I1, I32, I64]>;
 // A tensor whose byte size overflows 63 bits cannot exist anywhere, so it is
@@ -133,6 +134,20 @@ def Shardc_FloatTensor : Type<
          CPred<"::shardc::hasAddressableSize($_self)">]>,
     "statically shaped tensor of floating-point (f32, f16, bf16 or f64) "
     "values whose byte size fits in 63 bits",
+    "::mlir::RankedTensorType">;
+// Index arithmetic (add, sub, mul) also takes the integer types that count
+// (i32, i64); autodiff gives such operands no cotangent.
+def Shardc_NumericTensor : Type<
+    And<[StaticShapeTensorOf<[F32, F16, BF16, F64, I32, I64]>.predicate,
+         CPred<"::shardc::hasAddressableSize($_self)">]>,
+    "statically shaped tensor of floating-point (f32, f16, bf16 or f64) "
+    "or integer (i32, i64) values whose byte size fits in 63 bits",
+    "::mlir::RankedTensorType">;
+// Indices: gather's and scatter_add's ids.
+def Shardc_IndexTensor : Type<
+    And<[StaticShapeTensorOf<[I32, I64]>.predicate,
+         CPred<"::shardc::hasAddressableSize($_self)">]>,
+    "statically shaped tensor of i32 or i64 indices",
     "::mlir::RankedTensorType">;
 // The predicate of select and the result of compare.
 def Shardc_BoolTensor : Type<

@@ -90,7 +90,7 @@ class Shardc_TensorOp<string mnemonic, list<Trait> traits = []>
 ///   vectorized path is inexact, e.g. Eigen's exp below -87.3).
 class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
                            string kernel, string exactBelow, string exactScalar,
-                           int flops>
+                           int flops, bit integers = 0>
     : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
         Shardc_TensorOpTrait, arity,
         Shardc_ShardingRuleOpInterface, Shardc_DifferentiableOpInterface,
@@ -103,6 +103,10 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
     }
     /// Whether elements below kExactBelow are recomputed by
     /// computeExactElement after computeElements.
+    /// Whether the kernel also runs on i32 and i64 (index arithmetic,
+    /// computed in unsigned arithmetic so that overflow wraps).
+    static constexpr bool kAcceptsIntegers = }] #
+        !if(integers, "true", "false") # [{;
     static constexpr bool kHasExactBelow = }] #
         !if(!empty(exactBelow), "false", "true") # [{;
     static constexpr float kExactBelow = }] #
@@ -275,16 +279,21 @@ def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
   }];
 }
 
+/// `integers`: the op also computes on i32 and i64 (index arithmetic).
 class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
-                                 code gradient, int flops = 1>
+                                 code gradient, int flops = 1,
+                                 bit integers = 0>
     : Shardc_ElementwiseOp<mnemonic, Shardc_BinaryElementwiseTrait,
                            "const Array &a, const Array &b", kernel, "", "",
-                           flops> {
+                           flops, integers> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
   let description = [{
     Computes `}] # formula # [{` element by element. Both operands and the
     result have the same type; there is no implicit broadcasting (use
-    `shardc.broadcast_in_dim`).
+    `shardc.broadcast_in_dim`).}] # !if(integers, [{ Besides floats, the
+    operands may be i32 or i64 tensors (index arithmetic: offsets of ids,
+    positions), where overflow wraps around; integer operands get no
+    cotangent.}], "") # [{
 
     ```mlir
     %2 = shardc.}] # mnemonic # [{ %0, %1 : tensor<16x64xf32>
@@ -292,8 +301,9 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
 
     Constraints: operand and result types are identical.
   }];
-  let arguments = (ins Shardc_FloatTensor:$lhs, Shardc_FloatTensor:$rhs);
-  let results = (outs Shardc_FloatTensor:$result);
+  let arguments = (ins !if(integers, Shardc_NumericTensor, Shardc_FloatTensor):$lhs,
+                       !if(integers, Shardc_NumericTensor, Shardc_FloatTensor):$rhs);
+  let results = (outs !if(integers, Shardc_NumericTensor, Shardc_FloatTensor):$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
   // `gradient` sets `lhsGrad` where `wantLhs` and `rhsGrad` where `wantRhs`
   // (left null: zero), from `gb`, `g`, the operands `a`, `b` and the result
@@ -320,24 +330,26 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
   }];
 }
 
+// add, sub and mul also do index arithmetic (integers = 1); an integer
+// result never has a cotangent, so their gradients only see floats.
 def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
       if (wantLhs)
         lhsGrad = g;
       if (wantRhs)
         rhsGrad = g;
-    }]>;
+    }], 1, 1>;
 def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
       if (wantLhs)
         lhsGrad = g;
       if (wantRhs)
         rhsGrad = gb.neg(g);
-    }]>;
+    }], 1, 1>;
 def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
       if (wantLhs)
         lhsGrad = gb.mul(g, b);
       if (wantRhs)
         rhsGrad = gb.mul(g, a);
-    }]>;
+    }], 1, 1>;
 // y = a / b: da = g / b, db = -g a / b^2 = -da * y.
 def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
       ::mlir::Value da = gb.div(g, b);
@@ -573,11 +585,10 @@ def Shardc_IotaOp : Shardc_TensorOp<"iota"> {
     %pos = shardc.iota dimension = 1 : tensor<2x8xi32>
     ```
 
-    Sharding: the dims other than `dimension` are parallel factors; the
-    `dimension` factor needs replication (a device holding a block of it
-    would count from 0 instead of from its offset), so a sharded use of it
-    is computed whole along that dim and sliced locally (`all_slice` moves
-    no data).
+    Sharding: every dim is a parallel factor. A device holding a block of
+    the counted `dimension` counts from its block's offset: its local
+    computation is a local `iota` plus `axis_index * block size` (see
+    `axis_index`), so masks built from iota stay sharded and nothing moves.
 
     Constraints: `dimension` is in `[0, rank)`; the element type is f32,
     i32 or i64.
@@ -586,6 +597,12 @@ def Shardc_IotaOp : Shardc_TensorOp<"iota"> {
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "`dimension` `=` $dimension attr-dict `:` type($result)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::LogicalResult buildLocalComputation(::mlir::OpBuilder &builder,
+        ::mlir::ValueRange localOperands, ::mlir::TypeRange localResultTypes,
+        const ::shardc::FactorLayout &layout,
+        ::llvm::SmallVectorImpl<::mlir::Value> &results);
+  }];
 }
 
 def Shardc_CompareOp : Shardc_TensorOp<"compare", [InferTypeOpAdaptor]> {
@@ -904,6 +921,132 @@ def Shardc_CrossEntropyOp : Shardc_CompositeOp<"cross_entropy",
   let arguments = (ins Shardc_FloatTensor:$logits, Shardc_Tensor:$labels);
   let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Indexing: gather, scatter_add (lib/Dialect/IndexingOps.cpp,
+// lib/Interpreter/IndexingKernels.cpp)
+//===----------------------------------------------------------------------===//
+// Integer ids pick rows (or, with `axis`, slices) of a table. The ids' dims
+// and the table's other dims pass through; the table's gathered `axis`
+// sharded makes each device look up only the ids in its block of rows
+// (Megatron's VocabParallelEmbedding), which the ops' local computation
+// (ShardingRuleOpInterface::buildLocalComputation) spells out with
+// `axis_index` and `mode = "skip"`.
+
+// How an op treats an id outside [0, table size along axis).
+def Shardc_IndexModeAttr : DefaultValuedStrAttr<StrAttr, "error">;
+
+def Shardc_GatherOp : Shardc_TensorOp<"gather", [InferTypeOpAdaptor]> {
+  let summary = "Takes the table's slices at integer ids along `axis` (NumPy's take).";
+  let description = [{
+    `numpy.take(table, ids, axis)`: the result's shape is the table's with
+    dim `axis` replaced by the ids' dims, and
+    `result[a..., i..., b...] = table[a..., ids[i...], b...]`. An embedding
+    lookup is `gather(table[V, D], ids[B, S], axis = 0) -> [B, S, D]`:
+
+    ```mlir
+    %emb = shardc.gather %table, %tokens axis = 0 : (tensor<256x64xf32>, tensor<8x16xi32>) -> tensor<8x16x64xf32>
+    ```
+
+    `mode` says what an id outside `[0, table.shape[axis])` does: `"error"`
+    (the default) makes running the op a diagnostic naming the id;
+    `"skip"` gives zeros for it. The partitioner writes `"skip"` when the
+    table's `axis` is sharded: device `d` holds rows `[d * n, (d + 1) * n)`,
+    looks up `ids - d * n` in its block and gets zeros for the ids other
+    devices hold, so the result is a partial sum over the table's axes (one
+    all-reduce completes it).
+
+    The gradient of the table is `scatter_add` of the cotangent at the ids;
+    the ids (integers) get none.
+
+    Constraints: `ids` is i32 or i64; `axis` is in `[0, table rank)`; `mode`
+    is `"error"` or `"skip"`; the result type is inferred.
+  }];
+  let arguments = (ins Shardc_Tensor:$table, Shardc_IndexTensor:$ids,
+                       I64Attr:$axis, Shardc_IndexModeAttr:$mode);
+  let results = (outs Shardc_Tensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids `axis` `=` $axis (`mode` `=` $mode^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::LogicalResult buildLocalComputation(::mlir::OpBuilder &builder,
+        ::mlir::ValueRange localOperands, ::mlir::TypeRange localResultTypes,
+        const ::shardc::FactorLayout &layout,
+        ::llvm::SmallVectorImpl<::mlir::Value> &results);
+  }];
+}
+
+def Shardc_ScatterAddOp : Shardc_TensorOp<"scatter_add", [InferTypeOpAdaptor]> {
+  let summary = "Adds updates into a table at integer ids along `axis` (gather's transpose).";
+  let description = [{
+    Starts from `table` and, for every index `i...` of `ids`, adds the
+    update slice `updates[a..., i..., b...]` to `table[a..., ids[i...],
+    b...]`; repeated ids accumulate. `updates` has the shape of
+    `gather(table, ids, axis)`. It is gather's gradient: the embedding
+    table's gradient is `scatter_add(zeros, tokens, g)`.
+
+    ```mlir
+    %dtable = shardc.scatter_add %zeros, %tokens, %g axis = 0 : (tensor<256x64xf32>, tensor<8x16xi32>, tensor<8x16x64xf32>) -> tensor<256x64xf32>
+    ```
+
+    `mode`: `"error"` (the default) makes an id outside `[0,
+    table.shape[axis])` a diagnostic; `"skip"` drops its update. With the
+    table's `axis` sharded, each device adds only the updates whose ids
+    fall in its rows (`"skip"` after subtracting its offset): no
+    collective. With the ids' dims sharded, each device's sum is partial.
+
+    Gradients: the table's cotangent passes through, the updates' is
+    `gather` of it at the ids, the ids get none.
+
+    Constraints: `table` and `updates` are floating point of one element
+    type; `ids` is i32 or i64; `axis` is in `[0, table rank)`; `updates`
+    has the shape of `gather(table, ids, axis)`; `mode` is `"error"` or
+    `"skip"`; the result has the table's type (inferred).
+  }];
+  let arguments = (ins Shardc_FloatTensor:$table, Shardc_IndexTensor:$ids,
+                       Shardc_FloatTensor:$updates, I64Attr:$axis,
+                       Shardc_IndexModeAttr:$mode);
+  let results = (outs Shardc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids `,` $updates `axis` `=` $axis (`mode` `=` $mode^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::LogicalResult buildLocalComputation(::mlir::OpBuilder &builder,
+        ::mlir::ValueRange localOperands, ::mlir::TypeRange localResultTypes,
+        const ::shardc::FactorLayout &layout,
+        ::llvm::SmallVectorImpl<::mlir::Value> &results);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// SPMD-only ops (lib/Dialect/CollectiveOps.cpp; run by the interpreter and
+// the simulator, which know the device)
+//===----------------------------------------------------------------------===//
+
+def Shardc_AxisIndexOp : Shardc_Op<"axis_index", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "This device's index in its group along `axes` (an i64 scalar).";
+  let description = [{
+    The device's group index over `axes` of `mesh`: the row-major
+    linearization of its coordinates along `axes`, in the order listed (the
+    first is most major), as the collectives number the members of a
+    group. Like `jax.lax.axis_index`. It exists only in partitioned
+    (`shardc.spmd`) programs, where local computations offset what they
+    compute by the device's position: a vocab-parallel `gather` subtracts
+    `axis_index * rows per device` from its ids, a sharded `iota` adds it.
+
+    ```mlir
+    // on ["data"=2, "model"=2], device 3 = (1, 1) gets 1, device 2 gets 0
+    %d = shardc.axis_index on @mesh axes = ["model"] : tensor<i64>
+    ```
+
+    Constraints: `axes` is non-empty, names axes of `mesh`, each once; the
+    result is `tensor<i64>` (inferred).
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let results = (outs Shardc_IndexTensor:$result);
+  let assemblyFormat = "`on` $mesh `axes` `=` $axes attr-dict `:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

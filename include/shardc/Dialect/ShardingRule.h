@@ -25,6 +25,8 @@
 #ifndef SHARDC_DIALECT_SHARDINGRULE_H
 #define SHARDC_DIALECT_SHARDINGRULE_H
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -121,6 +123,23 @@ private:
 /// The rule of an elementwise op (every operand and the result share one
 /// parallel factor per dim): ShardingRule::getIdentity of its result shape.
 ShardingRule getElementwiseShardingRule(mlir::Operation *op);
+
+/// The layout the partitioner computes an op in, as its local computation
+/// (ShardingRuleOpInterface::buildLocalComputation) sees it: the mesh and,
+/// for every factor of the op's rule, the mesh axes sharding it (major to
+/// minor; none: whole on every device). The local types give the block
+/// sizes.
+struct FactorLayout {
+  mlir::FlatSymbolRefAttr mesh;
+  llvm::SmallVector<llvm::SmallVector<llvm::StringRef, 2>, 4> factorAxes;
+};
+
+/// The default local computation: `op` cloned with `localOperands` and
+/// `localResultTypes`, its attributes localized; appends its results.
+mlir::LogicalResult buildClonedLocalComputation(
+    mlir::Operation *op, mlir::OpBuilder &builder,
+    mlir::ValueRange localOperands, mlir::TypeRange localResultTypes,
+    llvm::SmallVectorImpl<mlir::Value> &results);
 
 } // namespace shardc
 

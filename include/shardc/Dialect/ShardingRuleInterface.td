@@ -35,7 +35,28 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
         which must follow the local size. Most ops have none (the default
         does nothing); an op that has some defines `localizeAttributes()`.
       }],
-      "void", "localizeAttributes", (ins), [{}], [{ return; }]>
+      "void", "localizeAttributes", (ins), [{}], [{ return; }]>,
+    InterfaceMethod<[{
+        Builds, at `builder`'s insertion point, what one device computes for
+        this op in `layout` (the mesh axes sharding each factor of the
+        op's rule), from its local operands, and appends the local results
+        (of types `localResultTypes`). The default clones the op with the
+        local operands and types and calls `localizeAttributes()`: right
+        for every op whose local result is the op applied to the local
+        blocks. An op whose sharded factor changes what a block means
+        defines its own: `gather` with its table's axis sharded subtracts
+        the device's row offset (`axis_index`) from its ids and skips the
+        ids other devices hold; a sharded `iota` adds its offset.
+      }],
+      "::mlir::LogicalResult", "buildLocalComputation",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::ValueRange":$localOperands,
+           "::mlir::TypeRange":$localResultTypes,
+           "const ::shardc::FactorLayout &":$layout,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$results), [{}], [{
+        return ::shardc::buildClonedLocalComputation(
+            $_op.getOperation(), builder, localOperands, localResultTypes,
+            results);
+      }]>
   ];
 }
 

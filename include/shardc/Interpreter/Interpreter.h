@@ -47,6 +47,13 @@ interpretFunction(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> args,
 /// only for a mesh its verifier would reject.
 mlir::FailureOr<MeshTopology> getMeshTopology(MeshOp mesh);
 
+/// The result of `shardc.axis_index` `op` on device `deviceId`: its group
+/// index along the op's axes, as an i64 scalar. Fails with a diagnostic at
+/// the op for a mesh or axes it cannot resolve, or a device outside the
+/// mesh.
+mlir::FailureOr<Tensor> evaluateAxisIndex(mlir::Operation *op,
+                                          int64_t deviceId);
+
 /// Argument `i` of a training step at its initial value if it is optimizer
 /// state (`shardc.optimizer_state = v`: v in every element, in the
 /// argument's shape, which for a partitioned step is the local one);

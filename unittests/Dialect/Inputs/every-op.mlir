@@ -175,3 +175,12 @@ func.func @cross_entropy(%logits: tensor<2x3x16xf32>, %labels: tensor<2x3xi32>) 
   %y = shardc.cross_entropy %logits, %labels : (tensor<2x3x16xf32>, tensor<2x3xi32>) -> tensor<f32>
   return %y : tensor<f32>
 }
+// 16 rows: the test's integer inputs (ids in [0, 16)) are all in range.
+func.func @gather(%t: tensor<16x3xf32>, %ids: tensor<2x2xi32>) -> tensor<2x2x3xf32> {
+  %y = shardc.gather %t, %ids axis = 0 : (tensor<16x3xf32>, tensor<2x2xi32>) -> tensor<2x2x3xf32>
+  return %y : tensor<2x2x3xf32>
+}
+func.func @scatter_add(%t: tensor<3x16xf32>, %ids: tensor<4xi64>, %u: tensor<3x4xf32>) -> tensor<3x16xf32> {
+  %y = shardc.scatter_add %t, %ids, %u axis = 1 : (tensor<3x16xf32>, tensor<4xi64>, tensor<3x4xf32>) -> tensor<3x16xf32>
+  return %y : tensor<3x16xf32>
+}
