@@ -94,6 +94,10 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
         Shardc_TensorOpTrait, arity,
         Shardc_ShardingRuleOpInterface, Shardc_DifferentiableOpInterface,
         Shardc_CostOpInterface]> {
+  // Bit masks of operands a pending partial sum passes through jointly
+  // (ShardingRuleOpInterface::getPartialSumOperandSets); set with `let` on
+  // the ops linear in some operands.
+  list<int> partialSumOperandSets = [];
   code elementwiseDecl = [{
     /// The op's kernel on whole arrays (Eigen arrays in the interpreter).
     template <typename Array>
@@ -111,6 +115,10 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
     }
     ::shardc::ShardingRule getShardingRule() {
       return ::shardc::getElementwiseShardingRule(getOperation());
+    }
+    void getPartialSumOperandSets(::llvm::SmallVectorImpl<unsigned> &sets) {
+      sets.append(std::initializer_list<unsigned>{}] #
+          !interleave(partialSumOperandSets, ", ") # [{});
     }
     double getFlops(::llvm::ArrayRef<double> factorSizes) {
       return ::shardc::getIterationSpaceFlops(}] # flops # [{, factorSizes);
@@ -195,7 +203,9 @@ def Shardc_LogOp : Shardc_UnaryElementwiseOp<"log", "ln(x)", "x.log()",
     [{ return gb.div(g, x); }], 1,
     "std::numeric_limits<float>::min()", "std::log(v)">;
 def Shardc_NegOp : Shardc_UnaryElementwiseOp<"neg", "-x", "-x",
-    [{ return gb.neg(g); }]>;
+    [{ return gb.neg(g); }]> {
+  let partialSumOperandSets = [0b1];
+}
 def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)", "x.tanh()",
     // tanh' = 1 - tanh^2, from the result.
     [{ return gb.mul(g, gb.sub(gb.splat(x, 1.0), gb.mul(y, y))); }]>;
@@ -324,19 +334,27 @@ def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
         lhsGrad = g;
       if (wantRhs)
         rhsGrad = g;
-    }]>;
+    }]> {
+  // Σa + Σb = Σ(a + b): two pending sums over the same axes add locally.
+  let partialSumOperandSets = [0b11];
+}
 def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
       if (wantLhs)
         lhsGrad = g;
       if (wantRhs)
         rhsGrad = gb.neg(g);
-    }]>;
+    }]> {
+  let partialSumOperandSets = [0b11];
+}
 def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
       if (wantLhs)
         lhsGrad = gb.mul(g, b);
       if (wantRhs)
         rhsGrad = gb.mul(g, a);
-    }]>;
+    }]> {
+  // (Σa) b = Σ(a b) for b replicated over the summed axes; not both summed.
+  let partialSumOperandSets = [0b01, 0b10];
+}
 // y = a / b: da = g / b, db = -g a / b^2 = -da * y.
 def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
       ::mlir::Value da = gb.div(g, b);
@@ -344,7 +362,9 @@ def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
         lhsGrad = da;
       if (wantRhs)
         rhsGrad = gb.neg(gb.mul(da, y));
-    }]>;
+    }]> {
+  let partialSumOperandSets = [0b01];
+}
 // Eigen's max: where an operand is NaN, the result is what Eigen's max
 // gives (kept as is: sharded and unsharded programs run the same code).
 // The larger operand takes g; on a tie each takes g/2 (as JAX and
