@@ -80,10 +80,12 @@ ShardingAttr withPartial(ShardingAttr s, ArrayRef<StringRef> axes) {
 /// The layouts chosen for ops, memoized.
 ///
 /// The choice (FunctionPartitioner::chooseLayout) is a pure function of the
-/// op's sharding rule, the mesh, the types of its operands and results, the
-/// shardings propagation assigned to them and the layouts its operands are
-/// currently in; the key holds all of these (types and attributes are
-/// uniqued, so their pointers stand for their content). The answers are
+/// op's sharding rule, the operand sets a pending sum passes through (and
+/// which operands have one use), the mesh, the types of its operands and
+/// results, the shardings propagation assigned to them and the layouts its
+/// operands are currently in; the key holds all of these (types and
+/// attributes are uniqued, so their pointers stand for their content). The
+/// answers are
 /// owned by `factors`, which outlives the memo.
 class LayoutChoices {
 public:
@@ -282,6 +284,17 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
     addPointer(t.sharding.getAsOpaquePointer());
   for (Value v : op->getOperands())
     addPointer(current.lookup(v).second.getAsOpaquePointer());
+  // Ops of one rule differ in the operands a pending sum passes through
+  // (add: both; div: the dividend).
+  SmallVector<unsigned, 2> partialSets;
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.getPartialSumOperandSets(partialSets);
+  key.push_back(-1 - int64_t(partialSets.size()));
+  key.append(partialSets.begin(), partialSets.end());
+  // ... and in whether a summand has other consumers (see variantsOf).
+  if (!partialSets.empty())
+    for (Value v : op->getOperands())
+      key.push_back(v.hasOneUse());
   bool found;
   if (const LayoutChoice *memo = choices.lookup(key, found); found)
     return memo;
@@ -356,13 +369,10 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
     }
     return seconds;
   };
-  SmallVector<unsigned, 2> partialSets;
-  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
-    ruled.getPartialSumOperandSets(partialSets);
   // The variants of one factor sharding: its projections, and, for each
   // set of operands a pending sum passes through whose members are all
-  // pending sums over the same axes (which no factor uses), the same with
-  // those operands and the result kept pending.
+  // pending sums over the same axes (which no factor uses) read by this op
+  // alone, the same with those operands and the result kept pending.
   auto variantsOf = [&](const FactorShardings &fs) {
     SmallVector<LayoutChoice, 2> variants;
     for (unsigned set : partialSets) {
@@ -371,8 +381,10 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       for (auto [i, v] : llvm::enumerate(op->getOperands())) {
         if (!(set >> i & 1))
           continue;
+        // A summand with other consumers is reduced for them anyway: kept
+        // pending here, its sum would be reduced a second time downstream.
         ShardingAttr layout = current.lookup(v).second;
-        if (!layout || !layout.isPartial()) {
+        if (!layout || !layout.isPartial() || !v.hasOneUse()) {
           ok = false;
           break;
         }

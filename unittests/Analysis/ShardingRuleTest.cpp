@@ -109,7 +109,7 @@ TEST_F(ShardingRuleTest, Reductions) {
                    "%0 = shardc.reduce_max %a dims = [0, 1] : "
                    "(tensor<16x64xf32>) -> tensor<f32>"),
             "([f0, f1]) -> ([]) "
-            "{f0=16 need_replication, f1=64 need_replication}");
+            "{f0=16 max_reduction, f1=64 max_reduction}");
 }
 
 TEST_F(ShardingRuleTest, Transpose) {
