@@ -461,6 +461,15 @@ def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
   }];
 }
 
+/// getPartialSumOperandSets of an op linear in its single operand: a
+/// pending sum over axes no factor uses passes through (Σx moved, reduced or
+/// summed over dims is the sum of the moved, reduced or summed summands).
+defvar Shardc_LinearInOperandDecl = [{
+    void getPartialSumOperandSets(::llvm::SmallVectorImpl<unsigned> &sets) {
+      sets.push_back(0b1);
+    }
+}];
+
 class Shardc_ReduceOp<string mnemonic, string kind>
     : Shardc_TensorOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = "Reduces (" # kind # ") over the listed dimensions, dropping them.";
@@ -479,7 +488,9 @@ class Shardc_ReduceOp<string mnemonic, string kind>
   let assemblyFormat = "$input `dims` `=` $dims attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum">;
+def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum"> {
+  let extraClassDeclaration = Shardc_LinearInOperandDecl;
+}
 def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max">;
 
 def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
@@ -495,6 +506,7 @@ def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
   let arguments = (ins Shardc_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
 
 def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
@@ -510,6 +522,7 @@ def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
 
 def Shardc_BroadcastInDimOp : Shardc_TensorOp<"broadcast_in_dim"> {
