@@ -217,7 +217,8 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
     if (!fs.factorAxes[f].empty())
       order.push_back(f);
   auto isReduction = [&](int64_t f) {
-    return rule.getFactor(f).kind == FactorKind::Reduction;
+    FactorKind kind = rule.getFactor(f).kind;
+    return kind == FactorKind::Reduction || kind == FactorKind::MaxReduction;
   };
   // Devices each factor's merged axes split it over. Where every tensor of
   // the op holds every factor (element-wise ops, transpose, reshape), the
@@ -334,6 +335,14 @@ AxisList FactorShardings::getPartialAxes() const {
     if (rule.getFactor(f).kind == FactorKind::Reduction)
       partial.append(factorAxes[f].begin(), factorAxes[f].end());
   return partial;
+}
+
+AxisList FactorShardings::getMaxReducedAxes() const {
+  AxisList axes;
+  for (int64_t f = 0, e = rule.getNumFactors(); f < e; ++f)
+    if (rule.getFactor(f).kind == FactorKind::MaxReduction)
+      axes.append(factorAxes[f].begin(), factorAxes[f].end());
+  return axes;
 }
 
 bool FactorShardings::isExactFor(unsigned t) const {

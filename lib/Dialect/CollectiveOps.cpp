@@ -60,7 +60,9 @@ int64_t shardc::collectiveMessages(CollectiveKind kind, int64_t groupSize) {
   case CollectiveKind::AllSlice:
     return 0;
   case CollectiveKind::AllReduce:
-    return 2 * (groupSize - 1);
+    // Two devices swap their blocks and add: one exchange, not a
+    // reduce-scatter and an all-gather of one message each.
+    return groupSize == 2 ? 1 : 2 * (groupSize - 1);
   case CollectiveKind::CollectivePermute:
     return 1;
   default:

@@ -75,11 +75,12 @@ ShardingRule ReduceSumOp::getShardingRule() {
   return reduceRule(getInput(), getDims(), FactorKind::Reduction);
 }
 
-// A sharded max reduction would leave a pending *max* over the axes, which
-// `partial` (a pending sum) cannot say, so its reduced factors are never
-// sharded: an operand sharded along them is gathered first.
+// A sharded max reduction leaves each device the max of its block; the
+// partitioner takes the max of those at once (all_reduce max over the
+// factor's axes, a [B,S]-sized message for vocab-parallel cross-entropy)
+// rather than gathering the operand.
 ShardingRule ReduceMaxOp::getShardingRule() {
-  return reduceRule(getInput(), getDims(), FactorKind::NeedReplication);
+  return reduceRule(getInput(), getDims(), FactorKind::MaxReduction);
 }
 
 //===----------------------------------------------------------------------===//

@@ -23,6 +23,8 @@ StringRef shardc::stringifyFactorKind(FactorKind kind) {
     return "parallel";
   case FactorKind::Reduction:
     return "reduction";
+  case FactorKind::MaxReduction:
+    return "max_reduction";
   case FactorKind::NeedReplication:
     return "need_replication";
   }

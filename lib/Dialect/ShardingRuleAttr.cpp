@@ -196,6 +196,8 @@ Attribute ShardingRuleAttr::parse(AsmParser &parser, Type) {
             FactorKind kind = FactorKind::Parallel;
             if (succeeded(parser.parseOptionalKeyword("reduction")))
               kind = FactorKind::Reduction;
+            else if (succeeded(parser.parseOptionalKeyword("max_reduction")))
+              kind = FactorKind::MaxReduction;
             else if (succeeded(parser.parseOptionalKeyword("need_replication")))
               kind = FactorKind::NeedReplication;
             rule.addFactor(size, kind);

@@ -19,6 +19,7 @@
 #include "shardc/Analysis/FactorSharding.h"
 #include "shardc/Analysis/FactorShardingCache.h"
 #include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/CollectiveOpInterface.h"
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
@@ -57,13 +58,38 @@ Location stripName(Location loc) {
   return loc;
 }
 
+/// How to compute one op: its factor shardings, the layouts its operands
+/// are moved into and the layouts its results come out in. These are the
+/// factor shardings' projections, except that a pending partial sum may
+/// pass through an op linear in some operands (getPartialSumOperandSets):
+/// those operands stay summands and so does the result.
+struct LayoutChoice {
+  const FactorShardings *factors = nullptr;
+  SmallVector<ShardingAttr, 3> operands;
+  SmallVector<ShardingAttr, 1> results;
+};
+
+/// `s` with `axes` added to its pending sums.
+ShardingAttr withPartial(ShardingAttr s, ArrayRef<StringRef> axes) {
+  if (axes.empty())
+    return s;
+  SmallVector<SmallVector<StringRef>> dims;
+  for (size_t d = 0; d < s.getRank(); ++d)
+    dims.push_back(s.getDimAxes(d));
+  SmallVector<StringRef> partial = s.getPartialAxes();
+  partial.append(axes.begin(), axes.end());
+  return ShardingAttr::get(s.getContext(), s.getMesh(), dims, partial);
+}
+
 /// The layouts chosen for ops, memoized.
 ///
 /// The choice (FunctionPartitioner::chooseLayout) is a pure function of the
-/// op's sharding rule, the mesh, the types of its operands and results, the
-/// shardings propagation assigned to them and the layouts its operands are
-/// currently in; the key holds all of these (types and attributes are
-/// uniqued, so their pointers stand for their content). The answers are
+/// op's sharding rule, the operand sets a pending sum passes through (and
+/// which operands have one use), the mesh, the types of its operands and
+/// results, the shardings propagation assigned to them and the layouts its
+/// operands are currently in; the key holds all of these (types and
+/// attributes are uniqued, so their pointers stand for their content). The
+/// answers are
 /// owned by `factors`, which outlives the memo.
 class LayoutChoices {
 public:
@@ -71,21 +97,28 @@ public:
 
   /// The stored choice for `key`, or null if none is stored; `found` says
   /// which (a stored choice may be null: no layout works).
-  const FactorShardings *lookup(ArrayRef<int64_t> key, bool &found) const {
+  const LayoutChoice *lookup(ArrayRef<int64_t> key, bool &found) const {
     auto it = index.find(key);
     found = it != index.end();
     return found ? it->second : nullptr;
   }
-  void insert(ArrayRef<int64_t> key, const FactorShardings *choice) {
+  /// Stores `choice` (or that there is none) for `key`; returns the copy.
+  const LayoutChoice *insert(ArrayRef<int64_t> key,
+                             std::optional<LayoutChoice> choice) {
     const std::vector<int64_t> &stored =
         keys.emplace_back(key.begin(), key.end());
-    index[stored] = choice;
+    const LayoutChoice *copy =
+        choice ? &answers.emplace_back(std::move(*choice)) : nullptr;
+    index[stored] = copy;
+    return copy;
   }
 
 private:
-  /// A deque, so that the keys the index points into never move.
+  /// Deques, so that the keys the index points into and the answers it
+  /// hands out never move.
   std::deque<std::vector<int64_t>> keys;
-  llvm::DenseMap<ArrayRef<int64_t>, const FactorShardings *> index;
+  std::deque<LayoutChoice> answers;
+  llvm::DenseMap<ArrayRef<int64_t>, const LayoutChoice *> index;
 };
 
 class FunctionPartitioner {
@@ -104,10 +137,14 @@ private:
   FailureOr<Value> getLocal(Value v, ShardingAttr target, Location loc);
   /// Materializes `plan` on `local`.
   Value emitPlan(Value local, const ReshardPlan &plan, Location loc);
-  /// The factor shardings to compute `op` in (owned by `choices`), or null
-  /// if no candidate layout works.
-  const FactorShardings *chooseLayout(Operation *op, const ShardingRule &rule,
-                                      ArrayRef<TensorShardingInput> assigned);
+  /// The layout to compute `op` in (owned by `choices`), or null if no
+  /// candidate layout works.
+  const LayoutChoice *chooseLayout(Operation *op, const ShardingRule &rule,
+                                   ArrayRef<TensorShardingInput> assigned);
+  /// Emits `local`'s all_reduce of kind max over `axes` (a sharded
+  /// max_reduction factor), with the sharding `after`.
+  Value emitAllReduceMax(Value local, ArrayRef<StringRef> axes,
+                         ShardingAttr after, Location loc);
   LogicalResult partitionRuleOp(Operation *op, const ShardingRule &rule);
   LogicalResult partitionConstant(Operation *op);
 
@@ -234,7 +271,7 @@ LogicalResult FunctionPartitioner::partitionConstant(Operation *op) {
   return success();
 }
 
-const FactorShardings *
+const LayoutChoice *
 FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
                                   ArrayRef<TensorShardingInput> assigned) {
   SmallVector<int64_t, 64> key;
@@ -251,8 +288,19 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
     addPointer(t.sharding.getAsOpaquePointer());
   for (Value v : op->getOperands())
     addPointer(current.lookup(v).second.getAsOpaquePointer());
+  // Ops of one rule differ in the operands a pending sum passes through
+  // (add: both; div: the dividend).
+  SmallVector<unsigned, 2> partialSets;
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.getPartialSumOperandSets(partialSets);
+  key.push_back(-1 - int64_t(partialSets.size()));
+  key.append(partialSets.begin(), partialSets.end());
+  // ... and in whether a summand has other consumers (see variantsOf).
+  if (!partialSets.empty())
+    for (Value v : op->getOperands())
+      key.push_back(v.hasOneUse());
   bool found;
-  if (const FactorShardings *memo = choices.lookup(key, found); found)
+  if (const LayoutChoice *memo = choices.lookup(key, found); found)
     return memo;
 
   // Candidate layouts for computing the op, each from a different view of
@@ -281,7 +329,7 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
     views.push_back(SmallVector<TensorShardingInput>(numTensors));
   }
 
-  const FactorShardings *best = nullptr;
+  std::optional<LayoutChoice> best;
   double bestCost = std::numeric_limits<double>::infinity();
   MachineModel machine;
   // A layout that leaves factors unsplit makes every device compute more:
@@ -303,6 +351,79 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
     }
     return cost.getFlops(localSizes) / machine.flopsPerSecond;
   };
+  // A sharded max_reduction factor costs the all_reduce max of the local
+  // result, emitted right after the op.
+  auto maxReduceSeconds = [&](const FactorShardings &fs) {
+    AxisList axes = fs.getMaxReducedAxes();
+    if (axes.empty())
+      return 0.0;
+    int64_t n = 1;
+    for (StringRef axis : axes)
+      n *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
+    double seconds = 0;
+    for (auto [i, v] : llvm::enumerate(op->getResults())) {
+      auto type = cast<RankedTensorType>(v.getType());
+      int64_t bytes = elementBytes(type);
+      for (int64_t size :
+           getLocalShape(fs.getResultSharding(i), mesh, type.getShape()))
+        bytes *= size;
+      seconds += machine.collectiveSeconds(
+          collectiveMessages(CollectiveKind::AllReduce, n),
+          collectiveBytesPerDevice(CollectiveKind::AllReduce, n, bytes));
+    }
+    return seconds;
+  };
+  // The variants of one factor sharding: its projections, and, for each
+  // set of operands a pending sum passes through whose members are all
+  // pending sums over the same axes (which no factor uses) read by this op
+  // alone, the same with those operands and the result kept pending.
+  auto variantsOf = [&](const FactorShardings &fs) {
+    SmallVector<LayoutChoice, 2> variants;
+    for (unsigned set : partialSets) {
+      std::optional<SmallVector<StringRef>> axes;
+      bool ok = true;
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        if (!(set >> i & 1))
+          continue;
+        // A summand with other consumers is reduced for them anyway: kept
+        // pending here, its sum would be reduced a second time downstream.
+        ShardingAttr layout = current.lookup(v).second;
+        if (!layout || !layout.isPartial() || !v.hasOneUse()) {
+          ok = false;
+          break;
+        }
+        SmallVector<StringRef> pending = layout.getPartialAxes();
+        if (!axes)
+          axes = pending;
+        ok &= *axes == pending;
+      }
+      if (!ok || !axes || set >> op->getNumOperands() != 0)
+        continue;
+      for (int64_t f = 0; f < rule.getNumFactors() && ok; ++f)
+        for (StringRef axis : fs.getFactorAxes(f))
+          ok &= !llvm::is_contained(*axes, axis);
+      if (!ok)
+        continue;
+      LayoutChoice &c = variants.emplace_back();
+      c.factors = &fs;
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        c.operands.push_back(set >> i & 1
+                                 ? withPartial(fs.getOperandSharding(i), *axes)
+                                 : fs.getOperandSharding(i));
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        c.results.push_back(withPartial(fs.getResultSharding(i), *axes));
+    }
+    // Last: on a tie, a sum kept pending wins, since it may still meet
+    // another one downstream and be reduced once for both.
+    LayoutChoice &plain = variants.emplace_back();
+    plain.factors = &fs;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i)
+      plain.operands.push_back(fs.getOperandSharding(i));
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      plain.results.push_back(fs.getResultSharding(i));
+    return variants;
+  };
+  bool settled = false;
   for (const auto &view : views) {
     const FactorShardings &fs = choices.factors.get(rule, mesh, view);
     bool exact = true;
@@ -310,41 +431,62 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       exact &= fs.isExactFor(t);
     if (!exact)
       continue;
-    double commCost = 0;
-    bool feasible = true;
-    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-      // Moved into that layout already (for an earlier consumer): free.
-      if (moved.count({v, Attribute(fs.getOperandSharding(i))}))
-        continue;
-      auto type = cast<RankedTensorType>(v.getType());
-      FailureOr<ReshardPlan> plan =
-          planReshard(current.lookup(v).second, fs.getOperandSharding(i), mesh,
-                      type.getShape(), elementBytes(type));
-      feasible &= succeeded(plan);
-      if (succeeded(plan))
-        commCost += plan->seconds(machine);
+    for (LayoutChoice &choice : variantsOf(fs)) {
+      double commCost = maxReduceSeconds(fs);
+      bool feasible = true;
+      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+        // Moved into that layout already (for an earlier consumer): free.
+        if (moved.count({v, Attribute(choice.operands[i])}))
+          continue;
+        auto type = cast<RankedTensorType>(v.getType());
+        FailureOr<ReshardPlan> plan =
+            planReshard(current.lookup(v).second, choice.operands[i], mesh,
+                        type.getShape(), elementBytes(type));
+        feasible &= succeeded(plan);
+        if (succeeded(plan))
+          commCost += plan->seconds(machine);
+      }
+      for (auto [i, v] : llvm::enumerate(op->getResults())) {
+        auto type = cast<RankedTensorType>(v.getType());
+        FailureOr<ReshardPlan> plan = planReshard(
+            choice.results[i], assigned[rule.getResultTensor(i)].sharding,
+            mesh, type.getShape(), elementBytes(type));
+        feasible &= succeeded(plan);
+        if (succeeded(plan))
+          commCost += plan->seconds(machine);
+      }
+      double cost = commCost + computeSeconds(fs);
+      if (feasible && cost < bestCost) {
+        bestCost = cost;
+        best = std::move(choice);
+      }
+      // Nothing beats moving nothing: the usual case (an op whose operands
+      // already sit in the layout its result wants) costs one candidate.
+      if (best && commCost == 0 && feasible) {
+        settled = true;
+        break;
+      }
     }
-    for (auto [i, v] : llvm::enumerate(op->getResults())) {
-      auto type = cast<RankedTensorType>(v.getType());
-      FailureOr<ReshardPlan> plan = planReshard(
-          fs.getResultSharding(i), assigned[rule.getResultTensor(i)].sharding,
-          mesh, type.getShape(), elementBytes(type));
-      feasible &= succeeded(plan);
-      if (succeeded(plan))
-        commCost += plan->seconds(machine);
-    }
-    double cost = commCost + computeSeconds(fs);
-    if (feasible && cost < bestCost) {
-      bestCost = cost;
-      best = &fs;
-    }
-    // Nothing beats moving nothing: the usual case (an op whose operands
-    // already sit in the layout its result wants) costs one candidate.
-    if (best && commCost == 0 && feasible)
+    if (settled)
       break;
   }
-  choices.insert(key, best);
-  return best;
+  return choices.insert(key, std::move(best));
+}
+
+Value FunctionPartitioner::emitAllReduceMax(Value local,
+                                            ArrayRef<StringRef> axes,
+                                            ShardingAttr after, Location loc) {
+  MLIRContext *ctx = builder.getContext();
+  SmallVector<Attribute> axisAttrs;
+  for (StringRef a : axes)
+    axisAttrs.push_back(StringAttr::get(ctx, a));
+  Operation *op = AllReduceOp::create(
+      builder, loc, local.getType(), local,
+      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      ArrayAttr::get(ctx, axisAttrs),
+      ReductionKindAttr::get(ctx, ReductionKind::Max));
+  op->setAttr(shardingAttrName, after);
+  return op->getResult(0);
 }
 
 LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
@@ -358,7 +500,7 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
     assigned.push_back({getAssigned(v), true});
   for (Value v : op->getResults())
     assigned.push_back({getAssigned(v), true});
-  const FactorShardings *best = chooseLayout(op, rule, assigned);
+  const LayoutChoice *best = chooseLayout(op, rule, assigned);
   if (!best)
     return op->emitOpError("found no layout to compute this op in");
 
@@ -367,22 +509,22 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   // different layout by each.
   SmallVector<Value, 4> locals;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-    FailureOr<Value> local =
-        getLocal(v, best->getOperandSharding(i), op->getLoc());
+    FailureOr<Value> local = getLocal(v, best->operands[i], op->getLoc());
     if (failed(local))
       return failure();
     locals.push_back(*local);
   }
+  AxisList maxAxes = best->factors->getMaxReducedAxes();
   SmallVector<Type, 2> localTypes;
   for (auto [i, v] : llvm::enumerate(op->getResults()))
-    localTypes.push_back(localType(v, best->getResultSharding(i)));
+    localTypes.push_back(localType(v, best->results[i]));
   // The op says what a device computes in this layout: usually itself on
   // the local blocks; an op whose sharded factor shifts what a block means
   // (a vocab-parallel gather, a sharded iota) offsets it by axis_index.
   FactorLayout layout;
   layout.mesh = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
-    ArrayRef<StringRef> axes = best->getFactorAxes(f);
+    ArrayRef<StringRef> axes = best->factors->getFactorAxes(f);
     layout.factorAxes.emplace_back(axes.begin(), axes.end());
   }
   SmallVector<Value, 2> results;
@@ -393,7 +535,7 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
     return op->emitOpError("internal error: its local computation built ")
            << results.size() << " results for " << op->getNumResults();
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
-    ShardingAttr produced = best->getResultSharding(i);
+    ShardingAttr produced = best->results[i];
     if (results[i].getType() != localTypes[i])
       return op->emitOpError("internal error: its local computation built a ")
              << results[i].getType() << " result where the layout needs "
@@ -402,6 +544,13 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
       def->setAttr(shardingAttrName, produced);
     current[v] = {results[i], produced};
   }
+  // Each device holds the max of its block: the max over the groups makes
+  // the result whole (it is never a pending state, so it is done here).
+  if (!maxAxes.empty())
+    for (auto [i, v] : llvm::enumerate(op->getResults()))
+      current[v].first = emitAllReduceMax(results[i], maxAxes,
+                                          best->results[i],
+                                          stripName(op->getLoc()));
   return success();
 }
 

@@ -75,8 +75,8 @@ func.func @contractions(%x: tensor<16x64xf32>, %w: tensor<64x128xf32>,
 func.func @reductions(%a: tensor<8x16xf32>) -> (tensor<8xf32>, tensor<f32>) {
   // CHECK: shardc.reduce_sum {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0]) {f0=8, f1=16 reduction}>
   %0 = shardc.reduce_sum %a dims = [1] : (tensor<8x16xf32>) -> tensor<8xf32>
-  // A max over devices is not a sum: its dims cannot stay sharded.
-  // CHECK: shardc.reduce_max {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([]) {f0=8 need_replication, f1=16 need_replication}>
+  // A max over split dims is each block's max, then an all_reduce max.
+  // CHECK: shardc.reduce_max {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([]) {f0=8 max_reduction, f1=16 max_reduction}>
   %1 = shardc.reduce_max %a dims = [0, 1] : (tensor<8x16xf32>) -> tensor<f32>
   return %0, %1 : tensor<8xf32>, tensor<f32>
 }

@@ -18,10 +18,12 @@
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: %arg3: tensor<f32> {shardc.name = "output0.grad", shardc.sharding = #shardc.sharding<@mesh, []>}
 // CHECK-SAME: attributes {shardc.spmd}
-// CHECK: shardc.all_reduce
+// The loss's pending sum passes through reduce_sum: the scalar is reduced
+// where it is returned.
 // CHECK: %w1.grad = shardc.dot_general {{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{"model"}, {}]>}
 // CHECK: %w0.grad = shardc.dot_general {{.*}} {shardc.sharding = #shardc.sharding<@mesh, [{}, {"model"}]>}
-// CHECK-NEXT: return %{{.*}}, %w0.grad, %w1.grad
+// CHECK-NEXT: %[[L:.*]] = shardc.all_reduce {{.*}} : tensor<f32>
+// CHECK-NEXT: return %[[L]], %w0.grad, %w1.grad
 
 // GLOBAL-LABEL: func.func @main
 // GLOBAL-NOT: shardc.spmd

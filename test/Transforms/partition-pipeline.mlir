@@ -15,6 +15,7 @@
 // CHECK-NEXT: %[[H:.*]] = shardc.matmul %arg0, %arg1 {{.*}} -> tensor<4x8xf32>
 // CHECK-NEXT: %[[R:.*]] = shardc.relu %[[H]]
 // CHECK-NEXT: %[[Y:.*]] = shardc.matmul %[[R]], %arg2 {shardc.sharding = #shardc.sharding<@mesh, [{}, {}], partial = {"model"}>}
-// CHECK-NEXT: %[[S:.*]] = shardc.all_reduce %[[Y]] on @mesh axes = ["model"]
-// CHECK-NEXT: %[[L:.*]] = shardc.reduce_sum %[[S]] dims = [0, 1]
-// CHECK-NEXT: return %[[L]] : tensor<f32>
+// The sum passes through reduce_sum: the scalar is reduced, not y.
+// CHECK-NEXT: %[[L:.*]] = shardc.reduce_sum %[[Y]] dims = [0, 1] {shardc.sharding = #shardc.sharding<@mesh, [], partial = {"model"}>}
+// CHECK-NEXT: %[[S:.*]] = shardc.all_reduce %[[L]] on @mesh axes = ["model"]
+// CHECK-NEXT: return %[[S]] : tensor<f32>

@@ -47,15 +47,15 @@ func.func @tie(%p: tensor<16xf32> {shardc.name = "p", shardc.sharding = #shardc.
   return %m : tensor<16xf32>
 }
 
-// A max reduction over a sharded dim: the factor needs replication, so its
-// axis is dropped, and nothing reaches the result.
+// A slice of a sharded dim: the factor needs replication, so its axis is
+// dropped, and nothing reaches the result.
 // CHECK-LABEL: remark: input "v"
-func.func @need_replication(%v: tensor<16x8xf32> {shardc.name = "v", shardc.sharding = #shardc.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8xf32> {
-  // CHECK: propagate-conflict.mlir:[[@LINE+2]]:8: remark: {"x"} of operand #0 (input "v") on factor f0 (size 16, need_replication) of 'shardc.reduce_max' cannot be kept (the factor needs replication)
-  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.reduce_max' is #shardc.sharding<@mesh, [{}]> (no sharding reached it: replicated)
-  %m = shardc.reduce_max %v dims = [0] : (tensor<16x8xf32>) -> tensor<8xf32>
-  // CHECK: remark: output #0 is #shardc.sharding<@mesh, [{}]> (no sharding reached it: replicated)
-  return %m : tensor<8xf32>
+func.func @need_replication(%v: tensor<16x8xf32> {shardc.name = "v", shardc.sharding = #shardc.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  // CHECK: propagate-conflict.mlir:[[@LINE+2]]:8: remark: {"x"} of operand #0 (input "v") on factor f0 (size 16, need_replication) of 'shardc.slice' cannot be kept (the factor needs replication)
+  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.slice' is #shardc.sharding<@mesh, [{}, {}]> (no sharding reached it: replicated)
+  %m = shardc.slice %v start = [0, 0] limit = [8, 8] : (tensor<16x8xf32>) -> tensor<8x8xf32>
+  // CHECK: remark: output #0 is #shardc.sharding<@mesh, [{}, {}]> (no sharding reached it: replicated)
+  return %m : tensor<8x8xf32>
 }
 
 // An element-wise op whose operands split different dims over "x": the dim

@@ -17,9 +17,11 @@
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: %arg3: tensor<f32> {shardc.name = "learning_rate"
 // CHECK-SAME: attributes {shardc.spmd}
-// CHECK: shardc.all_reduce
+// The loss's pending sum passes through reduce_sum: the scalar is reduced
+// where it is returned.
 // CHECK: %w0.next = shardc.sub %arg1
 // CHECK: %w1.next = shardc.sub %arg2
+// CHECK-NEXT: shardc.all_reduce {{.*}} : tensor<f32>
 // CHECK-NEXT: return
 
 // GLOBAL-LABEL: func.func @main

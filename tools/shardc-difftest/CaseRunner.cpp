@@ -170,6 +170,21 @@ CaseResult shardc::runCase(const GeneratedCase &c, uint64_t inputSeed,
     return fail("propagate/partition pipeline failed");
 
   func = getEntryFunction(*module);
+  func.walk([&](Operation *op) {
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      if (reduce.getReduction() == ReductionKind::Max &&
+          isa_and_nonnull<ReduceMaxOp>(reduce.getInput().getDefiningOp()))
+        ++r.maxReductions;
+      return;
+    }
+    auto sharding = op->getAttrOfType<ShardingAttr>(
+        ShardcDialect::getShardingAttrName());
+    bool elementwise = op->hasTrait<shardc::OpTrait::UnaryElementwise>() ||
+                       op->hasTrait<shardc::OpTrait::BinaryElementwise>();
+    if (elementwise && sharding &&
+        sharding.isPartial())
+      ++r.linearOnSummands;
+  });
   auto meshes = llvm::to_vector(module->getOps<MeshOp>());
   if (meshes.size() != 1 || !func)
     return fail("pipeline output lost the mesh or the function");

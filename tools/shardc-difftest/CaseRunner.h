@@ -34,6 +34,11 @@ struct CaseResult {
   bool failed = false;
   std::string reason;
   int64_t collectives = 0;
+  /// all_reduce ops of kind max after a reduce_max whose reduced dim was
+  /// split, and elementwise ops computed on pending sums (kept pending):
+  /// how often the run met these partitioner paths.
+  int64_t maxReductions = 0;
+  int64_t linearOnSummands = 0;
   double worstRel = 0;
   bool ranThreads = false;
 };

@@ -51,6 +51,7 @@ public:
 
   Value matmul(Value x);
   Value dotGeneral(Value x);
+  Value linearOfContractions(Value x);
   Value unary(Value x);
   Value binary(Value x);
   Value reduce(Value x);
@@ -434,6 +435,69 @@ Value OpDrawer::matmul(Value x) {
       MatmulOp::create(b, pb.freshLoc(), pb.makeType(res), x, w), r);
 }
 
+/// Two contractions of `x` (each a pending sum where its contracting dim is
+/// split) combined by ops a pending sum passes through: add or sub, then
+/// perhaps neg, or mul/div by a value the sum is not over. The partitioner
+/// keeps the sums pending through them and reduces once.
+Value OpDrawer::linearOfContractions(Value x) {
+  Value p = matmul(x);
+  if (!p)
+    return nullptr;
+  Value q = matmul(x);
+  if (!q || q.getType() != p.getType())
+    return nullptr;
+  ValueInfo pi = info(p), qi = info(q), r;
+  r.exact = false;
+  r.nonFinite = pi.nonFinite || qi.nonFinite;
+  Location loc = pb.freshLoc();
+  Value y;
+  // p - q of one weight is zero computed in two layouts: rounding noise,
+  // which no relative tolerance accepts. Such a pair is added.
+  bool sameWeight = p.getDefiningOp()->getOperand(1) ==
+                    q.getDefiningOp()->getOperand(1);
+  if (sameWeight || rng.chance(0.5)) {
+    r.lo = pi.lo + qi.lo;
+    r.hi = pi.hi + qi.hi;
+    if (!fits(r))
+      return nullptr;
+    y = pb.record(AddOp::create(b, loc, p, q), r);
+  } else {
+    r.lo = pi.lo - qi.hi;
+    r.hi = pi.hi - qi.lo;
+    if (!fits(r))
+      return nullptr;
+    y = pb.record(SubOp::create(b, loc, p, q), r);
+  }
+  switch (rng.uniform(4)) {
+  case 0: {
+    ValueInfo n = info(y);
+    std::swap(n.lo, n.hi);
+    n.lo = -n.lo;
+    n.hi = -n.hi;
+    return pb.record(NegOp::create(b, pb.freshLoc(), y), n);
+  }
+  case 1: {
+    Value c = constant(ProgramBuilder::tensorOf(y), /*positive=*/true);
+    if (!productFits(info(y), info(c)))
+      return y;
+    return pb.record(MulOp::create(b, pb.freshLoc(), y, c),
+                     productInfo(info(y), info(c)));
+  }
+  case 2: {
+    // Divisors in [0.625, 1] make the quotient at most 1.6 times larger.
+    Value c = constant(ProgramBuilder::tensorOf(y), /*positive=*/true);
+    ValueInfo d = info(y);
+    d.lo = std::min(d.lo * 1.6, d.lo);
+    d.hi = std::max(d.hi * 1.6, d.hi);
+    if (!fits(d))
+      return y;
+    return pb.record(DivOp::create(b, pb.freshLoc(), y, c), d);
+  }
+  default:
+    return y;
+  }
+}
+
 Value OpDrawer::dotGeneral(Value x) {
   SmallVector<int64_t> shape(shapeOf(x));
   int64_t rank = shape.size();
@@ -619,9 +683,11 @@ Value OpDrawer::constraint(Value x) {
 
 Value ProgramBuilder::buildRandomOp(Value x) {
   OpDrawer d(*this);
-  switch (rng.uniform(16)) {
+  switch (rng.uniform(17)) {
   case 0:
     return d.matmul(x);
+  case 15:
+    return d.linearOfContractions(x);
   case 1:
   case 2:
     return d.dotGeneral(x);

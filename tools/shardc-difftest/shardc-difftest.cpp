@@ -176,6 +176,7 @@ int main(int argc, char **argv) {
   options.threadsFraction = threadsFraction;
 
   auto start = std::chrono::steady_clock::now();
+  int64_t maxReductions = 0, linearOnSummands = 0;
   int64_t failedCases = 0, invalid = 0, collectives = 0, onThreads = 0,
           ran = 0;
   std::map<shardc::ProgramKind, int64_t> kinds;
@@ -215,6 +216,8 @@ int main(int argc, char **argv) {
     ++kinds[c.kind];
     onThreads += r.ranThreads;
     collectives += r.collectives;
+    maxReductions += r.maxReductions;
+    linearOnSummands += r.linearOnSummands;
     if (verbose)
       llvm::outs() << "case " << n << ": "
                    << shardc::stringifyProgramKind(c.kind)
@@ -249,6 +252,10 @@ int main(int argc, char **argv) {
   llvm::outs() << ", on threads too: " << onThreads << "\n";
   if (verbose)
     llvm::outs() << llvm::format("difftest: %.2fs\n", secs);
+  llvm::outs() << "difftest: " << maxReductions
+               << " all_reduce max after a split reduce_max, "
+               << linearOnSummands
+               << " elementwise ops on pending sums\n";
   llvm::outs() << "difftest: " << ran << " cases, " << collectives
                << " collectives inserted, " << failedCases << " failed\n";
   llvm::outs() << (ran - failedCases) << " passed, " << failedCases

@@ -112,6 +112,34 @@ TEST_F(FactorShardingTest, ReductionGivesPartialResult) {
   EXPECT_TRUE(fs.getConflicts().empty());
 }
 
+// A sharded max_reduction factor is no pending sum: the result carries no
+// partial set, and getMaxReducedAxes names the axes of the all_reduce max.
+// Like a sum's, it loses an axis to a parallel factor.
+TEST_F(FactorShardingTest, MaxReductionIsNotPartial) {
+  ShardingRule rule;
+  int64_t i = rule.addFactor(16, FactorKind::Parallel);
+  int64_t v = rule.addFactor(64, FactorKind::MaxReduction);
+  rule.addOperand({{i}, {v}});
+  rule.addResult({{i}});
+  FactorShardings fs = FactorShardings::compute(
+      rule, mesh, {{sharding({{"y"}, {"x"}})}, {}});
+  EXPECT_EQ(str(fs.getFactorAxes(v)), "{x}");
+  EXPECT_EQ(str(fs.getMaxReducedAxes()), "{x}");
+  EXPECT_EQ(str(fs.getPartialAxes()), "{}");
+  EXPECT_EQ(str(fs.getResultSharding(0)),
+            "#shardc.sharding<@mesh, [{\"y\"}]>");
+  EXPECT_EQ(str(fs.getOperandSharding(0)),
+            "#shardc.sharding<@mesh, [{\"y\"}, {\"x\"}]>");
+
+  FactorShardings clash = FactorShardings::compute(
+      rule, mesh, {{sharding({{}, {"x"}})}, {sharding({{"x"}}), true}});
+  EXPECT_EQ(str(clash.getFactorAxes(i)), "{x}");
+  EXPECT_EQ(str(clash.getMaxReducedAxes()), "{}");
+  ASSERT_EQ(clash.getConflicts().size(), 1u);
+  EXPECT_EQ(clash.getConflicts()[0].reason,
+            ConflictReason::ParallelOverReduction);
+}
+
 TEST_F(FactorShardingTest, CompatibleCandidatesMergeToLongest) {
   ShardingRule rule = ShardingRule::getIdentity({16, 8}, 2, 1);
   FactorShardings fs = FactorShardings::compute(

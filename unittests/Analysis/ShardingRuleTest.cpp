@@ -104,12 +104,41 @@ TEST_F(ShardingRuleTest, Reductions) {
                    "%0 = shardc.reduce_sum %a dims = [1] : "
                    "(tensor<16x64xf32>) -> tensor<16xf32>"),
             "([f0, f1]) -> ([f0]) {f0=16, f1=64 reduction}");
-  // A partial max is no partial sum: the reduced factors need replication.
+  // A max over split dims: each block's max, then an all_reduce max.
   EXPECT_EQ(ruleOf("%a: tensor<16x64xf32>",
                    "%0 = shardc.reduce_max %a dims = [0, 1] : "
                    "(tensor<16x64xf32>) -> tensor<f32>"),
             "([f0, f1]) -> ([]) "
-            "{f0=16 need_replication, f1=64 need_replication}");
+            "{f0=16 max_reduction, f1=64 max_reduction}");
+}
+
+// The operand sets a pending sum passes through: the ops linear in them.
+TEST_F(ShardingRuleTest, PartialSumOperandSets) {
+  auto setsOf = [&](StringRef op, bool binary) {
+    std::string body = ("%0 = shardc." + op + " %a" +
+                        (binary ? ", %a" : "") + " : tensor<4xf32>")
+                           .str();
+    if (ruleOf("%a: tensor<4xf32>", body).front() == '<')
+      return std::string("<bad op>");
+    SmallVector<unsigned> sets;
+    module->walk([&](ShardingRuleOpInterface ruled) {
+      ruled.getPartialSumOperandSets(sets);
+    });
+    std::string out;
+    for (unsigned s : sets)
+      out += (out.empty() ? "" : ",") + std::to_string(s);
+    return "{" + out + "}";
+  };
+  EXPECT_EQ(setsOf("add", true), "{3}");
+  EXPECT_EQ(setsOf("sub", true), "{3}");
+  EXPECT_EQ(setsOf("mul", true), "{1,2}");
+  EXPECT_EQ(setsOf("div", true), "{1}");
+  EXPECT_EQ(setsOf("neg", false), "{1}");
+  // Not linear: a sum must be reduced before them.
+  EXPECT_EQ(setsOf("max", true), "{}");
+  EXPECT_EQ(setsOf("pow", true), "{}");
+  EXPECT_EQ(setsOf("exp", false), "{}");
+  EXPECT_EQ(setsOf("relu", false), "{}");
 }
 
 TEST_F(ShardingRuleTest, Transpose) {

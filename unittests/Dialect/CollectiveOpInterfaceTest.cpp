@@ -80,6 +80,9 @@ TEST_F(CollectiveOpInterfaceTest, AllReduce) {
   EXPECT_EQ(op.getCollectiveDim(), -1);
   EXPECT_EQ(op.getBytesSentPerDevice(4, 256), 2 * 3 * 256 / 4);
   EXPECT_EQ(collectiveMessages(CollectiveKind::AllReduce, 4), 6);
+  // Two devices swap their blocks: one exchange.
+  EXPECT_EQ(collectiveMessages(CollectiveKind::AllReduce, 2), 1);
+  EXPECT_EQ(op.getBytesSentPerDevice(2, 256), 256);
 }
 
 TEST_F(CollectiveOpInterfaceTest, AllToAll) {

@@ -34,8 +34,9 @@ struct TensorShardingInput {
 
 /// Why a candidate lost a conflict (in the order the rules are tried).
 enum class ConflictReason : uint8_t {
-  /// An axis was claimed by a parallel and a reduction factor: a sharded
-  /// reduction factor costs a collective, a sharded parallel one does not.
+  /// An axis was claimed by a parallel and a reduction factor (of a sum or
+  /// a max): a sharded reduction factor costs a collective, a sharded
+  /// parallel one does not.
   ParallelOverReduction,
   /// A user annotation beat a propagated sharding.
   UserPriority,
@@ -145,6 +146,11 @@ public:
   }
   /// Axes of the sharded reduction factors, in factor order.
   AxisList getPartialAxes() const;
+  /// Axes of the sharded max-reduction factors, in factor order: each
+  /// device's result is the max of its block, and the op's result is the
+  /// max over these axes (an all_reduce of kind max the partitioner emits
+  /// right after the op). Not part of any getTensorSharding.
+  AxisList getMaxReducedAxes() const;
   /// False if getTensorSharding(t) had to leave out axes of a factor (a
   /// minor factor of a compound dim sharded while a major one is not fully
   /// split): the op then needs a layout that tensor cannot express.

@@ -101,7 +101,9 @@ def Shardc_ShardingRuleAttr : Shardc_Attr<"ShardingRule", "sharding_rule"> {
     #shardc.sharding_rule<([(), f1]) -> ([f0, f1]) {f0=8, f1=4}>
     // a constant: no operands; reduce_max to a scalar: a rank-0 result.
     #shardc.sharding_rule<() -> ([f0]) {f0=4}>
-    #shardc.sharding_rule<([f0]) -> ([]) {f0=4 need_replication}>
+    #shardc.sharding_rule<([f0]) -> ([]) {f0=4 max_reduction}>
+    // a slice of dim 0: that dim cannot be sharded.
+    #shardc.sharding_rule<([f0]) -> ([f1]) {f0=8 need_replication, f1=4 need_replication}>
     ```
 
     The body is exactly what `ShardingRule::print` writes (the attribute
@@ -109,7 +111,8 @@ def Shardc_ShardingRuleAttr : Shardc_Attr<"ShardingRule", "sharding_rule"> {
     operands' and then the results' dimensions, one `[...]` per tensor and
     one entry per dimension: a factor `fN`, a compound `(fA fB ...)` (major
     to minor) or `()`; then every factor in order with its size and, unless
-    it is parallel, its kind (`reduction` or `need_replication`).
+    it is parallel, its kind (`reduction`, `max_reduction` or
+    `need_replication`).
 
     It carries the information of Shardy's `#sdy.op_sharding_rule<([i, k],
     [k, j])->([i, j]) {i=8, j=8, k=16} reduction={k}>` in shardc's own
@@ -117,7 +120,9 @@ def Shardc_ShardingRuleAttr : Shardc_Attr<"ShardingRule", "sharding_rule"> {
     creates them) rather than lettered, a factor's kind is written next to
     its size instead of in `reduction={...}`/`need_replication={...}`
     lists, and compound dims are written `(f0 f1)` where Shardy concatenates
-    letters (`ij`).
+    letters (`ij`). `max_reduction` (a reduction by max: sharding it leaves
+    each device the max of its block, combined by an all_reduce of kind max)
+    has no Shardy counterpart.
 
     Constraints (the verifier checks them, so a parsed rule is a valid
     `ShardingRule`):

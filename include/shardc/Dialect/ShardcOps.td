@@ -95,6 +95,10 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
         Shardc_TensorOpTrait, arity,
         Shardc_ShardingRuleOpInterface, Shardc_DifferentiableOpInterface,
         Shardc_CostOpInterface]> {
+  // Bit masks of operands a pending partial sum passes through jointly
+  // (ShardingRuleOpInterface::getPartialSumOperandSets); set with `let` on
+  // the ops linear in some operands.
+  list<int> partialSumOperandSets = [];
   code elementwiseDecl = [{
     /// The op's kernel on whole arrays (Eigen arrays in the interpreter).
     template <typename Array>
@@ -116,6 +120,10 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
     }
     ::shardc::ShardingRule getShardingRule() {
       return ::shardc::getElementwiseShardingRule(getOperation());
+    }
+    void getPartialSumOperandSets(::llvm::SmallVectorImpl<unsigned> &sets) {
+      sets.append(std::initializer_list<unsigned>{}] #
+          !interleave(partialSumOperandSets, ", ") # [{});
     }
     double getFlops(::llvm::ArrayRef<double> factorSizes) {
       return ::shardc::getIterationSpaceFlops(}] # flops # [{, factorSizes);
@@ -200,7 +208,9 @@ def Shardc_LogOp : Shardc_UnaryElementwiseOp<"log", "ln(x)", "x.log()",
     [{ return gb.div(g, x); }], 1,
     "std::numeric_limits<float>::min()", "std::log(v)">;
 def Shardc_NegOp : Shardc_UnaryElementwiseOp<"neg", "-x", "-x",
-    [{ return gb.neg(g); }]>;
+    [{ return gb.neg(g); }]> {
+  let partialSumOperandSets = [0b1];
+}
 def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)", "x.tanh()",
     // tanh' = 1 - tanh^2, from the result.
     [{ return gb.mul(g, gb.sub(gb.splat(x, 1.0), gb.mul(y, y))); }]>;
@@ -337,19 +347,27 @@ def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
         lhsGrad = g;
       if (wantRhs)
         rhsGrad = g;
-    }], 1, 1>;
+    }], 1, 1> {
+  // Σa + Σb = Σ(a + b): two pending sums over the same axes add locally.
+  let partialSumOperandSets = [0b11];
+}
 def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
       if (wantLhs)
         lhsGrad = g;
       if (wantRhs)
         rhsGrad = gb.neg(g);
-    }], 1, 1>;
+    }], 1, 1> {
+  let partialSumOperandSets = [0b11];
+}
 def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
       if (wantLhs)
         lhsGrad = gb.mul(g, b);
       if (wantRhs)
         rhsGrad = gb.mul(g, a);
-    }], 1, 1>;
+    }], 1, 1> {
+  // (Σa) b = Σ(a b) for b replicated over the summed axes; not both summed.
+  let partialSumOperandSets = [0b01, 0b10];
+}
 // y = a / b: da = g / b, db = -g a / b^2 = -da * y.
 def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
       ::mlir::Value da = gb.div(g, b);
@@ -357,7 +375,9 @@ def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
         lhsGrad = da;
       if (wantRhs)
         rhsGrad = gb.neg(gb.mul(da, y));
-    }]>;
+    }]> {
+  let partialSumOperandSets = [0b01];
+}
 // Eigen's max: where an operand is NaN, the result is what Eigen's max
 // gives (kept as is: sharded and unsharded programs run the same code).
 // The larger operand takes g; on a tie each takes g/2 (as JAX and
@@ -454,6 +474,15 @@ def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
   }];
 }
 
+/// getPartialSumOperandSets of an op linear in its single operand: a
+/// pending sum over axes no factor uses passes through (Σx moved, reduced or
+/// summed over dims is the sum of the moved, reduced or summed summands).
+defvar Shardc_LinearInOperandDecl = [{
+    void getPartialSumOperandSets(::llvm::SmallVectorImpl<unsigned> &sets) {
+      sets.push_back(0b1);
+    }
+}];
+
 class Shardc_ReduceOp<string mnemonic, string kind>
     : Shardc_TensorOp<mnemonic, [InferTypeOpAdaptor]> {
   let summary = "Reduces (" # kind # ") over the listed dimensions, dropping them.";
@@ -472,7 +501,9 @@ class Shardc_ReduceOp<string mnemonic, string kind>
   let assemblyFormat = "$input `dims` `=` $dims attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum">;
+def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum"> {
+  let extraClassDeclaration = Shardc_LinearInOperandDecl;
+}
 def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max">;
 
 def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
@@ -488,6 +519,7 @@ def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
   let arguments = (ins Shardc_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input `permutation` `=` $permutation attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
 
 def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
@@ -503,6 +535,7 @@ def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
   let results = (outs Shardc_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
 
 def Shardc_BroadcastInDimOp : Shardc_TensorOp<"broadcast_in_dim"> {

@@ -44,12 +44,17 @@ enum class FactorKind : uint8_t {
   /// Summed away (matmul's k, reduce_sum's dims): sharding it leaves the
   /// result a pending partial sum over the factor's axes.
   Reduction,
-  /// Cannot be sharded at all (a reshape that cannot be followed, a max
-  /// reduction): any sharding of its dims must be gathered first.
+  /// Maxed away (reduce_max's dims): sharding it leaves each device the max
+  /// of its block, which the partitioner combines at once with an
+  /// all_reduce of kind max over the factor's axes (a pending max is not a
+  /// state a value can carry, unlike a pending sum).
+  MaxReduction,
+  /// Cannot be sharded at all (a reshape that cannot be followed):
+  /// any sharding of its dims must be gathered first.
   NeedReplication,
 };
 
-/// "parallel", "reduction" or "need_replication".
+/// "parallel", "reduction", "max_reduction" or "need_replication".
 llvm::StringRef stringifyFactorKind(FactorKind kind);
 
 /// One factor of an op's iteration space.

@@ -56,7 +56,24 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
         return ::shardc::buildClonedLocalComputation(
             $_op.getOperation(), builder, localOperands, localResultTypes,
             results);
-      }]>
+      }]>,
+    InterfaceMethod<[{
+        The sets of operands through which a pending partial sum may pass:
+        each entry is a bit mask of operands such that, when exactly those
+        operands are pending sums over the same mesh axes and every other
+        operand is replicated over those axes, computing the op on the
+        local summands gives the summands of the result (the op is linear
+        in those operands jointly). `add` and `sub` give `0b11` (both
+        summed: `Σa + Σb = Σ(a + b)`; one alone would add the other once
+        per device), `neg` gives `0b1`, `mul` gives `0b01` and `0b10` (one
+        factor summed, the other replicated), `div` gives `0b01`. The
+        partitioner then keeps the result pending instead of reducing the
+        operands, so that gradients summed from several partial
+        contributions are reduced once. Default: none.
+      }],
+      "void", "getPartialSumOperandSets",
+      (ins "::llvm::SmallVectorImpl<unsigned> &":$sets), [{}],
+      [{ return; }]>
   ];
 }
 

@@ -55,6 +55,13 @@ void reduceElements(T *acc, const T *x, int64_t n, Reduction kind) {
       for (int64_t i = 0; i < n; ++i)
         acc[i] += x[i];
     }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // NaN wins, whichever side it is on, as in reduce_max's kernel: the max
+    // of device blocks is the max of the whole (std::max(acc, NaN) would
+    // keep acc, and a NaN on any device but the first would be lost).
+    for (int64_t i = 0; i < n; ++i)
+      if (x[i] > acc[i] || x[i] != x[i])
+        acc[i] = x[i];
   } else {
     for (int64_t i = 0; i < n; ++i)
       acc[i] = std::max(acc[i], x[i]);
