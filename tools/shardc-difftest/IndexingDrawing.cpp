@@ -142,6 +142,7 @@ Value IndexingDrawer::scatterAdd(Value table) {
   r.hi = ti.hi + count * std::max(ui.hi, 0.0);
   r.exact = false;
   r.nonFinite = ti.nonFinite || ui.nonFinite;
+  r.mayBeSummed = true; // sharded ids make each device's sum partial
   if (!(r.scale() <= kMaxScale))
     return nullptr;
   return pb.record(ScatterAddOp::create(b, pb.freshLoc(),

@@ -143,12 +143,15 @@ Value ProgramBuilder::addInput(ArrayRef<int64_t> shape, InputDomain domain) {
       ShardcDialect::getNameAttrName(), b.getStringAttr(name))};
   // A partial input holds a summand of the value on every device of the
   // partial axes.
-  if (rng.chance(0.5))
-    attrs.push_back(b.getNamedAttr(ShardcDialect::getShardingAttrName(),
-                                   randomSharding(shape, true)));
+  ValueInfo info;
+  if (rng.chance(0.5)) {
+    ShardingAttr sharding = randomSharding(shape, true);
+    info.mayBeSummed = sharding.isPartial();
+    attrs.push_back(
+        b.getNamedAttr(ShardcDialect::getShardingAttrName(), sharding));
+  }
   argAttrs.push_back(b.getDictionaryAttr(attrs));
   domains.push_back(domain);
-  ValueInfo info;
   switch (domain) {
   case InputDomain::Uniform:
     break;

@@ -30,7 +30,15 @@ ValueInfo productInfo(const ValueInfo &x, const ValueInfo &y) {
   ValueInfo r = hull(x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi);
   r.exact = x.exact && y.exact;
   r.nonFinite = x.nonFinite || y.nonFinite;
+  r.mayBeSummed = x.mayBeSummed || y.mayBeSummed;
   return r;
+}
+
+/// A product the sharded program may compute on a pending sum's summands
+/// with a non-finite factor (see ValueInfo::mayBeSummed).
+bool summandTimesNonFinite(const ValueInfo &x, const ValueInfo &y) {
+  auto summed = [](const ValueInfo &i) { return i.mayBeSummed || !i.exact; };
+  return (x.nonFinite && summed(y)) || (y.nonFinite && summed(x));
 }
 
 /// A product's magnitude neither overflows nor sinks into subnormals.
@@ -277,6 +285,7 @@ Value OpDrawer::binary(Value x) {
   ValueInfo xi = info(x), yi = info(y), r;
   r.exact = xi.exact && yi.exact;
   r.nonFinite = xi.nonFinite || yi.nonFinite;
+  r.mayBeSummed = xi.mayBeSummed || yi.mayBeSummed;
   Location loc = pb.freshLoc();
   switch (rng.uniform(7)) {
   case 0:
@@ -292,7 +301,7 @@ Value OpDrawer::binary(Value x) {
       return nullptr;
     return pb.record(SubOp::create(b, loc, x, y), r);
   case 2:
-    if (!productFits(xi, yi))
+    if (!productFits(xi, yi) || summandTimesNonFinite(xi, yi))
       return nullptr;
     return pb.record(MulOp::create(b, loc, x, y), productInfo(xi, yi));
   case 3: // max: its gradient's masks need exact operands

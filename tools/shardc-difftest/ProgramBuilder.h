@@ -46,6 +46,13 @@ struct ValueInfo {
   bool exact = true;
   /// May hold NaN or infinities (--non-finite inputs).
   bool nonFinite = false;
+  /// May be a pending sum in the sharded program: a partial input, or what
+  /// linear ops make of one (inexact values, from contractions and sums,
+  /// may be pending too). Pending sums distribute over mul, as in GSPMD:
+  /// exact up to rounding for finite values, but a device whose summand is
+  /// 0 makes 0 * Inf = NaN where the whole sum times Inf is Inf. So such a
+  /// value is never multiplied by a non-finite one.
+  bool mayBeSummed = false;
 
   double scale() const { return std::max(std::fabs(lo), std::fabs(hi)); }
 };
