@@ -20,6 +20,7 @@
 #include "shardc/Runtime/TensorBlocks.h"
 #include "shardc/Support/RandomTensor.h"
 #include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -535,13 +536,16 @@ std::optional<LoadedExample> loadExample(StringRef path, MLIRContext &ctx,
   ex.module = importJsonGraph((*buffer)->getBuffer(), path, &ctx);
   if (!ex.module)
     return std::nullopt;
+  // The reference runs the program the commands run: composites expanded.
+  PassManager decompose(&ctx, ModuleOp::getOperationName());
+  decompose.addPass(createShardcDecompose());
+  if (failed(decompose.run(*ex.module)))
+    return std::nullopt;
   ex.global = ex.module->clone();
   ex.globalFunc = mainOf(*ex.global);
   if (partition) {
     PassManager pm(&ctx, ModuleOp::getOperationName());
-    pm.addPass(createShardcPropagate());
-    pm.addPass(createShardcPartition());
-    pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+    buildPartitionPipeline(pm);
     if (failed(pm.run(*ex.module)))
       return std::nullopt;
   }

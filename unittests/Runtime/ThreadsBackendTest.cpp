@@ -17,6 +17,7 @@
 #include "shardc/Runtime/ShardedExecution.h"
 #include "shardc/Support/RandomTensor.h"
 #include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/Pipelines.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
@@ -74,6 +75,13 @@ protected:
       ADD_FAILURE() << diagnostics;
       return false;
     }
+    // The reference runs the program the commands run: composites expanded.
+    PassManager decompose(&context, ModuleOp::getOperationName());
+    decompose.addPass(createShardcDecompose());
+    if (failed(decompose.run(*out.module))) {
+      ADD_FAILURE() << diagnostics;
+      return false;
+    }
     func::FuncOp global = entryFunction(*out.module);
     if (!global) {
       ADD_FAILURE() << "no entry function in " << path.str();
@@ -96,9 +104,7 @@ protected:
     out.reference = std::move(*reference);
 
     PassManager pm(&context, ModuleOp::getOperationName());
-    pm.addPass(createShardcPropagate());
-    pm.addPass(createShardcPartition());
-    pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+    buildPartitionPipeline(pm);
     if (failed(pm.run(*out.module))) {
       ADD_FAILURE() << diagnostics;
       return false;
