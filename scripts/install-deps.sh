@@ -15,6 +15,9 @@ packages=(
   # The Python module (python/) and its tests: pybind11, the headers of
   # Debian's python3, and pytest.
   pybind11-dev python3-pybind11 python3-dev python3-pytest
+  # The oracle of the composites and of examples/gpt_tiny.json (their loss
+  # and gradients are compared with torch.nn.functional's).
+  python3-torch
 )
 
 missing=()
