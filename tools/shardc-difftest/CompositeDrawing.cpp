@@ -71,6 +71,30 @@ Value CompositeDrawer::softmax(Value x, bool log) {
     return nullptr;
   int64_t axis = 0;
   int64_t spelled = randomAxis(rank, axis);
+  if (pb.differentiated && shape[axis] >= 2) {
+    // A softmax ignores what is constant along its axis: of x = f + c, with
+    // c a bias broadcast along the axis (a layer_norm's beta, softmax'ed
+    // across its rows), c's gradient is zero, and its rounding noise is
+    // what Adam would amplify. Scaling x by a non-uniform constant first
+    // makes every input's gradient real.
+    auto type = ProgramBuilder::tensorOf(x);
+    SmallVector<float> scales;
+    for (int64_t i = 0; i < type.getNumElements(); ++i)
+      scales.push_back(0.75f + 0.25f * bitsToUniformFloat(rng.next()));
+    Value c = ConstantOp::create(b, pb.freshLoc(),
+                                 cast<ElementsAttr>(DenseElementsAttr::get(
+                                     type, ArrayRef<float>(scales))));
+    ValueInfo ci;
+    ci.lo = 0.75;
+    ci.hi = 1;
+    pb.infos[c] = ci;
+    ValueInfo scaled = xi;
+    scaled.lo = std::min(xi.lo, 0.75 * xi.lo);
+    scaled.hi = std::max(xi.hi, 0.75 * xi.hi);
+    scaled.exact = false;
+    x = pb.record(MulOp::create(b, pb.freshLoc(), x, c), scaled);
+    xi = pb.info(x);
+  }
   ValueInfo r;
   r.exact = false;
   Value y;
