@@ -344,15 +344,13 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
   auto labelType = cast<RankedTensorType>(labels.getType());
   auto classIdType =
       RankedTensorType::get(shapeOf(logits), labelType.getElementType());
-  Value classIds = IotaOp::create(b, e.at("class_ids"), classIdType,
-                                  b.getI64IntegerAttr(classDim));
+  Value classIds = buildIota(b, e.at("class_ids"), classIdType, classDim);
   Value labelsWide = buildBroadcastInDim(b, e.at("labels"), classIdType, labels,
                                          iota(0, classDim));
-  Value oneHot = CompareOp::create(b, e.at("one_hot"), classIds, labelsWide,
-                                   b.getStringAttr("EQ"));
+  Value oneHot = buildCompare(b, e.at("one_hot"), classIds, labelsWide, "EQ");
   Value zeros = e.splat("zeros", logits.getType(), 0.0);
   Value picked = e.reduceSum(
-      "picked", SelectOp::create(b, e.at("masked"), oneHot, shifted, zeros),
+      "picked", buildSelect(b, e.at("masked"), oneHot, shifted, zeros),
       {classDim});
   Value perPosition = e.op("per_position", "sub", {lse, picked});
   SmallVector<int64_t> all = iota(0, classDim);

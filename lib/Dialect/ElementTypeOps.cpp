@@ -217,3 +217,22 @@ double SelectOp::getFlops(ArrayRef<double> factorSizes) {
 double ConvertOp::getFlops(ArrayRef<double> factorSizes) {
   return getIterationSpaceFlops(1, factorSizes);
 }
+
+//===----------------------------------------------------------------------===//
+// Builders (TensorOpBuilders.h)
+//===----------------------------------------------------------------------===//
+
+Value shardc::buildIota(OpBuilder &b, Location loc, RankedTensorType type,
+                        int64_t dimension) {
+  return IotaOp::create(b, loc, type, b.getI64IntegerAttr(dimension));
+}
+
+Value shardc::buildCompare(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                           StringRef direction) {
+  return CompareOp::create(b, loc, lhs, rhs, b.getStringAttr(direction));
+}
+
+Value shardc::buildSelect(OpBuilder &b, Location loc, Value pred, Value onTrue,
+                          Value onFalse) {
+  return SelectOp::create(b, loc, pred, onTrue, onFalse);
+}

@@ -252,13 +252,13 @@ LogicalResult ScatterAddOp::buildLocalComputation(
     auto tableType = cast<RankedTensorType>(table.getType());
     Value first = buildBlockOffset(b, loc, layout.mesh, idAxes, 1,
                                    b.getI64Type());
-    Value isFirst = CompareOp::create(b, loc, first,
-                                      buildI64Scalar(b, loc, 0), "EQ");
+    Value isFirst =
+        buildCompare(b, loc, first, buildI64Scalar(b, loc, 0), "EQ");
     Value pred = buildBroadcastInDim(
         b, loc, RankedTensorType::get(tableType.getShape(), b.getI1Type()),
         isFirst, {});
-    table = SelectOp::create(b, loc, pred, table,
-                             buildSplatConstant(b, loc, tableType, 0.0));
+    table = buildSelect(b, loc, pred, table,
+                        buildSplatConstant(b, loc, tableType, 0.0));
   }
   StringRef mode = getMode();
   // With the rows split, each device adds the updates of the ids in its

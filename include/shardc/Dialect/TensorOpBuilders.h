@@ -77,6 +77,17 @@ mlir::Value buildDotGeneral(mlir::OpBuilder &b, mlir::Location loc,
                             llvm::ArrayRef<int64_t> lhsContract,
                             llvm::ArrayRef<int64_t> rhsContract);
 
+/// `shardc.iota` of `type`, counting along `dimension`.
+mlir::Value buildIota(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::RankedTensorType type, int64_t dimension);
+/// `shardc.compare` of `lhs` and `rhs` in `direction` ("EQ", "LT", ...): i1.
+mlir::Value buildCompare(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value lhs, mlir::Value rhs,
+                         llvm::StringRef direction);
+/// `shardc.select`: `onTrue` where `pred` holds, else `onFalse`.
+mlir::Value buildSelect(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value pred, mlir::Value onTrue,
+                        mlir::Value onFalse);
 /// `shardc.sharding_constraint` pinning `input` to `sharding`.
 mlir::Value buildShardingConstraint(mlir::OpBuilder &b, mlir::Location loc,
                                     mlir::Value input, ShardingAttr sharding);
