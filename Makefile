@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps configure build demo test test-sanitize fuzz bench bench-train docs clean
+.PHONY: deps configure build demo test test-sanitize fuzz bench bench-train bench-transformer docs clean
 
 deps:
 	@scripts/install-deps.sh
@@ -62,6 +62,12 @@ bench: build
 # (bench/README.md).
 bench-train: build
 	python3 bench/train_bench.py
+
+# Transformer training step (examples/gpt at GPT-2 width): the threads
+# backend on 1 and 2 devices against PyTorch eager at 1 and 2 threads
+# (bench/README.md).
+bench-transformer: build
+	/usr/bin/python3 bench/transformer_bench.py
 
 # Refresh the references generated from ODS (checked by a test).
 docs: build
