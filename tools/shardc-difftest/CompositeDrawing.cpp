@@ -30,6 +30,9 @@ class CompositeDrawer {
 public:
   explicit CompositeDrawer(ProgramBuilder &pb) : pb(pb), rng(pb.rng), b(pb.b) {}
 
+  /// A constant of `like`'s type, its elements drawn in [0.75, 1): a weight
+  /// that makes a gradient depend on every element.
+  Value nonUniformWeights(Value like);
   Value softmax(Value x, bool log);
   Value norm(Value x, bool rms);
   Value mean(Value x);
@@ -63,6 +66,21 @@ private:
   static bool usable(const ValueInfo &i) { return !i.nonFinite; }
 };
 
+Value CompositeDrawer::nonUniformWeights(Value like) {
+  auto type = ProgramBuilder::tensorOf(like);
+  SmallVector<float> weights;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    weights.push_back(0.75f + 0.25f * bitsToUniformFloat(rng.next()));
+  Value w = ConstantOp::create(b, pb.freshLoc(),
+                               cast<ElementsAttr>(DenseElementsAttr::get(
+                                   type, ArrayRef<float>(weights))));
+  ValueInfo wi;
+  wi.lo = 0.5;
+  wi.hi = 1;
+  pb.infos[w] = wi;
+  return w;
+}
+
 Value CompositeDrawer::softmax(Value x, bool log) {
   ValueInfo xi = pb.info(x);
   ArrayRef<int64_t> shape = shapeOf(x);
@@ -77,17 +95,7 @@ Value CompositeDrawer::softmax(Value x, bool log) {
     // across its rows), c's gradient is zero, and its rounding noise is
     // what Adam would amplify. Scaling x by a non-uniform constant first
     // makes every input's gradient real.
-    auto type = ProgramBuilder::tensorOf(x);
-    SmallVector<float> scales;
-    for (int64_t i = 0; i < type.getNumElements(); ++i)
-      scales.push_back(0.75f + 0.25f * bitsToUniformFloat(rng.next()));
-    Value c = ConstantOp::create(b, pb.freshLoc(),
-                                 cast<ElementsAttr>(DenseElementsAttr::get(
-                                     type, ArrayRef<float>(scales))));
-    ValueInfo ci;
-    ci.lo = 0.75;
-    ci.hi = 1;
-    pb.infos[c] = ci;
+    Value c = nonUniformWeights(x);
     ValueInfo scaled = xi;
     scaled.lo = std::min(xi.lo, 0.75 * xi.lo);
     scaled.hi = std::max(xi.hi, 0.75 * xi.hi);
@@ -121,17 +129,7 @@ Value CompositeDrawer::softmax(Value x, bool log) {
   if (shape[axis] < 2)
     return nullptr;
   pb.infos[y] = r;
-  auto type = ProgramBuilder::tensorOf(y);
-  SmallVector<float> weights;
-  for (int64_t i = 0; i < type.getNumElements(); ++i)
-    weights.push_back(0.75f + 0.25f * bitsToUniformFloat(rng.next()));
-  Value w = ConstantOp::create(b, pb.freshLoc(),
-                               cast<ElementsAttr>(DenseElementsAttr::get(
-                                   type, ArrayRef<float>(weights))));
-  ValueInfo wi;
-  wi.lo = 0.5;
-  wi.hi = 1;
-  pb.infos[w] = wi;
+  Value w = nonUniformWeights(y);
   ValueInfo product = r;
   product.lo = std::min(r.lo, 0.0);
   product.hi = std::max(r.hi, 0.0);
