@@ -124,7 +124,9 @@ private:
 class FunctionPartitioner {
 public:
   FunctionPartitioner(func::FuncOp func, MeshOp mesh, LayoutChoices &choices)
-      : func(func), mesh(mesh), builder(func.getContext()), choices(choices),
+      : func(func), mesh(mesh),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
+        builder(func.getContext()), choices(choices),
         shardingAttrName(StringAttr::get(
             func.getContext(), ShardcDialect::getShardingAttrName())) {}
 
@@ -156,6 +158,8 @@ private:
 
   func::FuncOp func;
   MeshOp mesh;
+  /// `@mesh`, made once: every local computation and collective names it.
+  FlatSymbolRefAttr meshRef;
   OpBuilder builder;
   LayoutChoices &choices;
   /// Each global value's local value and the layout it is in.
@@ -179,7 +183,6 @@ ShardingAttr FunctionPartitioner::getAssigned(Value v) {
 Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
                                     Location loc) {
   MLIRContext *ctx = builder.getContext();
-  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   auto elementType = cast<RankedTensorType>(local.getType()).getElementType();
   for (const ReshardStep &step : plan.steps) {
     auto type = RankedTensorType::get(step.localShapeAfter, elementType);
@@ -264,7 +267,7 @@ LogicalResult FunctionPartitioner::partitionConstant(Operation *op) {
   Operation *clone = builder.clone(*op);
   clone->removeAttr(shardingAttrName);
   auto replicated = ShardingAttr::getReplicated(
-      op->getContext(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      op->getContext(), meshRef,
       cast<RankedTensorType>(op->getResult(0).getType()).getRank());
   clone->setAttr(shardingAttrName, replicated);
   current[op->getResult(0)] = {clone->getResult(0), replicated};
@@ -482,7 +485,7 @@ Value FunctionPartitioner::emitAllReduceMax(Value local,
     axisAttrs.push_back(StringAttr::get(ctx, a));
   Operation *op = AllReduceOp::create(
       builder, loc, local.getType(), local,
-      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+      meshRef,
       ArrayAttr::get(ctx, axisAttrs),
       ReductionKindAttr::get(ctx, ReductionKind::Max));
   op->setAttr(shardingAttrName, after);
@@ -522,7 +525,7 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   // the local blocks; an op whose sharded factor shifts what a block means
   // (a vocab-parallel gather, a sharded iota) offsets it by axis_index.
   FactorLayout layout;
-  layout.mesh = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  layout.mesh = meshRef;
   for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
     ArrayRef<StringRef> axes = best->factors->getFactorAxes(f);
     layout.factorAxes.emplace_back(axes.begin(), axes.end());
@@ -556,7 +559,6 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
 
 LogicalResult FunctionPartitioner::run() {
   Block &oldBlock = func.getBody().front();
-  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
 
   // Every value needs a sharding on this mesh: propagation gives them.
   auto check = [&](Value v, Location loc) -> LogicalResult {
