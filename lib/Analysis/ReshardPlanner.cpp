@@ -78,7 +78,8 @@ public:
     step.after = after.toAttr(mesh.getContext(), meshRef);
     step.bytesPerDevice =
         collectiveBytesPerDevice(kind, product(axes), localBytes(before));
-    step.messages = collectiveMessages(kind, product(axes));
+    step.groupSize = product(axes);
+    step.localBytesBefore = localBytes(before);
     plan.bytesPerDevice += step.bytesPerDevice;
     plan.steps.push_back(std::move(step));
   }

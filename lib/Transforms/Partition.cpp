@@ -370,9 +370,7 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       for (int64_t size :
            getLocalShape(fs.getResultSharding(i), mesh, type.getShape()))
         bytes *= size;
-      seconds += machine.collectiveSeconds(
-          collectiveMessages(CollectiveKind::AllReduce, n),
-          collectiveBytesPerDevice(CollectiveKind::AllReduce, n, bytes));
+      seconds += machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
     }
     return seconds;
   };
