@@ -14,6 +14,8 @@
 
 #include <Eigen/Core>
 
+#include <cstring>
+
 using namespace mlir;
 using namespace shardc;
 
@@ -26,11 +28,28 @@ using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 /// exp clamps at -88.4, its log reads a subnormal as the smallest normal)
 /// while the scalar path at a tensor's tail is right, an element's result
 /// would depend on its position; one compare per element fixes them.
+///
+/// An element equal to the previous one recomputed reuses its result: a
+/// causal mask's -1e9 shifted by a row's max fills half of every attention
+/// row with one value, and glibc's expf takes a slow underflow path there.
 void fixBelow(const float *x, float *y, int64_t n, float threshold,
               float (*exact)(float)) {
-  for (int64_t i = 0; i < n; ++i)
-    if (x[i] < threshold)
-      y[i] = exact(x[i]);
+  // Compared as bits: -0 and 0 differ, a NaN equals its own bits.
+  uint32_t lastBits = 0;
+  float lastY = 0;
+  bool haveLast = false;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(x[i] < threshold))
+      continue;
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    if (!haveLast || bits != lastBits) {
+      lastBits = bits;
+      lastY = exact(x[i]);
+      haveLast = true;
+    }
+    y[i] = lastY;
+  }
 }
 
 template <typename OpT>
