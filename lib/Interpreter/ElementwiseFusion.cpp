@@ -6,7 +6,10 @@
 // reads nothing per element (a splat constant, an iota, a view of a
 // materialized tensor: cheap to recompute in each user's pass) or it has a
 // single use (so nothing is computed twice). Every elementwise op that is
-// not fused and reads a fused value roots a group.
+// not fused and reads a fused value roots a group. A value that must be
+// materialized (returned, or read by several ops) but that only one
+// elementwise op reads is *stored*: computed in that op's pass and written
+// out from there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 
 #include "shardc/Dialect/CollectiveOpInterface.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -137,12 +141,45 @@ FusionPlan::FusionPlan(Block &body) {
       fused.insert(&op);
   }
 
-  // Groups: every unfused elementwise op reading a fused value.
+  // Which values are stored: a value the function returns (or that several
+  // ops read, so it is materialized) whose only other reader is one
+  // elementwise op is computed inside that op's pass and written out from
+  // there, so the pass does not read it back (an Adam step's new moments,
+  // returned and read by the parameter's update).
   for (Operation &op : body) {
     if (kinds.lookup(&op) != Kind::Elementwise || fused.count(&op))
       continue;
+    Value value = op.getResult(0);
+    Operation *reader = nullptr;
+    bool storable = true;
+    for (Operation *user : value.getUsers()) {
+      if (user->getBlock() != &body) {
+        storable = false;
+        break;
+      }
+      if (isa<func::ReturnOp>(user))
+        continue;
+      if (kindOf(user) != Kind::Elementwise || (reader && reader != user) ||
+          staticNumElements(user->getResult(0)) != staticNumElements(value)) {
+        storable = false;
+        break;
+      }
+      reader = user;
+    }
+    if (storable && reader)
+      stored.insert(&op);
+  }
+  auto computedInside = [&](Operation *def) {
+    return def && (fused.count(def) || stored.count(def));
+  };
+
+  // Groups: every elementwise op computed on its own that reads a value
+  // computed inside.
+  for (Operation &op : body) {
+    if (kinds.lookup(&op) != Kind::Elementwise || computedInside(&op))
+      continue;
     if (llvm::none_of(op.getOperands(), [&](Value v) {
-          return v.getDefiningOp() && fused.count(v.getDefiningOp());
+          return computedInside(v.getDefiningOp());
         }))
       continue;
     auto group = std::make_unique<FusedGroup>();
@@ -158,11 +195,14 @@ FusionPlan::FusionPlan(Block &body) {
         [&](Operation *node) -> FusedGroup::Input {
       if (auto it = nodeOf.find(node); it != nodeOf.end())
         return {true, it->second};
-      FusedGroup::Node n{
-          node, *lookupFusionHooks(node), {}, widthOf(node->getResult(0))};
+      FusedGroup::Node n{node,
+                         *lookupFusionHooks(node),
+                         {},
+                         widthOf(node->getResult(0)),
+                         stored.count(node) != 0};
       for (Value operand : node->getOperands()) {
         Operation *def = operand.getDefiningOp();
-        if (def && fused.count(def) && kinds.lookup(def) == Kind::Elementwise) {
+        if (computedInside(def) && kinds.lookup(def) == Kind::Elementwise) {
           n.inputs.push_back(addNode(def));
           continue;
         }
@@ -196,13 +236,15 @@ FusionPlan::FusionPlan(Block &body) {
     groups.push_back(std::move(group));
   }
 
-  // Positions: a fused op runs with the last of its users.
+  // Positions: an op computed inside runs with the last of its readers (a
+  // stored value's return is not one).
   for (Operation &op : llvm::reverse(body)) {
     size_t pos = index.lookup(&op);
-    if (fused.count(&op)) {
+    if (computedInside(&op)) {
       pos = 0;
       for (Operation *user : op.getResult(0).getUsers())
-        pos = std::max(pos, positions.lookup(user));
+        if (!isa<func::ReturnOp>(user))
+          pos = std::max(pos, positions.lookup(user));
     }
     positions[&op] = pos;
   }
@@ -292,20 +334,27 @@ void gatherViewBytes(const FusedGroup::Leaf &leaf, const Tensor &tensor,
 
 void shardc::detail::runFusedGroup(const FusedGroup &group,
                                    ArrayRef<const Tensor *> leaves,
-                                   Tensor &result) {
+                                   ArrayRef<Tensor *> outputs) {
   size_t numNodes = group.nodes.size();
   SmallVector<ScratchBlock> nodeBlocks(numNodes);
-  for (size_t k = 0; k + 1 < numNodes; ++k)
-    nodeBlocks[k] = allocateBlock(group.nodes[k].width);
+  // Where each node writes: its output tensor's elements (root, stored
+  // nodes) or a scratch block.
+  SmallVector<unsigned char *> nodeOutputs(numNodes, nullptr);
+  for (size_t k = 0, o = 0; k < numNodes; ++k) {
+    if (k + 1 == numNodes || group.nodes[k].stored)
+      nodeOutputs[k] =
+          outputs[k + 1 == numNodes ? outputs.size() - 1 : o++]->rawData();
+    else
+      nodeBlocks[k] = allocateBlock(group.nodes[k].width);
+  }
   SmallVector<ScratchBlock> viewBlocks(group.leaves.size());
   for (auto [i, leaf] : llvm::enumerate(group.leaves))
     if (leaf.isView)
       viewBlocks[i] = allocateBlock(leaf.width);
 
   SmallVector<const void *> leafPointers(group.leaves.size());
+  SmallVector<void *> nodePointers(numNodes);
   SmallVector<const void *, 3> inputs;
-  unsigned char *out = result.rawData();
-  unsigned rootWidth = group.nodes.back().width;
   for (int64_t begin = 0; begin < group.numElements; begin += kBlockElements) {
     int64_t count = std::min(kBlockElements, group.numElements - begin);
     for (auto [i, leaf] : llvm::enumerate(group.leaves)) {
@@ -320,12 +369,14 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
       const FusedGroup::Node &node = group.nodes[k];
       inputs.clear();
       for (FusedGroup::Input input : node.inputs)
-        inputs.push_back(input.isNode ? nodeBlocks[input.index].get()
+        inputs.push_back(input.isNode ? nodePointers[input.index]
                                       : leafPointers[input.index]);
-      void *target = k + 1 == numNodes
-                         ? static_cast<void *>(out + begin * rootWidth)
-                         : static_cast<void *>(nodeBlocks[k].get());
-      node.hooks.evaluateElements(node.op, inputs, target, begin, count);
+      nodePointers[k] =
+          nodeOutputs[k]
+              ? static_cast<void *>(nodeOutputs[k] + begin * node.width)
+              : static_cast<void *>(nodeBlocks[k].get());
+      node.hooks.evaluateElements(node.op, inputs, nodePointers[k], begin,
+                                  count);
     }
   }
 }

@@ -83,8 +83,8 @@ template <typename OpT, typename Model> void registerViewHooks() {
 }
 
 /// Ops computed together in one pass, block by block: `nodes` in an order
-/// where every node comes after the nodes it reads; the last is the root,
-/// the only one whose result is materialized.
+/// where every node comes after the nodes it reads; the last is the root.
+/// The root's and the stored nodes' results are materialized.
 struct FusedGroup {
   /// An operand of a node: another node, or a leaf (a materialized tensor).
   struct Input {
@@ -97,6 +97,9 @@ struct FusedGroup {
     llvm::SmallVector<Input, 3> inputs;
     /// Bytes per element of the node's result.
     unsigned width;
+    /// Whether the node's result is also written out as a tensor (the root
+    /// always is).
+    bool stored;
   };
   /// A tensor the pass reads: whole (no strides), or through a view op's
   /// strides (one per element of the view's `shape`).
@@ -128,28 +131,34 @@ public:
   }
   /// True for an op computed inside later ops' groups: it has no result
   /// tensor of its own.
-  bool isFused(mlir::Operation *op) const { return fused.count(op); }
+  bool isFused(mlir::Operation *op) const {
+    return fused.count(op) || stored.count(op);
+  }
   /// The latest position in the body at which `op` is computed: its own
   /// index, or that of the last group root it is fused into.
   size_t position(mlir::Operation *op) const { return positions.lookup(op); }
   /// How many ops are computed inside groups (group roots excluded).
-  size_t numFusedOps() const { return fused.size(); }
+  size_t numFusedOps() const { return fused.size() + stored.size(); }
 
 private:
   std::vector<std::unique_ptr<FusedGroup>> groups;
   llvm::DenseMap<mlir::Operation *, unsigned> groupOfRoot;
   llvm::DenseSet<mlir::Operation *> fused;
+  /// Computed inside a later op's group and written out from there.
+  llvm::DenseSet<mlir::Operation *> stored;
   llvm::DenseMap<mlir::Operation *, size_t> positions;
 };
 
-/// Computes `group` into `result` (allocated with the root's result type);
-/// `leaves[i]` is the tensor of `group.leaves[i]`. Every element comes out
+/// Computes `group` into `outputs` (allocated with the result types of the
+/// stored nodes, in node order, then of the root); `leaves[i]` is the
+/// tensor of `group.leaves[i]`. Every element comes out
 /// with the bits the ops' own kernels give, op by op: blocks are multiples
 /// of 64 bytes from the tensor's start and scratch blocks are 64-byte
 /// aligned, so the vectorized kernels split each block as they split a
 /// whole malloc-aligned tensor.
 void runFusedGroup(const FusedGroup &group,
-                   llvm::ArrayRef<const Tensor *> leaves, Tensor &result);
+                   llvm::ArrayRef<const Tensor *> leaves,
+                   llvm::ArrayRef<Tensor *> outputs);
 
 } // namespace shardc::detail
 

@@ -145,6 +145,9 @@ public:
     for (const shardc::detail::FusedGroup::Leaf &leaf : group.leaves)
       if (diesAt(leaf.value, index))
         owned.erase(leaf.value);
+    for (const shardc::detail::FusedGroup::Node &node : group.nodes)
+      if (node.stored && diesAt(node.op->getResult(0), index))
+        owned.erase(node.op->getResult(0));
     if (diesAt(result, index))
       owned.erase(result);
   }
@@ -210,7 +213,8 @@ static std::optional<Tensor> tryForward(Operation &op, size_t index,
   return tensor;
 }
 
-/// Runs the fused group rooted at `op` and defines the root's result.
+/// Runs the fused group rooted at `op` and defines its stored nodes'
+/// results and the root's.
 static LogicalResult runGroup(Operation &op,
                               const shardc::detail::FusedGroup &group,
                               Environment &env, uint64_t maxTensorBytes) {
@@ -222,14 +226,29 @@ static LogicalResult runGroup(Operation &op,
                             << " is not defined before its use";
     leaves.push_back(tensor);
   }
-  auto type = cast<RankedTensorType>(op.getResult(0).getType());
-  llvm::Expected<Tensor> result = Tensor::allocateUninitialized(
-      type.getShape(), *executableDType(type.getElementType()), maxTensorBytes);
-  if (!result)
-    return op.emitError() << "result of '" << op.getName()
-                          << "': " << llvm::toString(result.takeError());
-  shardc::detail::runFusedGroup(group, leaves, *result);
-  env.define(op.getResult(0), std::move(*result));
+  SmallVector<Value> values;
+  for (const shardc::detail::FusedGroup::Node &node : group.nodes)
+    if (node.stored)
+      values.push_back(node.op->getResult(0));
+  values.push_back(op.getResult(0));
+  SmallVector<Tensor> outputs;
+  for (Value value : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    llvm::Expected<Tensor> result = Tensor::allocateUninitialized(
+        type.getShape(), *executableDType(type.getElementType()),
+        maxTensorBytes);
+    if (!result)
+      return value.getDefiningOp()->emitError()
+             << "result of '" << value.getDefiningOp()->getName()
+             << "': " << llvm::toString(result.takeError());
+    outputs.push_back(std::move(*result));
+  }
+  SmallVector<Tensor *> pointers;
+  for (Tensor &t : outputs)
+    pointers.push_back(&t);
+  shardc::detail::runFusedGroup(group, leaves, pointers);
+  for (auto [value, tensor] : llvm::zip(values, outputs))
+    env.define(value, std::move(tensor));
   return success();
 }
 
