@@ -53,7 +53,8 @@ int runExplainCommand();
 int runExecCommand();
 int runTrainCommand();
 
-/// Whether --inputs binds `name` to a file (else it was generated).
+/// Whether `name` got its value from a file, --inputs or --checkpoint (else
+/// it was generated); gatherInputs decides it.
 bool isInputGivenByFile(llvm::StringRef name);
 
 extern llvm::cl::SubCommand compileCommand;
