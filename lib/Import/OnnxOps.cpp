@@ -227,6 +227,35 @@ static LogicalResult compareOp(NodeContext &nc) {
   return compare(nc, Direction);
 }
 
+static LogicalResult logicalNot(NodeContext &nc) {
+  if (failed(nc.checkArity(1, 1)) || failed(nc.checkAttrs({})))
+    return failure();
+  RankedTensorType x = nc.inputType(0);
+  if (!x.getElementType().isInteger(1))
+    return nc.error() << "its operand must be BOOL";
+  if (const HostTensor *t = nc.constant(0)) {
+    HostTensor out = *t;
+    for (int64_t &v : out.ints)
+      v = !v;
+    nc.setOutput(0, std::move(out));
+    return success();
+  }
+  // shardc.compare takes no booleans: !x is (i32)x == 0.
+  Type i32 = IntegerType::get(nc.ctx, 32);
+  FailureOr<Value> asInt = nc.build("shardc.convert", {nc.value(0)},
+                                    {named(nc, "dtype", TypeAttr::get(i32))},
+                                    {}, nc.loc(0, ".int"));
+  if (failed(asInt))
+    return failure();
+  FailureOr<Value> zero =
+      nc.constantAs(HostTensor::zeros({}, i32), x.getShape(), ".zero");
+  if (failed(zero))
+    return failure();
+  return done(nc, nc.build("shardc.compare", {*asInt, *zero},
+                           {named(nc, "direction",
+                                  nc.builder.getStringAttr("EQ"))}));
+}
+
 static LogicalResult where(NodeContext &nc) {
   if (failed(nc.checkArity(3, 3)) || failed(nc.checkAttrs({})))
     return failure();
@@ -1164,6 +1193,7 @@ const llvm::StringMap<Converter> &shardc::onnximport::converters() {
       {"Min", binaryOp<Binary::Min>},
       {"Mul", binaryOp<Binary::Mul>},
       {"Neg", unaryOp<kNeg, negOf>},
+      {"Not", logicalNot},
       {"Pow", binaryOp<Binary::Pow>},
       {"ReduceMax", reduceMax},
       {"ReduceMean", reduceMean},

@@ -11,6 +11,7 @@
 
 #include "shardc/Engine/Setup.h"
 #include "shardc/Import/ModelLoader.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Config/llvm-config.h"
@@ -85,6 +86,15 @@ static cl::opt<std::string>
                 cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
                 cl::sub(shardc::trainCommand));
 
+static cl::opt<std::string> planPath(
+    "plan",
+    cl::desc("A sharding plan (docs/plans.md): a mesh and name patterns "
+             "with their PartitionSpecs, applied before propagation"),
+    cl::init(""), cl::cat(sharedCategory), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
+
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
 
@@ -122,6 +132,16 @@ shardc::ToolSession::loadInputModel(func::FuncOp *entry,
   // error, not an empty success.
   if (!module)
     return nullptr;
+  if (!planPath.empty()) {
+    llvm::Expected<ShardingPlan> plan = readShardingPlan(planPath);
+    llvm::Error applied =
+        plan ? applyShardingPlan(*module, *plan, planPath) : plan.takeError();
+    if (applied) {
+      llvm::errs() << "shardc: error: " << llvm::toString(std::move(applied))
+                   << "\n";
+      return nullptr;
+    }
+  }
   func::FuncOp func = getEntryFunction(*module);
   if (!func)
     return nullptr;
