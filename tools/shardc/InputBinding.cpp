@@ -28,6 +28,14 @@ static cl::list<std::string>
                   cl::sub(shardc::simulateCommand),
                   cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
+/// `f32`, `i64`, ... as the IR spells an element type.
+static std::string typeStr(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
 static cl::opt<std::string> checkpointPath(
     "checkpoint",
     cl::desc("Values of the inputs not given by --inputs, by name, from a "
@@ -112,9 +120,12 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
         if (saved->second.getShape() != type.getShape() ||
             executableDType(type.getElementType()) != saved->second.dtype()) {
           llvm::errs() << "shardc: error: input '" << name << "' from "
-                       << checkpointPath << " is "
-                       << saved->second.describe() << " but the model expects "
-                       << shapeString(type.getShape()) << "\n";
+                       << checkpointPath << " has shape "
+                       << shapeString(saved->second.getShape()) << " of "
+                       << dtypeName(saved->second.dtype())
+                       << " but the model expects "
+                       << shapeString(type.getShape()) << " of "
+                       << typeStr(type.getElementType()) << "\n";
           return failure();
         }
         givenByFile.insert(name);

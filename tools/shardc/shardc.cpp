@@ -71,14 +71,14 @@ cl::SubCommand trainCommand(
 static cl::OptionCategory sharedCategory("Input options");
 
 static cl::opt<std::string>
-    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|->"),
+    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|model.onnx|->"),
               cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
               cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
               cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
-                cl::desc("Format of the input: mlir or json (default: by "
+                cl::desc("Format of the input: mlir, json or onnx (default: by "
                          "extension; required for stdin)"),
                 cl::init(""), cl::cat(sharedCategory),
                 cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
@@ -116,8 +116,8 @@ OwningOpRef<ModuleOp>
 shardc::ToolSession::loadInputModel(func::FuncOp *entry,
                                     bool expandComposites) {
   if (inputPath.empty()) {
-    llvm::errs() << "shardc: error: no input model given (a .mlir or .json "
-                    "path, or - for stdin)\n";
+    llvm::errs() << "shardc: error: no input model given (a .mlir, .json or "
+                    ".onnx path, or - for stdin)\n";
     return nullptr;
   }
   auto format = resolveModelFormat(inputPath, inputFormat);
