@@ -344,6 +344,33 @@ Value OnnxImporter::materialize(OnnxValue &v, Location loc) {
   return v.value;
 }
 
+/// The Identity nodes that copy a float initializer, by output name, with
+/// the initializer they copy. torch.onnx.export keeps one initializer for
+/// parameters of equal values (LayerNorm's initial ones and zeros) and
+/// names the others with Identity nodes; in the model they are separate
+/// parameters that training moves apart, so each copy is a parameter of
+/// its own, starting from the value it copies.
+static llvm::StringMap<std::string>
+parameterCopies(const onnx::GraphProto &graph) {
+  llvm::StringSet<> floats, taken;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    taken.insert(init.name());
+    if (init.data_type() == onnx::TensorProto::FLOAT)
+      floats.insert(init.name());
+  }
+  for (const onnx::ValueInfoProto &input : graph.input())
+    taken.insert(input.name());
+  llvm::StringMap<std::string> copies;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Identity" && node.input_size() == 1 &&
+        node.output_size() == 1 && floats.contains(node.input(0)) &&
+        !node.output(0).empty() && !taken.contains(node.output(0)) &&
+        (node.domain().empty() || node.domain() == "ai.onnx"))
+      if (taken.insert(node.output(0)).second)
+        copies[node.output(0)] = node.input(0);
+  return copies;
+}
+
 namespace {
 
 /// The model-level work: opsets, arguments, node order, outputs.
@@ -364,6 +391,8 @@ private:
   MLIRContext *ctx;
   OpBuilder builder;
   OnnxImporter imp;
+  /// parameterCopies() of the graph.
+  llvm::StringMap<std::string> copies;
 };
 
 } // namespace
@@ -471,7 +500,18 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
                      << llvm::toString(type.takeError());
     args.push_back({input.name(), *type, false});
   }
-  args.append(params.begin(), params.end());
+  // Each copy of a parameter comes right after the parameter it copies.
+  copies = parameterCopies(graph);
+  llvm::StringMap<SmallVector<std::string>> copiesOf;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Identity" && node.output_size() == 1 &&
+        copies.count(node.output(0)))
+      copiesOf[node.input(0)].push_back(node.output(0));
+  for (const Arg &param : params) {
+    args.push_back(param);
+    for (const std::string &copy : copiesOf.lookup(param.name))
+      args.push_back({copy, param.type, true});
+  }
 
   SmallVector<Type> types;
   for (const Arg &a : args)
@@ -518,6 +558,10 @@ LogicalResult ModelImporter::readNodes(const onnx::GraphProto &graph) {
         producer.try_emplace(out, i);
   for (auto [i, node] : llvm::enumerate(graph.node())) {
     NodeContext nc(imp, node, i);
+    // A parameter's copy is an argument already (parameterCopies).
+    if (node.op_type() == "Identity" && node.output_size() == 1 &&
+        copies.count(node.output(0)))
+      continue;
     if (!node.domain().empty() && node.domain() != "ai.onnx")
       return nc.error() << "is in domain \"" << node.domain()
                         << "\"; shardc reads the default ONNX domain";
@@ -646,5 +690,8 @@ shardc::readOnnxInitializers(StringRef bytes) {
     }
     out[init.name()] = std::move(*t);
   }
+  for (const auto &entry : parameterCopies(model.graph()))
+    if (auto it = out.find(entry.getValue()); it != out.end())
+      out[entry.getKey().str()] = it->second.clone();
   return out;
 }
