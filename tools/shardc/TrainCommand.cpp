@@ -18,6 +18,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ValueNames.h"
+#include "shardc/Export/CheckpointWriter.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Transforms/Passes.h"
@@ -65,6 +66,11 @@ static cl::opt<double> trainTolerance(
 static cl::opt<std::string>
     trainOutDir("out-dir", cl::desc("Write each final parameter as <name>.npy"),
                 cl::init(""), cl::sub(shardc::trainCommand));
+static cl::opt<std::string>
+    savePath("save",
+             cl::desc("Write the final parameters to a checkpoint: .npz "
+                      "(np.load) or .safetensors"),
+             cl::init(""), cl::sub(shardc::trainCommand));
 
 namespace {
 /// "step 7/50 loss 0.1234", or on a terminal a bar redrawn in place.
@@ -278,6 +284,15 @@ int shardc::runTrainCommand() {
         return 1;
       }
     }
+  }
+  if (!savePath.empty() && printing) {
+    if (llvm::Error err = writeCheckpoint(savePath, *final)) {
+      llvm::errs() << "shardc: error: " << llvm::toString(std::move(err))
+                   << "\n";
+      return 1;
+    }
+    llvm::outs() << "wrote " << final->size() << " parameters to " << savePath
+                 << "\n";
   }
   if (!check)
     return 0;

@@ -21,8 +21,9 @@
 namespace shardc {
 
 /// The tensors of checkpoint file `path`, by name, chosen by its
-/// extension: `.onnx` (the model's float initializers). An error message
-/// names the file.
+/// extension: `.onnx` (the model's float initializers), `.npz` (stored
+/// members `name.npy`; a compressed archive is refused) or `.safetensors`
+/// (F32, I64, I32 and BOOL tensors). An error message names the file.
 llvm::Expected<std::map<std::string, Tensor>>
 readCheckpoint(llvm::StringRef path);
 
