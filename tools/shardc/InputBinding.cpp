@@ -54,6 +54,8 @@ static cl::opt<uint64_t> seed("seed",
                               cl::sub(shardc::execCommand),
                               cl::sub(shardc::trainCommand));
 
+uint64_t shardc::getSeed() { return seed; }
+
 std::string shardc::shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape))
@@ -61,7 +63,8 @@ std::string shardc::shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
+FailureOr<SmallVector<shardc::Tensor>>
+shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
   llvm::StringMap<std::string> files;
   for (StringRef binding : inputBindings) {
     auto [name, path] = binding.split('=');
@@ -115,6 +118,12 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
     std::string name = getArgumentName(func, i);
     auto type = cast<RankedTensorType>(func.getArgument(i).getType());
     auto it = files.find(name);
+    if (llvm::is_contained(fedElsewhere, name)) {
+      args.push_back(llvm::cantFail(Tensor::allocate(
+          type.getShape(),
+          executableDType(type.getElementType()).value_or(DType::F32))));
+      continue;
+    }
     if (it == files.end()) {
       if (auto saved = checkpoint.find(name); saved != checkpoint.end()) {
         if (saved->second.getShape() != type.getShape() ||
