@@ -20,8 +20,7 @@ void shardc::python::bindModelFiles(py::module_ &m) {
         llvm::Expected<std::map<std::string, Tensor>> tensors =
             readCheckpoint(path);
         if (!tensors)
-          raiseError("read_checkpoint: " +
-                     llvm::toString(tensors.takeError()));
+          raiseError("read_checkpoint: " + llvm::toString(tensors.takeError()));
         return toDict(std::move(*tensors));
       },
       py::arg("path"));

@@ -51,24 +51,55 @@ static llvm::Error writeNpz(llvm::raw_ostream &os,
           "'" + name + "' does not fit a zip archive without zip64");
     uint32_t crc = llvm::crc32(llvm::arrayRefFromStringRef(data));
     Fields local;
-    local.u32(0x04034b50).u16(20).u16(0).u16(0).u16(0).u16(0x21)
-        .u32(crc).u32(data.size()).u32(data.size())
-        .u16(member.size()).u16(0).str(member);
+    local.u32(0x04034b50)
+        .u16(20)
+        .u16(0)
+        .u16(0)
+        .u16(0)
+        .u16(0x21)
+        .u32(crc)
+        .u32(data.size())
+        .u32(data.size())
+        .u16(member.size())
+        .u16(0)
+        .str(member);
     os << local.bytes << data;
-    central.u32(0x02014b50).u16(20).u16(20).u16(0).u16(0).u16(0).u16(0x21)
-        .u32(crc).u32(data.size()).u32(data.size()).u16(member.size())
-        .u16(0).u16(0).u16(0).u16(0).u32(0).u32(offset).str(member);
+    central.u32(0x02014b50)
+        .u16(20)
+        .u16(20)
+        .u16(0)
+        .u16(0)
+        .u16(0)
+        .u16(0x21)
+        .u32(crc)
+        .u32(data.size())
+        .u32(data.size())
+        .u16(member.size())
+        .u16(0)
+        .u16(0)
+        .u16(0)
+        .u16(0)
+        .u32(0)
+        .u32(offset)
+        .str(member);
     offset += local.bytes.size() + data.size();
   }
   Fields end;
-  end.u32(0x06054b50).u16(0).u16(0).u16(tensors.size()).u16(tensors.size())
-      .u32(central.bytes.size()).u32(offset).u16(0);
+  end.u32(0x06054b50)
+      .u16(0)
+      .u16(0)
+      .u16(tensors.size())
+      .u16(tensors.size())
+      .u32(central.bytes.size())
+      .u32(offset)
+      .u16(0);
   os << central.bytes << end.bytes;
   return llvm::Error::success();
 }
 
-static llvm::Error writeSafetensors(llvm::raw_ostream &os,
-                                    const std::map<std::string, Tensor> &tensors) {
+static llvm::Error
+writeSafetensors(llvm::raw_ostream &os,
+                 const std::map<std::string, Tensor> &tensors) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const auto &[name, tensor] : tensors) {
@@ -95,8 +126,9 @@ static llvm::Error writeSafetensors(llvm::raw_ostream &os,
   return llvm::Error::success();
 }
 
-llvm::Error shardc::writeCheckpoint(StringRef path,
-                                    const std::map<std::string, Tensor> &tensors) {
+llvm::Error
+shardc::writeCheckpoint(StringRef path,
+                        const std::map<std::string, Tensor> &tensors) {
   StringRef ext = llvm::sys::path::extension(path);
   if (ext != ".npz" && ext != ".safetensors")
     return llvm::createStringError(
@@ -107,8 +139,8 @@ llvm::Error shardc::writeCheckpoint(StringRef path,
   if (ec)
     return llvm::createStringError("cannot write '" + path.str() +
                                    "': " + ec.message());
-  llvm::Error e = ext == ".npz" ? writeNpz(os, tensors)
-                                : writeSafetensors(os, tensors);
+  llvm::Error e =
+      ext == ".npz" ? writeNpz(os, tensors) : writeSafetensors(os, tensors);
   if (e)
     return llvm::createStringError("cannot write '" + path.str() +
                                    "': " + llvm::toString(std::move(e)));

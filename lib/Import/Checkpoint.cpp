@@ -115,11 +115,12 @@ static llvm::Expected<Tensors> readSafetensors(StringRef bytes) {
                 std::to_string(bytes.size()) + ")");
   StringRef header = bytes.substr(8, headerLen);
   StringRef data = bytes.drop_front(8 + headerLen);
-  if (auto deep = jsonimport::checkNesting(header, jsonimport::kMaxNestingDepth))
+  if (auto deep =
+          jsonimport::checkNesting(header, jsonimport::kMaxNestingDepth))
     return fail("its header: " + deep->message);
-  nlohmann::json root = nlohmann::json::parse(header.begin(), header.end(),
-                                              nullptr,
-                                              /*allow_exceptions=*/false);
+  nlohmann::json root =
+      nlohmann::json::parse(header.begin(), header.end(), nullptr,
+                            /*allow_exceptions=*/false);
   if (root.is_discarded() || !root.is_object())
     return fail("its header is not a JSON object");
   Tensors out;
@@ -188,10 +189,9 @@ llvm::Expected<Tensors> shardc::readCheckpoint(StringRef path) {
     return fail("cannot read checkpoint '" + path.str() +
                 "': " + file.getError().message());
   StringRef bytes = (*file)->getBuffer();
-  llvm::Expected<Tensors> tensors =
-      ext == ".onnx"  ? readOnnxInitializers(bytes)
-      : ext == ".npz" ? readNpz(bytes)
-                      : readSafetensors(bytes);
+  llvm::Expected<Tensors> tensors = ext == ".onnx" ? readOnnxInitializers(bytes)
+                                    : ext == ".npz" ? readNpz(bytes)
+                                                    : readSafetensors(bytes);
   if (!tensors)
     return fail("checkpoint '" + path.str() +
                 "': " + llvm::toString(tensors.takeError()));

@@ -57,9 +57,8 @@ Location NodeContext::loc(size_t output, StringRef suffix) {
                          : "";
   if (name.empty())
     name = nodeName(node, index);
-  Location at =
-      NameLoc::get(StringAttr::get(ctx, nodeName(node, index)),
-                   importer.fileLoc());
+  Location at = NameLoc::get(StringAttr::get(ctx, nodeName(node, index)),
+                             importer.fileLoc());
   return NameLoc::get(StringAttr::get(ctx, name + suffix.str()), at);
 }
 
@@ -70,8 +69,7 @@ bool NodeContext::hasInput(size_t i) const {
 LogicalResult NodeContext::checkArity(size_t min, size_t max, size_t outputs) {
   size_t n = node.input_size();
   if (n < min || n > max)
-    return error() << "has " << n << " inputs; " << node.op_type()
-                   << " takes "
+    return error() << "has " << n << " inputs; " << node.op_type() << " takes "
                    << (min == max ? std::to_string(min)
                                   : std::to_string(min) + " to " +
                                         std::to_string(max));
@@ -105,8 +103,7 @@ const HostTensor *NodeContext::constant(size_t i) {
   return v.constant ? &*v.constant : nullptr;
 }
 
-FailureOr<SmallVector<int64_t>> NodeContext::intList(size_t i,
-                                                     StringRef what) {
+FailureOr<SmallVector<int64_t>> NodeContext::intList(size_t i, StringRef what) {
   const HostTensor *t = constant(i);
   if (!t)
     return error() << what << " (input " << i << ", \"" << node.input(i)
@@ -170,8 +167,7 @@ NodeContext::intsAttr(StringRef name) {
   if (!a)
     return std::optional<SmallVector<int64_t>>();
   if (a->type() != onnx::AttributeProto::INTS)
-    return error() << "attribute \"" << name
-                   << "\" must be a list of integers";
+    return error() << "attribute \"" << name << "\" must be a list of integers";
   return std::optional<SmallVector<int64_t>>(
       SmallVector<int64_t>(a->ints().begin(), a->ints().end()));
 }
@@ -196,7 +192,7 @@ FailureOr<Value> NodeContext::build(StringRef name, ValueRange operands,
   state.addOperands(operands);
   state.addAttributes(attrs);
   bool infer = !resultType && opName->hasInterface<InferTypeOpInterface>();
-  state.addTypes(resultType          ? resultType
+  state.addTypes(resultType         ? resultType
                  : operands.empty() ? Type(NoneType::get(ctx))
                                     : operands[0].getType());
   // The op's own checks (type inference, the verifier) report at its
@@ -251,16 +247,15 @@ FailureOr<Value> NodeContext::broadcastTo(Value v, ArrayRef<int64_t> shape,
       broadcastShapes(type.getShape(), shape);
   if (!common || ArrayRef<int64_t>(*common) != shape)
     return error() << "cannot broadcast a tensor of shape "
-                   << shapeText(type.getShape()) << " to "
-                   << shapeText(shape);
+                   << shapeText(type.getShape()) << " to " << shapeText(shape);
   SmallVector<int64_t> dims;
   int64_t offset = shape.size() - type.getRank();
   for (int64_t d = 0; d < type.getRank(); ++d)
     dims.push_back(offset + d);
-  return build("shardc.broadcast_in_dim", {v},
-               {builder.getNamedAttr("dims", builder.getDenseI64ArrayAttr(dims))},
-               RankedTensorType::get(shape, type.getElementType()),
-               loc(0, suffix));
+  return build(
+      "shardc.broadcast_in_dim", {v},
+      {builder.getNamedAttr("dims", builder.getDenseI64ArrayAttr(dims))},
+      RankedTensorType::get(shape, type.getElementType()), loc(0, suffix));
 }
 
 FailureOr<Value> NodeContext::constantAs(const HostTensor &t,
@@ -270,7 +265,8 @@ FailureOr<Value> NodeContext::constantAs(const HostTensor &t,
   bool splat = n > 0;
   for (int64_t k = 1; k < n && splat; ++k)
     splat = t.isFloat() ? t.floats[k] == t.floats[0] : t.ints[k] == t.ints[0];
-  if (!splat || broadcastShapes(t.shape, shape) != SmallVector<int64_t>(shape)) {
+  if (!splat ||
+      broadcastShapes(t.shape, shape) != SmallVector<int64_t>(shape)) {
     OnnxValue v{RankedTensorType::get(t.shape, t.elementType), Value(), t};
     return broadcastTo(importer.materialize(v, loc(0, suffix)), shape,
                        suffix.str() + ".broadcast");
@@ -568,8 +564,7 @@ LogicalResult ModelImporter::readNodes(const onnx::GraphProto &graph) {
     auto converter = converters().find(node.op_type());
     if (converter == converters().end())
       return nc.error() << "shardc does not support op type \""
-                        << node.op_type() << "\"; it reads "
-                        << supportedOps();
+                        << node.op_type() << "\"; it reads " << supportedOps();
     for (const std::string &in : node.input()) {
       if (in.empty() || imp.values.count(in))
         continue;
@@ -607,8 +602,8 @@ LogicalResult ModelImporter::readOutputs(const onnx::GraphProto &graph,
     if (it == imp.values.end())
       return error() << "graph output \"" << out.name()
                      << "\" is computed by no node";
-    Location loc = NameLoc::get(builder.getStringAttr(out.name()),
-                                imp.fileLoc());
+    Location loc =
+        NameLoc::get(builder.getStringAttr(out.name()), imp.fileLoc());
     results.push_back(imp.materialize(it->second, loc));
   }
   func::ReturnOp::create(builder, imp.fileLoc(), results);
@@ -650,9 +645,8 @@ OwningOpRef<ModuleOp> ModelImporter::run(StringRef bytes) {
   return module;
 }
 
-OwningOpRef<ModuleOp> shardc::importOnnxModel(StringRef bytes,
-                                              StringRef filename,
-                                              MLIRContext *ctx) {
+OwningOpRef<ModuleOp>
+shardc::importOnnxModel(StringRef bytes, StringRef filename, MLIRContext *ctx) {
   ctx->getOrLoadDialect<ShardcDialect>();
   ctx->getOrLoadDialect<func::FuncDialect>();
   return ModelImporter(ctx, filename).run(bytes);
@@ -675,8 +669,8 @@ shardc::readOnnxInitializers(StringRef bytes) {
     SmallVector<int64_t> dims(init.dims().begin(), init.dims().end());
     llvm::Expected<Tensor> t = Tensor::allocateUninitialized(dims);
     if (!t)
-      return llvm::createStringError("initializer \"" + init.name() + "\": " +
-                                     llvm::toString(t.takeError()));
+      return llvm::createStringError("initializer \"" + init.name() +
+                                     "\": " + llvm::toString(t.takeError()));
     llvm::MutableArrayRef<float> values = t->values();
     if (init.has_raw_data()) {
       const char *p = init.raw_data().data();

@@ -105,13 +105,27 @@ static FailureOr<HostTensor> foldBinary(NodeContext &nc, Binary kind,
     if (out.isFloat()) {
       double x = a.floatAt(i), y = b.floatAt(i), r = 0;
       switch (kind) {
-      case Binary::Add: r = x + y; break;
-      case Binary::Sub: r = x - y; break;
-      case Binary::Mul: r = x * y; break;
-      case Binary::Div: r = x / y; break;
-      case Binary::Pow: r = std::pow(x, y); break;
-      case Binary::Max: r = std::max(x, y); break;
-      case Binary::Min: r = std::min(x, y); break;
+      case Binary::Add:
+        r = x + y;
+        break;
+      case Binary::Sub:
+        r = x - y;
+        break;
+      case Binary::Mul:
+        r = x * y;
+        break;
+      case Binary::Div:
+        r = x / y;
+        break;
+      case Binary::Pow:
+        r = std::pow(x, y);
+        break;
+      case Binary::Max:
+        r = std::max(x, y);
+        break;
+      case Binary::Min:
+        r = std::min(x, y);
+        break;
       }
       out.floats[i] = static_cast<float>(r);
       continue;
@@ -121,18 +135,28 @@ static FailureOr<HostTensor> foldBinary(NodeContext &nc, Binary kind,
     uint64_t x = a.ints[i], y = b.ints[i];
     int64_t r = 0;
     switch (kind) {
-    case Binary::Add: r = static_cast<int64_t>(x + y); break;
-    case Binary::Sub: r = static_cast<int64_t>(x - y); break;
-    case Binary::Mul: r = static_cast<int64_t>(x * y); break;
+    case Binary::Add:
+      r = static_cast<int64_t>(x + y);
+      break;
+    case Binary::Sub:
+      r = static_cast<int64_t>(x - y);
+      break;
+    case Binary::Mul:
+      r = static_cast<int64_t>(x * y);
+      break;
     case Binary::Div:
-      if (b.ints[i] == 0 || (a.ints[i] == std::numeric_limits<int64_t>::min() &&
-                             b.ints[i] == -1))
+      if (b.ints[i] == 0 ||
+          (a.ints[i] == std::numeric_limits<int64_t>::min() && b.ints[i] == -1))
         return nc.error() << "divides the integer " << a.ints[i] << " by "
                           << b.ints[i];
       r = a.ints[i] / b.ints[i];
       break;
-    case Binary::Max: r = std::max(a.ints[i], b.ints[i]); break;
-    case Binary::Min: r = std::min(a.ints[i], b.ints[i]); break;
+    case Binary::Max:
+      r = std::max(a.ints[i], b.ints[i]);
+      break;
+    case Binary::Min:
+      r = std::min(a.ints[i], b.ints[i]);
+      break;
     case Binary::Pow:
       return nc.error() << "integer Pow is not supported";
     }
@@ -156,8 +180,8 @@ static LogicalResult binary(NodeContext &nc, Binary kind) {
   std::optional<HostTensor> exponent;
   if (a.getElementType() != b.getElementType()) {
     if (kind != Binary::Pow || !cb || !isa<FloatType>(a.getElementType()))
-      return nc.error() << "operands have element types "
-                        << a.getElementType() << " and " << b.getElementType();
+      return nc.error() << "operands have element types " << a.getElementType()
+                        << " and " << b.getElementType();
     exponent = HostTensor::zeros(cb->shape, a.getElementType());
     for (int64_t i = 0, n = cb->numElements(); i < n; ++i)
       exponent->floats[i] = cb->floatAt(i);
@@ -176,8 +200,7 @@ static LogicalResult binary(NodeContext &nc, Binary kind) {
                                   : nc.inputAs(1, *shape, ".rhs");
   if (failed(lhs) || failed(rhs))
     return failure();
-  return done(nc,
-              nc.build(("shardc." + mnemonicOf(kind)).str(), {*lhs, *rhs}));
+  return done(nc, nc.build(("shardc." + mnemonicOf(kind)).str(), {*lhs, *rhs}));
 }
 
 template <Binary Kind> static LogicalResult binaryOp(NodeContext &nc) {
@@ -242,18 +265,18 @@ static LogicalResult logicalNot(NodeContext &nc) {
   }
   // shardc.compare takes no booleans: !x is (i32)x == 0.
   Type i32 = IntegerType::get(nc.ctx, 32);
-  FailureOr<Value> asInt = nc.build("shardc.convert", {nc.value(0)},
-                                    {named(nc, "dtype", TypeAttr::get(i32))},
-                                    {}, nc.loc(0, ".int"));
+  FailureOr<Value> asInt =
+      nc.build("shardc.convert", {nc.value(0)},
+               {named(nc, "dtype", TypeAttr::get(i32))}, {}, nc.loc(0, ".int"));
   if (failed(asInt))
     return failure();
   FailureOr<Value> zero =
       nc.constantAs(HostTensor::zeros({}, i32), x.getShape(), ".zero");
   if (failed(zero))
     return failure();
-  return done(nc, nc.build("shardc.compare", {*asInt, *zero},
-                           {named(nc, "direction",
-                                  nc.builder.getStringAttr("EQ"))}));
+  return done(
+      nc, nc.build("shardc.compare", {*asInt, *zero},
+                   {named(nc, "direction", nc.builder.getStringAttr("EQ"))}));
 }
 
 static LogicalResult where(NodeContext &nc) {
@@ -341,12 +364,12 @@ static LogicalResult matmul(NodeContext &nc) {
   // NumPy's matmul: a vector operand is a matrix of one row (lhs) or one
   // column (rhs), and that dim is dropped from the result.
   bool lhsVector = ta.getRank() == 1, rhsVector = tb.getRank() == 1;
-  FailureOr<Value> lhs = lhsVector ? nc.reshape(a, {1, ta.getDimSize(0)},
-                                                nc.loc(0, ".lhs"))
-                                   : FailureOr<Value>(a);
-  FailureOr<Value> rhs = rhsVector ? nc.reshape(b, {tb.getDimSize(0), 1},
-                                                nc.loc(0, ".rhs"))
-                                   : FailureOr<Value>(b);
+  FailureOr<Value> lhs =
+      lhsVector ? nc.reshape(a, {1, ta.getDimSize(0)}, nc.loc(0, ".lhs"))
+                : FailureOr<Value>(a);
+  FailureOr<Value> rhs =
+      rhsVector ? nc.reshape(b, {tb.getDimSize(0), 1}, nc.loc(0, ".rhs"))
+                : FailureOr<Value>(b);
   if (failed(lhs) || failed(rhs))
     return failure();
   ta = cast<RankedTensorType>(lhs->getType());
@@ -466,8 +489,9 @@ static LogicalResult softmax(NodeContext &nc, StringRef mnemonic) {
       nc.normalizeAxis(axis->value_or(-1), nc.inputType(0).getRank(), "axis");
   if (failed(a))
     return failure();
-  return done(nc, nc.build(("shardc." + mnemonic).str(), {nc.value(0)},
-                           {named(nc, "axis", nc.builder.getI64IntegerAttr(*a))}));
+  return done(nc,
+              nc.build(("shardc." + mnemonic).str(), {nc.value(0)},
+                       {named(nc, "axis", nc.builder.getI64IntegerAttr(*a))}));
 }
 
 static LogicalResult softmaxOp(NodeContext &nc) {
@@ -507,10 +531,11 @@ static LogicalResult layerNorm(NodeContext &nc) {
   if (failed(gamma) || failed(beta))
     return failure();
   return done(
-      nc, nc.build("shardc.layer_norm", {nc.value(0), *gamma, *beta},
-                   {dimsAttr(nc, "axes", axes),
-                    named(nc, "epsilon",
-                          nc.builder.getF32FloatAttr(epsilon->value_or(1e-5f)))}));
+      nc,
+      nc.build("shardc.layer_norm", {nc.value(0), *gamma, *beta},
+               {dimsAttr(nc, "axes", axes),
+                named(nc, "epsilon",
+                      nc.builder.getF32FloatAttr(epsilon->value_or(1e-5f)))}));
 }
 
 static LogicalResult crossEntropy(NodeContext &nc) {
@@ -556,10 +581,10 @@ static LogicalResult crossEntropy(NodeContext &nc) {
 static LogicalResult reduce(NodeContext &nc, StringRef mnemonic,
                             StringRef dimsName, bool axesFromInput) {
   if (failed(nc.checkArity(1, axesFromInput ? 2 : 1)) ||
-      failed(nc.checkAttrs(axesFromInput
-                               ? ArrayRef<StringRef>{"keepdims",
-                                                     "noop_with_empty_axes"}
-                               : ArrayRef<StringRef>{"axes", "keepdims"})))
+      failed(nc.checkAttrs(
+          axesFromInput
+              ? ArrayRef<StringRef>{"keepdims", "noop_with_empty_axes"}
+              : ArrayRef<StringRef>{"axes", "keepdims"})))
     return failure();
   RankedTensorType x = nc.inputType(0);
   SmallVector<int64_t> axes;
@@ -593,10 +618,9 @@ static LogicalResult reduce(NodeContext &nc, StringRef mnemonic,
     return failure();
   llvm::sort(*dims);
   bool keepDims = keep->value_or(1);
-  FailureOr<Value> r =
-      nc.build(("shardc." + mnemonic).str(), {nc.value(0)},
-               {dimsAttr(nc, dimsName, *dims)}, {},
-               keepDims ? nc.loc(0, ".reduced") : nc.loc());
+  FailureOr<Value> r = nc.build(("shardc." + mnemonic).str(), {nc.value(0)},
+                                {dimsAttr(nc, dimsName, *dims)}, {},
+                                keepDims ? nc.loc(0, ".reduced") : nc.loc());
   if (failed(r) || !keepDims)
     return done(nc, r);
   SmallVector<int64_t> shape(x.getShape());
@@ -630,8 +654,8 @@ static HostTensor reshaped(const HostTensor &t, ArrayRef<int64_t> shape) {
 static LogicalResult reshapeTo(NodeContext &nc, ArrayRef<int64_t> shape) {
   RankedTensorType x = nc.inputType(0);
   if (product(shape) != product(x.getShape()))
-    return nc.error() << "cannot reshape " << shapeText(x.getShape())
-                      << " to " << shapeText(shape);
+    return nc.error() << "cannot reshape " << shapeText(x.getShape()) << " to "
+                      << shapeText(shape);
   if (const HostTensor *t = nc.constant(0)) {
     nc.setOutput(0, reshaped(*t, shape));
     return success();
@@ -780,13 +804,13 @@ static LogicalResult sliceTo(NodeContext &nc, size_t output,
     nc.setOutput(output, sliceHost(*t, start, limit, stride));
     return success();
   }
-  return done(nc,
-              nc.build("shardc.slice", {nc.value(0)},
-                       {dimsAttr(nc, "start", start),
-                        dimsAttr(nc, "limit", limit),
-                        dimsAttr(nc, "stride", stride)},
-                       {}, nc.loc(output)),
-              output);
+  return done(
+      nc,
+      nc.build("shardc.slice", {nc.value(0)},
+               {dimsAttr(nc, "start", start), dimsAttr(nc, "limit", limit),
+                dimsAttr(nc, "stride", stride)},
+               {}, nc.loc(output)),
+      output);
 }
 
 static LogicalResult slice(NodeContext &nc) {
@@ -839,8 +863,7 @@ static LogicalResult slice(NodeContext &nc) {
 
 static LogicalResult split(NodeContext &nc) {
   size_t outputs = nc.node.output_size();
-  if (failed(nc.checkArity(1, 2, outputs)) ||
-      failed(nc.checkAttrs({"axis"})))
+  if (failed(nc.checkArity(1, 2, outputs)) || failed(nc.checkAttrs({"axis"})))
     return failure();
   FailureOr<std::optional<int64_t>> axisAttr = nc.intAttr("axis");
   if (failed(axisAttr))
@@ -874,8 +897,7 @@ static LogicalResult split(NodeContext &nc) {
                       << in[*axis] << ")";
   int64_t offset = 0;
   for (size_t i = 0; i < outputs; ++i) {
-    SmallVector<int64_t> start(in.size(), 0), limit(in),
-        stride(in.size(), 1);
+    SmallVector<int64_t> start(in.size(), 0), limit(in), stride(in.size(), 1);
     start[*axis] = offset;
     limit[*axis] = offset + sizes[i];
     offset += sizes[i];
@@ -912,8 +934,8 @@ static LogicalResult concat(NodeContext &nc) {
       if (d != *axis && t.getDimSize(d) != first.getDimSize(d))
         return nc.error() << "operands of shapes "
                           << shapeText(first.getShape()) << " and "
-                          << shapeText(t.getShape())
-                          << " differ outside dim " << *axis;
+                          << shapeText(t.getShape()) << " differ outside dim "
+                          << *axis;
     known &= nc.constant(i) != nullptr;
   }
   if (known) {
@@ -1005,9 +1027,9 @@ static LogicalResult gather(NodeContext &nc) {
                  : FailureOr<Value>(nc.value(1));
   if (failed(idsValue))
     return failure();
-  return done(nc, nc.build("shardc.gather", {nc.value(0), *idsValue},
-                           {named(nc, "axis",
-                                  nc.builder.getI64IntegerAttr(*axis))}));
+  return done(
+      nc, nc.build("shardc.gather", {nc.value(0), *idsValue},
+                   {named(nc, "axis", nc.builder.getI64IntegerAttr(*axis))}));
 }
 
 //===----------------------------------------------------------------------===//

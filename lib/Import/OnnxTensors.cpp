@@ -96,12 +96,11 @@ shardc::onnximport::checkedShape(ArrayRef<int64_t> dims) {
   int64_t count = 1;
   for (int64_t d : dims) {
     if (d < 0)
-      return llvm::createStringError("has a negative dim " +
-                                     std::to_string(d));
+      return llvm::createStringError("has a negative dim " + std::to_string(d));
     if (d != 0 && count > std::numeric_limits<int64_t>::max() / d)
       return llvm::createStringError(
-          "has more elements than fit in int64 (a dim of " +
-          std::to_string(d) + ")");
+          "has more elements than fit in int64 (a dim of " + std::to_string(d) +
+          ")");
     count *= d;
     shape.push_back(d);
   }
@@ -179,8 +178,7 @@ llvm::Error shardc::onnximport::checkTensorData(const onnx::TensorProto &t) {
 }
 
 llvm::Expected<HostTensor>
-shardc::onnximport::decodeTensor(MLIRContext *ctx,
-                                 const onnx::TensorProto &t) {
+shardc::onnximport::decodeTensor(MLIRContext *ctx, const onnx::TensorProto &t) {
   if (llvm::Error e = checkTensorData(t))
     return std::move(e);
   HostTensor h;
@@ -188,10 +186,10 @@ shardc::onnximport::decodeTensor(MLIRContext *ctx,
   h.elementType = elementTypeOf(ctx, t.data_type());
   int64_t count = h.numElements();
   if (count > kMaxFoldedElements)
-    return llvm::createStringError(
-        "has " + std::to_string(count) + " elements, more than the " +
-        std::to_string(kMaxFoldedElements) +
-        " a constant folded at import may have");
+    return llvm::createStringError("has " + std::to_string(count) +
+                                   " elements, more than the " +
+                                   std::to_string(kMaxFoldedElements) +
+                                   " a constant folded at import may have");
   const std::string &raw = t.raw_data();
   const char *p = raw.data();
   for (int64_t i = 0; i < count; ++i) {
@@ -208,16 +206,16 @@ shardc::onnximport::decodeTensor(MLIRContext *ctx,
       break;
     }
     case onnx::TensorProto::INT64:
-      h.ints.push_back(t.has_raw_data() ? static_cast<int64_t>(
-                                              llvm::support::endian::read64le(
-                                                  p + 8 * i))
-                                        : t.int64_data(i));
+      h.ints.push_back(
+          t.has_raw_data()
+              ? static_cast<int64_t>(llvm::support::endian::read64le(p + 8 * i))
+              : t.int64_data(i));
       break;
     case onnx::TensorProto::INT32:
-      h.ints.push_back(t.has_raw_data() ? static_cast<int32_t>(
-                                              llvm::support::endian::read32le(
-                                                  p + 4 * i))
-                                        : t.int32_data(i));
+      h.ints.push_back(
+          t.has_raw_data()
+              ? static_cast<int32_t>(llvm::support::endian::read32le(p + 4 * i))
+              : t.int32_data(i));
       break;
     default: // BOOL
       h.ints.push_back(t.has_raw_data() ? (p[i] != 0) : (t.int32_data(i) != 0));

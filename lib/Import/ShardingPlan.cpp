@@ -66,8 +66,7 @@ llvm::Expected<ShardingPlan> shardc::parseShardingPlan(StringRef text) {
   if (!root.is_object())
     return planError("a plan is an object with \"mesh\" and \"rules\"");
   for (auto it = root.begin(); it != root.end(); ++it)
-    if (it.key() != "mesh" && it.key() != "rules" &&
-        it.key() != "description")
+    if (it.key() != "mesh" && it.key() != "rules" && it.key() != "description")
       return planError("unknown field " + quote(it.key()) +
                        " (a plan has \"mesh\", \"rules\" and an optional "
                        "\"description\")");
@@ -102,8 +101,7 @@ llvm::Expected<ShardingPlan> shardc::parseShardingPlan(StringRef text) {
                        " (sizes are at least 1, at most 2^20 devices in all)");
     for (const auto &[other, otherSize] : plan.axes)
       if (other == name)
-        return planError(at + ": axis " + quote(name) +
-                         " is declared twice");
+        return planError(at + ": axis " + quote(name) + " is declared twice");
     devices *= size;
     plan.axes.emplace_back(name, size);
   }
@@ -268,8 +266,7 @@ llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
         dims.emplace_back();
         for (const std::string &axis : axes) {
           if (llvm::is_contained(used, axis))
-            return planError(ruleText + " uses axis " + quote(axis) +
-                             " twice");
+            return planError(ruleText + " uses axis " + quote(axis) + " twice");
           used.push_back(axis);
           dims.back().push_back(axis);
           devices *= sizeOf(axis);

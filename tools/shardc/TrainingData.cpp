@@ -44,8 +44,8 @@ llvm::Expected<TrainingData> TrainingData::load(llvm::StringRef path,
     if (func.getArgAttr(index, ShardcDialect::getParamAttrName()))
       return fail("array '" + name +
                   "' names a parameter; --data feeds the other inputs");
-    auto type = mlir::cast<mlir::RankedTensorType>(
-        func.getArgument(index).getType());
+    auto type =
+        mlir::cast<mlir::RankedTensorType>(func.getArgument(index).getType());
     llvm::ArrayRef<int64_t> want = type.getShape(), got = array.getShape();
     if (want.empty() || got.size() != want.size() ||
         got.drop_front() != want.drop_front() || got[0] < want[0])
@@ -56,9 +56,10 @@ llvm::Expected<TrainingData> TrainingData::load(llvm::StringRef path,
                   " examples along the first dim");
     std::optional<DType> dtype = executableDType(type.getElementType());
     if (!dtype || *dtype != array.dtype())
-      return fail("array '" + name + "' holds " +
-                  dtypeName(array.dtype()).str() + " but the input holds " +
-                  (dtype ? dtypeName(*dtype).str() : std::string("another type")));
+      return fail(
+          "array '" + name + "' holds " + dtypeName(array.dtype()).str() +
+          " but the input holds " +
+          (dtype ? dtypeName(*dtype).str() : std::string("another type")));
     if (data.count && got[0] != data.count)
       return fail("array '" + name + "' has " + std::to_string(got[0]) +
                   " examples, the others " + std::to_string(data.count));
@@ -99,8 +100,8 @@ Tensor TrainingData::batch(llvm::StringRef name, unsigned step) const {
   const Tensor &all = arrays.at(name.str());
   llvm::SmallVector<int64_t> shape(all.getShape());
   shape[0] = rows;
-  Tensor out = llvm::cantFail(
-      Tensor::allocateUninitialized(shape, all.dtype()));
+  Tensor out =
+      llvm::cantFail(Tensor::allocateUninitialized(shape, all.dtype()));
   uint64_t exampleBytes = all.byteSize() / count;
   for (auto [row, example] : llvm::enumerate(indices(step)))
     std::memcpy(out.rawData() + row * exampleBytes,

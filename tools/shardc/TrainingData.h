@@ -28,9 +28,8 @@ public:
   /// Reads `path` and checks each array against the input of `func` it
   /// names (not a parameter; the input's dims after the first; at least as
   /// many examples as the batch has rows; the element type).
-  static llvm::Expected<TrainingData> load(llvm::StringRef path,
-                                           mlir::func::FuncOp func,
-                                           uint64_t seed);
+  static llvm::Expected<TrainingData>
+  load(llvm::StringRef path, mlir::func::FuncOp func, uint64_t seed);
 
   /// The inputs the data feeds.
   std::vector<std::string> names() const;
