@@ -843,16 +843,18 @@ static LogicalResult slice(NodeContext &nc) {
   if (failed(dims))
     return failure();
   SmallVector<int64_t> start(in.size(), 0), limit(in), stride(in.size(), 1);
-  for (auto [i, d] : llvm::enumerate(*dims)) {
+  for (size_t i = 0; i < dims->size(); ++i) {
+    int64_t d = (*dims)[i];
     if (steps[i] <= 0)
       return nc.error() << "has step " << steps[i] << " on axis " << d
                         << "; shardc slices with positive steps";
     // ONNX clamps starts and ends into [0, size] after counting negative
     // ones from the end.
-    auto clampIndex = [&](int64_t v) {
+    int64_t size = in[d];
+    auto clampIndex = [size](int64_t v) {
       if (v < 0)
-        v = v < -in[d] ? 0 : v + in[d];
-      return std::min(v, in[d]);
+        v = v < -size ? 0 : v + size;
+      return std::min(v, size);
     };
     start[d] = clampIndex((*starts)[i]);
     limit[d] = std::max(start[d], clampIndex((*ends)[i]));
