@@ -18,6 +18,10 @@ packages=(
   # The oracle of the composites and of examples/gpt_tiny.json (their loss
   # and gradients are compared with torch.nn.functional's).
   python3-torch
+  # .onnx models (lib/Import/Onnx*.cpp: ONNX's protobuf schema and the
+  # protobuf runtime), and python3-onnx for the tests that export from torch
+  # and write the hostile .onnx files.
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
 )
 
 missing=()

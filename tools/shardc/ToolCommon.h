@@ -20,9 +20,14 @@ namespace shardc {
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// Every input of `func`, from --inputs files or the --seed generator;
-/// reports the first problem by input name (to stderr) and fails.
+/// reports the first problem by input name (to stderr) and fails. The
+/// inputs named in `fedElsewhere` (train --data) get zeros as placeholders.
 mlir::FailureOr<llvm::SmallVector<Tensor>>
-gatherInputs(mlir::func::FuncOp func);
+gatherInputs(mlir::func::FuncOp func,
+             llvm::ArrayRef<std::string> fedElsewhere = {});
+
+/// --seed (0 when absent).
+uint64_t getSeed();
 
 /// True if --autodiff or --train-step was given (compile, run, simulate and
 /// exec take them).
@@ -53,7 +58,8 @@ int runExplainCommand();
 int runExecCommand();
 int runTrainCommand();
 
-/// Whether --inputs binds `name` to a file (else it was generated).
+/// Whether `name` got its value from a file, --inputs or --checkpoint (else
+/// it was generated); gatherInputs decides it.
 bool isInputGivenByFile(llvm::StringRef name);
 
 extern llvm::cl::SubCommand compileCommand;

@@ -11,6 +11,7 @@
 
 #include "shardc/Engine/Setup.h"
 #include "shardc/Import/ModelLoader.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Config/llvm-config.h"
@@ -70,20 +71,29 @@ cl::SubCommand trainCommand(
 static cl::OptionCategory sharedCategory("Input options");
 
 static cl::opt<std::string>
-    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|->"),
+    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|model.onnx|->"),
               cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
               cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
               cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
-                cl::desc("Format of the input: mlir or json (default: by "
+                cl::desc("Format of the input: mlir, json or onnx (default: by "
                          "extension; required for stdin)"),
                 cl::init(""), cl::cat(sharedCategory),
                 cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
                 cl::sub(shardc::simulateCommand),
                 cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
                 cl::sub(shardc::trainCommand));
+
+static cl::opt<std::string> planPath(
+    "plan",
+    cl::desc("A sharding plan (docs/plans.md): a mesh and name patterns "
+             "with their PartitionSpecs, applied before propagation"),
+    cl::init(""), cl::cat(sharedCategory), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
@@ -106,8 +116,8 @@ OwningOpRef<ModuleOp>
 shardc::ToolSession::loadInputModel(func::FuncOp *entry,
                                     bool expandComposites) {
   if (inputPath.empty()) {
-    llvm::errs() << "shardc: error: no input model given (a .mlir or .json "
-                    "path, or - for stdin)\n";
+    llvm::errs() << "shardc: error: no input model given (a .mlir, .json or "
+                    ".onnx path, or - for stdin)\n";
     return nullptr;
   }
   auto format = resolveModelFormat(inputPath, inputFormat);
@@ -122,6 +132,16 @@ shardc::ToolSession::loadInputModel(func::FuncOp *entry,
   // error, not an empty success.
   if (!module)
     return nullptr;
+  if (!planPath.empty()) {
+    llvm::Expected<ShardingPlan> plan = readShardingPlan(planPath);
+    llvm::Error applied =
+        plan ? applyShardingPlan(*module, *plan, planPath) : plan.takeError();
+    if (applied) {
+      llvm::errs() << "shardc: error: " << llvm::toString(std::move(applied))
+                   << "\n";
+      return nullptr;
+    }
+  }
   func::FuncOp func = getEntryFunction(*module);
   if (!func)
     return nullptr;
