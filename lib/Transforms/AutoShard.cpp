@@ -24,6 +24,7 @@
 #include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -415,9 +416,13 @@ LogicalResult ProblemBuilder::build() {
     int64_t end = -1;
     for (OpOperand &use : v.getUses())
       end = std::max(end, pointOf.lookup(use.getOwner()));
-    if (end < 0 || (argumentsStayLive && isa<BlockArgument>(v)))
+    if (end < 0 || (argumentsStayLive && isa<BlockArgument>(v))) {
       end = numPoints - 1;
+      value.heldToEnd = true;
+    }
     value.endPoint = end;
+    Operation *def = v.getDefiningOp();
+    value.hoisted = def && def->hasTrait<mlir::OpTrait::ConstantLike>();
     valueIndex[v] = problem.values.size();
     problem.values.push_back(std::move(value));
     valueOf.push_back(v);
@@ -427,9 +432,27 @@ LogicalResult ProblemBuilder::build() {
   for (BlockArgument arg : body.getArguments())
     if (isTensor(arg))
       layoutsOf.push_back(addValue(arg, nodeOf[arg], 0));
-  for (Operation &op : body.without_terminator())
-    layoutsOf.push_back(
-        addValue(op.getResult(0), nodeOf[op.getResult(0)], pointOf[&op]));
+  // Equal constants are one value: cleanup folds them into one.
+  llvm::DenseMap<std::pair<Attribute, Type>, Value> constants;
+  for (Operation &op : body.without_terminator()) {
+    Value v = op.getResult(0);
+    Attribute content;
+    if (op.hasTrait<mlir::OpTrait::ConstantLike>() &&
+        matchPattern(v, m_Constant(&content))) {
+      auto [it, inserted] = constants.try_emplace({content, v.getType()}, v);
+      if (!inserted) {
+        unsigned rep = valueIndex.lookup(it->second);
+        int64_t end = -1;
+        for (OpOperand &use : v.getUses())
+          end = std::max(end, pointOf.lookup(use.getOwner()));
+        problem.values[rep].endPoint =
+            std::max(problem.values[rep].endPoint, end);
+        valueIndex[v] = rep;
+        continue;
+      }
+    }
+    layoutsOf.push_back(addValue(v, nodeOf[v], pointOf[&op]));
+  }
 
   std::vector<llvm::MapVector<Attribute, unsigned>> targetsOf(
       problem.values.size());
@@ -508,8 +531,9 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   FailureOr<AutoShardSolution> solution =
       solveAutoShard(problem, options.timeLimitSeconds, leastPeak);
   if (failed(solution)) {
+    // At the function's location, without the function printed after it.
     InFlightDiagnostic diag =
-        func.emitError() << "no sharding plan fits --memory-budget="
+        emitError(func.getLoc()) << "no sharding plan fits --memory-budget="
                          << *options.memoryBudgetBytes << " bytes per device";
     if (leastPeak >= 0)
       diag << "; the least any plan needs is " << leastPeak << " bytes";

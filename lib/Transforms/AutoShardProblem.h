@@ -43,6 +43,15 @@ struct AutoShardProblem {
     std::vector<std::vector<bool>> isSame;        // [layout][target]
     /// Program points where it is alive: [defPoint, endPoint].
     int64_t defPoint = 0, endPoint = 0;
+    /// A constant: cleanup hoists it to the top of the function and folds
+    /// the slice each consumer takes into it, so what is held is one
+    /// constant per target, from the start to its last consumer (the
+    /// layout itself holds nothing).
+    bool hoisted = false;
+    /// Alive to endPoint whatever its consumers read (a training step's
+    /// argument, a value nothing reads). Otherwise it dies at its last
+    /// consumer reading it as it is, or once its first copy is made.
+    bool heldToEnd = false;
   };
   /// A consumer reading a value.
   struct Use {

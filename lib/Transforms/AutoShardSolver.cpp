@@ -57,31 +57,63 @@ double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
 
 int64_t shardc::detail::evaluatePeakBytes(
     const AutoShardProblem &p, const std::vector<unsigned> &strategy) {
-  std::vector<int64_t> live(p.numPoints + 1, 0);
+  // Changes of the live bytes, summed into the live bytes at each point.
+  std::vector<int64_t> delta(p.numPoints + 1, 0);
   auto hold = [&](int64_t from, int64_t to, int64_t bytes) {
-    for (int64_t i = std::max<int64_t>(from, 0);
-         i <= std::min<int64_t>(to, p.numPoints - 1); ++i)
-      live[i] += bytes;
+    from = std::max<int64_t>(from, 0);
+    to = std::min<int64_t>(to, p.numPoints - 1);
+    if (from > to)
+      return;
+    delta[from] += bytes;
+    delta[to + 1] -= bytes;
   };
-  for (const AutoShardProblem::Value &v : p.values)
-    hold(v.defPoint, v.endPoint,
-         v.layoutBytes[v.layoutOf[strategy[v.producer]]]);
-  // A moved copy lives from its first consumer to its last.
-  std::map<std::pair<unsigned, unsigned>, std::pair<int64_t, int64_t>> copies;
+  // A value's own layout lives until its last consumer reading it as it
+  // is, and at least until its first consumer (which copies it). A moved
+  // copy lives from its first consumer to its last (a hoisted constant's
+  // from the start).
+  std::vector<int64_t> firstUse(p.values.size(), INT64_MAX),
+      lastDirect(p.values.size(), -1);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> copies(
+      p.values.size());
   for (const AutoShardProblem::Use &u : p.uses) {
     const AutoShardProblem::Value &v = p.values[u.value];
     unsigned l = v.layoutOf[strategy[v.producer]];
     unsigned t = u.targetOf[strategy[u.consumer]];
-    if (v.isSame[l][t])
+    firstUse[u.value] = std::min(firstUse[u.value], u.point);
+    if (v.isSame[l][t] && !v.hoisted) {
+      lastDirect[u.value] = std::max(lastDirect[u.value], u.point);
       continue;
-    auto [it, inserted] =
-        copies.try_emplace({u.value, t}, std::make_pair(u.point, u.point));
-    it->second.first = std::min(it->second.first, u.point);
-    it->second.second = std::max(it->second.second, u.point);
+    }
+    auto &ranges = copies[u.value];
+    if (ranges.empty())
+      ranges.assign(v.targetBytes.size(), {INT64_MAX, -1});
+    int64_t first = v.hoisted ? 0 : u.point;
+    ranges[t].first = std::min(ranges[t].first, first);
+    ranges[t].second = std::max(ranges[t].second, u.point);
   }
-  for (auto &[key, range] : copies)
-    hold(range.first, range.second, p.values[key.first].targetBytes[key.second]);
-  return *std::max_element(live.begin(), live.end());
+  for (auto [vi, v] : llvm::enumerate(p.values)) {
+    for (auto [t, range] : llvm::enumerate(copies[vi]))
+      if (range.second >= 0)
+        hold(range.first, range.second, v.targetBytes[t]);
+    if (v.hoisted)
+      continue;
+    // A copy is made from it when its first consumer needing it runs.
+    int64_t end = v.heldToEnd ? v.endPoint
+                              : std::max(firstUse[vi] == INT64_MAX
+                                             ? v.endPoint
+                                             : firstUse[vi],
+                                         lastDirect[vi]);
+    for (auto &range : copies[vi])
+      if (range.second >= 0)
+        end = std::max(end, range.first);
+    hold(v.defPoint, end, v.layoutBytes[v.layoutOf[strategy[v.producer]]]);
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t i = 0; i < p.numPoints; ++i) {
+    live += delta[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 double shardc::detail::localSeconds(const AutoShardProblem &p,
@@ -109,7 +141,11 @@ double shardc::detail::localSeconds(const AutoShardProblem &p,
 /// producers chose), then rounds of moving one node (with the nodes tied to
 /// it) to its cheapest strategy given all its neighbours, until no move
 /// helps. Deterministic: nodes in order, the first strategy on ties.
-static std::vector<unsigned> localSearch(const AutoShardProblem &p) {
+/// With `smallest`, the search starts instead from every node making its
+/// smallest layout (the most split plan), which fits a budget if any does
+/// and the search then makes faster.
+static std::vector<unsigned> localSearch(const AutoShardProblem &p,
+                                         bool smallest) {
   size_t numNodes = p.nodes.size();
   std::vector<unsigned> strategy(numNodes, 0);
   std::vector<std::vector<unsigned>> tiedWith(numNodes);
@@ -117,7 +153,22 @@ static std::vector<unsigned> localSearch(const AutoShardProblem &p) {
     tiedWith[a].push_back(b);
     tiedWith[b].push_back(a);
   }
+  // Under a budget, the whole plan is priced, its excess memory at a
+  // second per byte: any plan that fits beats any that does not.
   auto cost = [&](unsigned n, unsigned s) {
+    if (p.memoryBudget) {
+      unsigned old = strategy[n];
+      strategy[n] = s;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = s;
+      double c = evaluateSeconds(p, strategy) +
+                 double(std::max<int64_t>(
+                     evaluatePeakBytes(p, strategy) - *p.memoryBudget, 0));
+      strategy[n] = old;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = old;
+      return c;
+    }
     double c = localSeconds(p, strategy, n, s);
     for (unsigned m : tiedWith[n])
       c += localSeconds(p, strategy, m, s);
@@ -139,8 +190,27 @@ static std::vector<unsigned> localSearch(const AutoShardProblem &p) {
       strategy[m] = best;
     return changed;
   };
-  for (unsigned n = 0; n < numNodes; ++n)
-    improve(n);
+  if (smallest) {
+    std::vector<int64_t> outBytes(numNodes, INT64_MAX);
+    std::vector<const AutoShardProblem::Value *> valueOf(numNodes, nullptr);
+    for (const AutoShardProblem::Value &v : p.values)
+      valueOf[v.producer] = &v;
+    for (unsigned n = 0; n < numNodes; ++n) {
+      const AutoShardProblem::Value *v = valueOf[n];
+      if (!v)
+        continue;
+      for (unsigned s = 0; s < v->layoutOf.size(); ++s)
+        if (v->layoutBytes[v->layoutOf[s]] < outBytes[n]) {
+          outBytes[n] = v->layoutBytes[v->layoutOf[s]];
+          strategy[n] = s;
+        }
+    }
+    for (auto [a, b] : p.ties)
+      strategy[b] = strategy[a];
+  } else {
+    for (unsigned n = 0; n < numNodes; ++n)
+      improve(n);
+  }
   for (int round = 0; round < 50; ++round) {
     bool changed = false;
     for (unsigned n = 0; n < numNodes; ++n)
@@ -167,10 +237,15 @@ public:
                nullptr);
     return numColumns++;
   }
+  /// Adds sum(terms) `sense` rhs; a column named twice gets the sum of its
+  /// coefficients (CBC takes each column once per row).
   void addRow(ArrayRef<std::pair<int, double>> terms, char sense, double rhs) {
+    std::map<int, double> merged;
+    for (auto [c, v] : terms)
+      merged[c] += v;
     std::vector<int> cols;
     std::vector<double> coefs;
-    for (auto [c, v] : terms) {
+    for (auto [c, v] : merged) {
       cols.push_back(c);
       coefs.push_back(v);
     }
@@ -267,17 +342,56 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
     return f;
 
   f.memory.assign(p.numPoints, {});
-  for (const AutoShardProblem::Value &v : p.values)
-    for (int64_t i = std::max<int64_t>(v.defPoint, 0);
-         i <= std::min<int64_t>(v.endPoint, p.numPoints - 1); ++i)
-      for (auto [s, l] : llvm::enumerate(v.layoutOf))
-        f.memory[i].push_back(
-            {f.x[v.producer][s], double(v.layoutBytes[l])});
-  // Moved copies: held[i] >= (copy made for a use at i), and >= (made for
-  // uses before and after i) - 1.
   std::vector<std::vector<unsigned>> usesOf(p.values.size());
   for (auto [ui, u] : llvm::enumerate(p.uses))
     usesOf[u.value].push_back(ui);
+  // A value's own layout: held until its first consumer; after it, layout
+  // l is held at point i while a consumer at or after i reads l as it is
+  // (own[l][i] >= e[u][l][l]).
+  for (auto [vi, v] : llvm::enumerate(p.values)) {
+    if (v.hoisted)
+      continue;
+    int64_t firstUse = v.endPoint;
+    for (unsigned ui : usesOf[vi])
+      firstUse = std::min(firstUse, p.uses[ui].point);
+    if (v.heldToEnd)
+      firstUse = v.endPoint;
+    for (int64_t i = std::max<int64_t>(v.defPoint, 0);
+         i <= std::min<int64_t>(v.endPoint, p.numPoints - 1); ++i) {
+      if (i <= firstUse) {
+        for (auto [s, l] : llvm::enumerate(v.layoutOf))
+          f.memory[i].push_back(
+              {f.x[v.producer][s], double(v.layoutBytes[l])});
+        continue;
+      }
+      for (unsigned l = 0; l < v.layoutBytes.size(); ++l) {
+        int own = -1;
+        for (unsigned ui : usesOf[vi]) {
+          if (p.uses[ui].point < i)
+            continue;
+          for (unsigned t = 0; t < v.targetBytes.size(); ++t) {
+            if (f.e[ui][l][t] < 0)
+              continue;
+            if (own < 0)
+              own = ip.addColumn(0, 1, 0, /*integer=*/false);
+            std::vector<std::pair<int, double>> row = {{own, 1.0},
+                                                       {f.e[ui][l][t], -1.0}};
+            // Read through a copy: held until the copy is made, at the
+            // first consumer needing it (none of those before i).
+            if (!v.isSame[l][t])
+              for (unsigned wi : usesOf[vi])
+                if (p.uses[wi].point < i && f.e[wi][l][t] >= 0)
+                  row.push_back({f.e[wi][l][t], 1.0});
+            ip.addRow(row, 'G', 0);
+          }
+        }
+        if (own >= 0)
+          f.memory[i].push_back({own, double(v.layoutBytes[l])});
+      }
+    }
+  }
+  // Moved copies: held[i] >= (copy made for a use at i), and >= (made for
+  // uses before and after i) - 1.
   for (auto [vi, v] : llvm::enumerate(p.values)) {
     for (unsigned t = 0; t < v.targetBytes.size(); ++t) {
       // a(u): use u reads a copy in target t.
@@ -286,7 +400,7 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
       for (unsigned ui : usesOf[vi]) {
         std::vector<std::pair<int, double>> a;
         for (unsigned l = 0; l < v.layoutBytes.size(); ++l)
-          if (f.e[ui][l][t] >= 0 && !v.isSame[l][t])
+          if (f.e[ui][l][t] >= 0 && (!v.isSame[l][t] || v.hoisted))
             a.push_back({f.e[ui][l][t], 1.0});
         if (!a.empty())
           reads.push_back({p.uses[ui].point, std::move(a)});
@@ -297,6 +411,14 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
       for (auto &r : reads) {
         first = std::min(first, r.first);
         last = std::max(last, r.first);
+      }
+      // A hoisted constant is held from the start: each read before it
+      // counts as one after point 0.
+      if (v.hoisted) {
+        size_t n = reads.size();
+        for (size_t r = 0; r < n; ++r)
+          reads.push_back({-1, reads[r].second});
+        first = 0;
       }
       for (int64_t i = first; i <= last; ++i) {
         int held = ip.addColumn(0, 1, 0, /*integer=*/false);
@@ -347,7 +469,7 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
                               double timeLimitSeconds) {
   IntegerProgram ip;
   Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
-  int peak = ip.addColumn(0, 1e300, 1, /*integer=*/false);
+  int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
   for (auto &row : f.memory) {
     std::vector<std::pair<int, double>> terms = row;
     terms.push_back({peak, -1.0});
@@ -368,17 +490,41 @@ shardc::detail::solveAutoShard(const AutoShardProblem &p,
   Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
   for (auto &row : f.memory)
     ip.addRow(row, 'L', double(*p.memoryBudget));
+  // The local search's plan, if it fits, starts CBC off: under a tight
+  // budget a feasible plan is the hard part.
+  std::vector<unsigned> heuristic = localSearch(p, /*smallest=*/false);
+  auto fits = [&](const std::vector<unsigned> &plan) {
+    return !p.memoryBudget || evaluatePeakBytes(p, plan) <= *p.memoryBudget;
+  };
+  bool heuristicFits = fits(heuristic);
+  if (p.memoryBudget) {
+    std::vector<unsigned> split = localSearch(p, /*smallest=*/true);
+    if (fits(split) && (!heuristicFits || evaluateSeconds(p, split) <
+                                              evaluateSeconds(p, heuristic))) {
+      heuristic = std::move(split);
+      heuristicFits = true;
+    }
+  }
+  if (heuristicFits) {
+    std::vector<int> cols;
+    std::vector<double> values;
+    for (auto [n, nodeCols] : llvm::enumerate(f.x))
+      for (auto [s, c] : llvm::enumerate(nodeCols)) {
+        cols.push_back(c);
+        values.push_back(s == heuristic[n] ? 1.0 : 0.0);
+      }
+    Cbc_setMIPStartI(ip.get(), cols.size(), cols.data(), values.data());
+  }
   Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
   Cbc_solve(ip.get());
-  if (Cbc_isProvenInfeasible(ip.get())) {
+  bool found = Cbc_isProvenOptimal(ip.get()) ||
+               Cbc_numberSavedSolutions(ip.get()) > 0;
+  // Finished (not stopped by the time limit) without a plan: none fits.
+  if (Cbc_isProvenInfeasible(ip.get()) ||
+      (!found && Cbc_status(ip.get()) == 0)) {
     leastPeak = solveLeastPeak(p, timeLimitSeconds);
     return failure();
   }
-  bool found = Cbc_isProvenOptimal(ip.get()) ||
-               Cbc_numberSavedSolutions(ip.get()) > 0;
-  std::vector<unsigned> heuristic = localSearch(p);
-  bool heuristicFits =
-      !p.memoryBudget || evaluatePeakBytes(p, heuristic) <= *p.memoryBudget;
   if (found) {
     solution.strategy = readStrategies(f, Cbc_getColSolution(ip.get()));
     solution.optimal = Cbc_isProvenOptimal(ip.get());
