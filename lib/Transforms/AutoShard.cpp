@@ -528,15 +528,19 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
     return failure();
   const AutoShardProblem &problem = builder.problem;
   int64_t leastPeak = -1;
-  FailureOr<AutoShardSolution> solution =
-      solveAutoShard(problem, options.timeLimitSeconds, leastPeak);
+  bool leastPeakProven = false;
+  FailureOr<AutoShardSolution> solution = solveAutoShard(
+      problem, options.timeLimitSeconds, leastPeak, leastPeakProven);
   if (failed(solution)) {
     // At the function's location, without the function printed after it.
     InFlightDiagnostic diag =
-        emitError(func.getLoc()) << "no sharding plan fits --memory-budget="
+        emitError(func.getLoc()) << "found no sharding plan within --memory-budget="
                          << *options.memoryBudgetBytes << " bytes per device";
-    if (leastPeak >= 0)
+    if (leastPeak >= 0 && leastPeakProven)
       diag << "; the least any plan needs is " << leastPeak << " bytes";
+    else if (leastPeak >= 0)
+      diag << "; the smallest plan found in --auto-shard-time-limit needs "
+           << leastPeak << " bytes";
     else
       diag << " within the time limit";
     return failure();

@@ -92,11 +92,13 @@ double localSeconds(const AutoShardProblem &p,
                     unsigned s);
 
 /// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
-/// search. Fails with `why` set when no plan fits the budget; then
-/// `leastPeak` holds the least peak any plan reaches.
+/// search. Fails when no plan fits the budget; then `leastPeak` holds the
+/// smallest peak a plan was found to reach (-1: none found in time), and
+/// `leastPeakProven` whether CBC proved no plan reaches less.
 mlir::FailureOr<AutoShardSolution> solveAutoShard(const AutoShardProblem &p,
                                                   double timeLimitSeconds,
-                                                  int64_t &leastPeak);
+                                                  int64_t &leastPeak,
+                                                  bool &leastPeakProven);
 
 } // namespace shardc::detail
 

@@ -466,7 +466,7 @@ std::vector<unsigned> readStrategies(const Formulation &f,
 /// The least peak any plan reaches: the same program minimizing a bound on
 /// every point's memory.
 static int64_t solveLeastPeak(const AutoShardProblem &p,
-                              double timeLimitSeconds) {
+                              double timeLimitSeconds, bool &proven) {
   IntegerProgram ip;
   Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
   int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
@@ -479,12 +479,14 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
   Cbc_solve(ip.get());
   if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
     return -1;
+  proven = Cbc_isProvenOptimal(ip.get());
   return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
 }
 
 FailureOr<AutoShardSolution>
 shardc::detail::solveAutoShard(const AutoShardProblem &p,
-                               double timeLimitSeconds, int64_t &leastPeak) {
+                               double timeLimitSeconds, int64_t &leastPeak,
+                               bool &leastPeakProven) {
   AutoShardSolution solution;
   IntegerProgram ip;
   Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
@@ -522,7 +524,7 @@ shardc::detail::solveAutoShard(const AutoShardProblem &p,
   // Finished (not stopped by the time limit) without a plan: none fits.
   if (Cbc_isProvenInfeasible(ip.get()) ||
       (!found && Cbc_status(ip.get()) == 0)) {
-    leastPeak = solveLeastPeak(p, timeLimitSeconds);
+    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
     return failure();
   }
   if (found) {
@@ -537,7 +539,7 @@ shardc::detail::solveAutoShard(const AutoShardProblem &p,
     return solution;
   }
   if (!heuristicFits) {
-    leastPeak = -1;
+    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
     return failure();
   }
   solution.strategy = std::move(heuristic);
