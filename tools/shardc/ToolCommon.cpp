@@ -51,7 +51,7 @@ static cl::opt<bool> autoShard(
              "annotations it has are kept"),
     cl::init(false), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+    cl::sub(shardc::execCommand));
 
 static cl::opt<std::string> memoryBudget(
     "memory-budget",
@@ -59,7 +59,7 @@ static cl::opt<std::string> memoryBudget(
              "reach (K, M, G suffixes: 512K, 64M, 2G)"),
     cl::value_desc("bytes"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+    cl::sub(shardc::execCommand));
 
 static cl::opt<double> autoShardTimeLimit(
     "auto-shard-time-limit",
@@ -67,7 +67,7 @@ static cl::opt<double> autoShardTimeLimit(
              "best plan, or the local search's if it has none"),
     cl::value_desc("seconds"), cl::init(60), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+    cl::sub(shardc::execCommand));
 
 FailureOr<std::optional<shardc::ShardcAutoShardOptions>>
 shardc::getAutoShardOptions() {
