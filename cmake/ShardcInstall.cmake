@@ -39,7 +39,7 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/shardc
 
 # What each installed library links, as an outside project can name it:
 # shardc's own libraries become shardc::X; header-only Eigen (private to the
-# interpreter) drops out; OpenBLAS, Open MPI, ONNX's onnx_proto and
+# interpreter) drops out; OpenBLAS, CBC, Open MPI, ONNX's onnx_proto and
 # protobuf become their libraries' paths (FindMPI's C component would make
 # a C++-only consumer enable C);
 # MLIR, LLVM and Threads targets stay as they are (shardcConfig.cmake finds
@@ -54,6 +54,8 @@ function(shardc_exported_link_libraries lib out)
       list(APPEND result "shardc::${dep}")
     elseif(dep STREQUAL "PkgConfig::OpenBLAS")
       list(APPEND result ${OpenBLAS_LINK_LIBRARIES})
+    elseif(dep STREQUAL "PkgConfig::Cbc")
+      list(APPEND result ${Cbc_LINK_LIBRARIES})
     elseif(dep STREQUAL "MPI::MPI_C")
       list(APPEND result ${MPI_C_LIBRARIES})
     elseif(dep STREQUAL "onnx_proto")

@@ -12,6 +12,8 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin
   python3-numpy
+  # Auto-sharding's integer programs (--auto-shard): COIN-OR CBC.
+  coinor-libcbc-dev
   # The Python module (python/) and its tests: pybind11, the headers of
   # Debian's python3, and pytest.
   pybind11-dev python3-pybind11 python3-dev python3-pytest

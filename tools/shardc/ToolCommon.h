@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,18 @@ bool isAutodiffRequested();
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 
+/// The --auto-shard options: none without --auto-shard; fails after a
+/// message on a bad --memory-budget or --auto-shard-time-limit, or either
+/// without --auto-shard.
+mlir::FailureOr<std::optional<ShardcAutoShardOptions>> getAutoShardOptions();
+
 /// Adds the autodiff pipeline to `pm` when --autodiff was given, with the
 /// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
 /// shardc.param inputs, else all), or the train pipeline when --train-step
 /// was, each with `propagateFirst` and followed by `then`; without either,
-/// just `then`. Fails after a message on conflicting options.
+/// just `then`. With --auto-shard, the plan is made before `then` (or
+/// written alone when `then` is None). Fails after a message on conflicting
+/// options.
 mlir::LogicalResult addCommandPipeline(mlir::OpPassManager &pm,
                                        bool propagateFirst, ShardingStage then,
                                        bool explain);
