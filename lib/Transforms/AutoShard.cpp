@@ -213,9 +213,8 @@ ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
       int64_t bytes = elementBytes(resultType);
       for (int64_t size : getLocalShape(s.out, mesh, resultType.getShape()))
         bytes *= size;
-      s.seconds += options.machine.collectiveSeconds(
-          collectiveMessages(CollectiveKind::AllReduce, n),
-          collectiveBytesPerDevice(CollectiveKind::AllReduce, n, bytes));
+      s.seconds +=
+          options.machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
     }
     out.push_back(std::move(s));
   };
