@@ -23,7 +23,8 @@ static cl::list<std::string>
                            "separated)"),
                   cl::CommaSeparated, cl::sub(shardc::runCommand),
                   cl::sub(shardc::simulateCommand),
-                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+                  cl::sub(shardc::pipelineCommand));
 
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Generate inputs not given by --inputs "
@@ -31,7 +32,8 @@ static cl::opt<uint64_t> seed("seed",
                               cl::sub(shardc::runCommand),
                               cl::sub(shardc::simulateCommand),
                               cl::sub(shardc::execCommand),
-                              cl::sub(shardc::trainCommand));
+                              cl::sub(shardc::trainCommand),
+                              cl::sub(shardc::pipelineCommand));
 
 std::string shardc::shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";

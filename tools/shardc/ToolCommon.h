@@ -52,6 +52,8 @@ int runSimulateCommand();
 int runExplainCommand();
 int runExecCommand();
 int runTrainCommand();
+/// shardc pipeline (PipelineCommand.cpp).
+int runPipelineCommand();
 
 /// Whether --inputs binds `name` to a file (else it was generated).
 bool isInputGivenByFile(llvm::StringRef name);
@@ -62,6 +64,7 @@ extern llvm::cl::SubCommand simulateCommand;
 extern llvm::cl::SubCommand explainCommand;
 extern llvm::cl::SubCommand execCommand;
 extern llvm::cl::SubCommand trainCommand;
+extern llvm::cl::SubCommand pipelineCommand;
 
 } // namespace shardc
 
