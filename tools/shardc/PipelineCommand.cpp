@@ -114,23 +114,27 @@ struct ReferenceStep {
   llvm::DenseMap<int64_t, Tensor> next;
 };
 
-FailureOr<ReferenceStep> runReferenceStep(ModuleOp module,
+FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
                                           ArrayRef<Tensor> inputs) {
-  OwningOpRef<ModuleOp> reference = module.clone();
-  func::FuncOp original = getEntryFunction(module);
-  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  // The optimizer rewrites the function in place: the original's argument
+  // names are read first.
+  std::vector<std::string> argNames;
+  func::FuncOp original = getEntryFunction(reference);
+  for (unsigned i = 0; i < original.getNumArguments(); ++i)
+    argNames.push_back(getArgumentName(original, i));
+  PassManager pm(reference.getContext(), ModuleOp::getOperationName());
   ShardcOptimizerOptions sgd;
   sgd.optimizer = "sgd";
   pm.addPass(createShardcOptimizer(sgd));
-  if (failed(pm.run(*reference)))
+  if (failed(pm.run(reference)))
     return failure();
-  func::FuncOp step = getEntryFunction(*reference);
+  func::FuncOp step = getEntryFunction(reference);
   SmallVector<Tensor> args;
   for (const Tensor &t : inputs)
     args.push_back(t.clone());
   llvm::Expected<Tensor> lr = Tensor::allocate({});
   if (!lr)
-    return original.emitError() << llvm::toString(lr.takeError());
+    return step.emitError() << llvm::toString(lr.takeError());
   lr->values()[0] = float(learningRate);
   args.push_back(std::move(*lr));
   FailureOr<SmallVector<Tensor>> out = interpretFunction(step, args);
@@ -141,8 +145,8 @@ FailureOr<ReferenceStep> runReferenceStep(ModuleOp module,
   for (unsigned r = 0; r < step.getNumResults(); ++r)
     if (auto name = step.getResultAttrOfType<StringAttr>(
             r, ShardcDialect::getNextAttrName()))
-      for (unsigned i = 0; i < original.getNumArguments(); ++i)
-        if (getArgumentName(original, i) == name.getValue())
+      for (auto [i, argName] : llvm::enumerate(argNames))
+        if (argName == name.getValue())
           result.next[i] = std::move((*out)[r]);
   return result;
 }
@@ -159,7 +163,7 @@ void printExplanation(func::FuncOp func, const PipelineProgram &program,
     for (auto [i, op] :
          llvm::enumerate(func.getBody().front().without_terminator()))
       if (program.assignment.opStages[i] == s && op.getNumOperands() != 0)
-        os << " " << describeValue(op.getResult(0));
+        os << " " << getSourceName(op.getResult(0));
     os << "\n";
   }
   os << "per-stage time per micro-batch (" << program.numMicrobatches
@@ -204,23 +208,14 @@ int shardc::runPipelineCommand() {
 
   // The reference runs on the model as given, before the stage programs
   // join the module.
-  FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
-  if (failed(inputs))
-    return 1;
+  OwningOpRef<ModuleOp> referenceModule = module->clone();
   PipelineOptions options;
   options.axis = pipelineAxis;
   options.microbatches = microbatches;
   options.schedule = *kind;
-  FailureOr<ReferenceStep> reference;
-  if (emit.empty()) {
-    reference = runReferenceStep(*module, *inputs);
-    if (failed(reference))
-      return 1;
-  }
   FailureOr<PipelineProgram> program = buildPipelineProgram(func, options);
   if (failed(program))
     return 1;
-
   if (emit == "mlir") {
     program->mesh->print(llvm::outs());
     llvm::outs() << "\n";
@@ -235,6 +230,14 @@ int shardc::runPipelineCommand() {
                  << "' (expected mlir)\n";
     return 1;
   }
+  FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
+  if (failed(inputs))
+    return 1;
+  FailureOr<ReferenceStep> reference =
+      runReferenceStep(*referenceModule, *inputs);
+  if (failed(reference))
+    return 1;
+
   if (explain)
     printExplanation(func, *program, machine);
 
