@@ -136,18 +136,20 @@ FailureOr<StageAssignment> shardc::assignStages(func::FuncOp func,
   for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
     if (!func.getArgAttr(i, ShardcDialect::getParamAttrName()))
       continue;
-    int64_t first = -1;
+    Operation *earliest = nullptr, *latest = nullptr;
     for (Operation *user : arg.getUsers()) {
-      int64_t stage = stageOf.lookup(user);
-      if (first >= 0 && stage != first)
-        return user->emitError()
-               << "parameter '" << getArgumentName(func, i)
-               << "' is used by pipeline stages " << first << " and "
-               << stage
-               << "; a parameter must belong to one stage (tied weights are "
-                  "not supported)";
-      first = stage;
+      if (!earliest || stageOf.lookup(user) < stageOf.lookup(earliest))
+        earliest = user;
+      if (!latest || stageOf.lookup(user) > stageOf.lookup(latest))
+        latest = user;
     }
+    if (earliest && stageOf.lookup(earliest) != stageOf.lookup(latest))
+      return latest->emitError()
+             << "parameter '" << getArgumentName(func, i)
+             << "' is used by pipeline stages " << stageOf.lookup(earliest)
+             << " and " << stageOf.lookup(latest)
+             << "; a parameter must belong to one stage (tied weights are "
+                "not supported)";
   }
   return result;
 }
