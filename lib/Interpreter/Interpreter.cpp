@@ -17,6 +17,7 @@
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Kernels.h"
+#include "shardc/Interpreter/PointToPoint.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -328,6 +329,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     else if (isa<CollectiveOpInterface>(op))
       result = shardc::detail::evaluateCollective(&op, *operands.front(),
                                                   options.communicator, meshes);
+    else if (isa<SendOp, RecvOp>(op))
+      result = evaluatePointToPoint(&op, operands, options.communicator);
     else if (isa<AxisIndexOp>(op))
       result = options.communicator
                    ? evaluateAxisIndex(&op, options.communicator->deviceId())

@@ -26,7 +26,8 @@ static cl::list<std::string>
                            "separated)"),
                   cl::CommaSeparated, cl::sub(shardc::runCommand),
                   cl::sub(shardc::simulateCommand),
-                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+                  cl::sub(shardc::pipelineCommand));
 
 /// `f32`, `i64`, ... as the IR spells an element type.
 static std::string typeStr(Type type) {
@@ -52,7 +53,8 @@ static cl::opt<uint64_t> seed("seed",
                               cl::sub(shardc::runCommand),
                               cl::sub(shardc::simulateCommand),
                               cl::sub(shardc::execCommand),
-                              cl::sub(shardc::trainCommand));
+                              cl::sub(shardc::trainCommand),
+                              cl::sub(shardc::pipelineCommand));
 
 uint64_t shardc::getSeed() { return seed; }
 

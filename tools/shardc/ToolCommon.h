@@ -65,6 +65,8 @@ int runSimulateCommand();
 int runExplainCommand();
 int runExecCommand();
 int runTrainCommand();
+/// shardc pipeline (PipelineCommand.cpp).
+int runPipelineCommand();
 
 /// Whether `name` got its value from a file, --inputs or --checkpoint (else
 /// it was generated); gatherInputs decides it.
@@ -76,6 +78,7 @@ extern llvm::cl::SubCommand simulateCommand;
 extern llvm::cl::SubCommand explainCommand;
 extern llvm::cl::SubCommand execCommand;
 extern llvm::cl::SubCommand trainCommand;
+extern llvm::cl::SubCommand pipelineCommand;
 
 } // namespace shardc
 

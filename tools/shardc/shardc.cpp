@@ -66,6 +66,13 @@ cl::SubCommand trainCommand(
     "the same steps run unsharded.\n\n"
     "  example: shardc train examples/mlp_train.json --backend threads "
     "--steps 50\n");
+cl::SubCommand pipelineCommand(
+    "pipeline",
+    "Run one training step pipelined over a mesh axis: stages, micro-batches\n"
+    "and a GPipe or 1F1B schedule, on a backend; check the parameters after\n"
+    "the step against the unsharded full-batch SGD step.\n\n"
+    "  example: shardc pipeline examples/mlp8_pipeline.json --pipeline-axis "
+    "pipe --microbatches 8 --schedule 1f1b --seed 0\n");
 } // namespace shardc
 
 static cl::OptionCategory sharedCategory("Input options");
@@ -74,7 +81,8 @@ static cl::opt<std::string>
     inputPath(cl::Positional, cl::desc("<model.mlir|model.json|model.onnx|->"),
               cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
               cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-              cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+              cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+              cl::sub(shardc::pipelineCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
@@ -84,7 +92,7 @@ static cl::opt<std::string>
                 cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
                 cl::sub(shardc::simulateCommand),
                 cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
-                cl::sub(shardc::trainCommand));
+                cl::sub(shardc::trainCommand), cl::sub(shardc::pipelineCommand));
 
 static cl::opt<std::string> planPath(
     "plan",
@@ -222,7 +230,9 @@ int main(int argc, char **argv) {
           "  shardc explain examples/megatron_mlp.json\n"
           "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
           "  shardc train examples/mlp_train.json --backend threads --steps "
-          "50\n\n"
+          "50\n"
+          "  shardc pipeline examples/mlp8_pipeline.json --pipeline-axis pipe "
+          "--microbatches 8\n\n"
           "Run `shardc <subcommand> --help` for a subcommand's options.\n",
           &llvm::errs()))
     return shardc::finishJobDiagnostics(1);
@@ -239,6 +249,8 @@ int main(int argc, char **argv) {
     return shardc::finishJobDiagnostics(shardc::runExecCommand());
   if (shardc::trainCommand)
     return shardc::finishJobDiagnostics(shardc::runTrainCommand());
+  if (shardc::pipelineCommand)
+    return shardc::finishJobDiagnostics(shardc::runPipelineCommand());
   llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
   return shardc::finishJobDiagnostics(1);
 }
