@@ -189,7 +189,7 @@ LogicalResult DeviceRun::advance(
         return failure();
       const Tensor &payload = values[op.getOperand(0)];
       int64_t bytes = payload.byteSize();
-      double seconds = options.machine.collectiveSeconds(1, bytes);
+      double seconds = options.machine.transferSeconds(1, bytes);
       // Buffered: the sender goes on computing while the message travels.
       mailboxes[{device, *peer}].push_back({payload.clone(), clock + seconds});
       report.sentBytesPerDevice[device] += bytes;
