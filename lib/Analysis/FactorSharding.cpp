@@ -90,13 +90,17 @@ SmallVector<AxisList> FactorShardings::factorAxesOf(const ShardingRule &rule,
   if (sharding.getRank() != dims.size())
     return out;
   for (auto [d, factors] : llvm::enumerate(dims)) {
-    // A dim of one factor is that factor: it takes every axis, whether or
-    // not they divide it (an uneven dim is padded, docs/sharding.md).
+    // A dim of one factor is that factor: it takes the axes, whether or not
+    // they divide it (an uneven dim is padded, docs/sharding.md), until
+    // they split it fully; as below, the axes after that are not followed.
     if (factors.size() == 1) {
+      int64_t split = 1;
       for (StringRef axis : sharding.getDimAxes(d)) {
-        if (mesh.getAxisSize(axis) < 1)
+        int64_t size = mesh.getAxisSize(axis);
+        if (size < 1 || split >= rule.getFactor(factors.front()).size)
           break;
         out[factors.front()].push_back(axis);
+        split *= size;
       }
       continue;
     }
