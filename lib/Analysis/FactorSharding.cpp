@@ -94,10 +94,11 @@ SmallVector<AxisList> FactorShardings::factorAxesOf(const ShardingRule &rule,
     // they divide it (an uneven dim is padded, docs/sharding.md), until
     // they split it fully; as below, the axes after that are not followed.
     if (factors.size() == 1) {
-      int64_t split = 1;
+      int64_t split = 1, whole = rule.getFactor(factors.front()).size;
       for (StringRef axis : sharding.getDimAxes(d)) {
         int64_t size = mesh.getAxisSize(axis);
-        if (size < 1 || split >= rule.getFactor(factors.front()).size)
+        if (size < 1 || split == whole ||
+            (whole % (split * size) != 0 && split >= whole))
           break;
         out[factors.front()].push_back(axis);
         split *= size;
