@@ -39,8 +39,9 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/shardc
 
 # What each installed library links, as an outside project can name it:
 # shardc's own libraries become shardc::X; header-only Eigen (private to the
-# interpreter) drops out; OpenBLAS and Open MPI become their libraries'
-# paths (FindMPI's C component would make a C++-only consumer enable C);
+# interpreter) drops out; OpenBLAS, CBC, Open MPI, ONNX's onnx_proto and
+# protobuf become their libraries' paths (FindMPI's C component would make
+# a C++-only consumer enable C);
 # MLIR, LLVM and Threads targets stay as they are (shardcConfig.cmake finds
 # their packages).
 find_package(MPI REQUIRED COMPONENTS C)
@@ -53,8 +54,15 @@ function(shardc_exported_link_libraries lib out)
       list(APPEND result "shardc::${dep}")
     elseif(dep STREQUAL "PkgConfig::OpenBLAS")
       list(APPEND result ${OpenBLAS_LINK_LIBRARIES})
+    elseif(dep STREQUAL "PkgConfig::Cbc")
+      list(APPEND result ${Cbc_LINK_LIBRARIES})
     elseif(dep STREQUAL "MPI::MPI_C")
       list(APPEND result ${MPI_C_LIBRARIES})
+    elseif(dep STREQUAL "onnx_proto")
+      # ONNX's schema and the protobuf runtime it is compiled against: the
+      # importer's objects call into both.
+      get_target_property(onnx_proto_location onnx_proto LOCATION)
+      list(APPEND result ${onnx_proto_location} ${Protobuf_LIBRARIES})
     elseif(dep MATCHES "^(Eigen3::Eigen|nlohmann_json::nlohmann_json)$"
            OR dep MATCHES "^\\$<")
       # header-only, or a generator expression of the build tree

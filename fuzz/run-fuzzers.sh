@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs shardc's libFuzzer harnesses (fuzz/*Fuzzer.cpp) of a sanitizer build.
 #
-#   fuzz/run-fuzzers.sh [--ctest] BUILD_DIR SECONDS [json|mlir|npy ...]
+#   fuzz/run-fuzzers.sh [--ctest] BUILD_DIR SECONDS [json|mlir|npy|onnx ...]
 #
 # Each harness starts from a seed corpus copied afresh from the repository
 # (examples, test inputs; .npy seeds written by NumPy) into
@@ -19,7 +19,7 @@ if [ "${1:-}" = "--ctest" ]; then
   shift
 fi
 if [ $# -lt 2 ]; then
-  echo "usage: $0 [--ctest] BUILD_DIR SECONDS [json|mlir|npy ...]" >&2
+  echo "usage: $0 [--ctest] BUILD_DIR SECONDS [json|mlir|npy|onnx ...]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
@@ -27,7 +27,7 @@ seconds=$2
 shift 2
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(json mlir npy)
+  harnesses=(json mlir npy onnx)
 fi
 src=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -88,6 +88,15 @@ save("f2", np.ones((2,), dtype="<f2"))
 PY
 }
 
+# Models torch exports (examples/pytorch/gpt.py, both ways) and the hostile
+# files of test/bad-inputs.
+seed_onnx() {
+  local dir=$1
+  cp "$src"/test/bad-inputs/*.onnx "$dir"/
+  /usr/bin/python3 "$src/examples/pytorch/gpt.py" "$dir/gpt.onnx" 2>/dev/null
+  /usr/bin/python3 "$src/examples/pytorch/gpt.py" "$dir/gpt-folded.onnx" --fold 2>/dev/null
+}
+
 status=0
 for h in "${harnesses[@]}"; do
   fuzzer=$build/bin/shardc-fuzz-$h
@@ -118,6 +127,7 @@ for h in "${harnesses[@]}"; do
     mlir) args+=(-max_len=4096 -dict="$src/fuzz/mlir.dict") ;;
     json) args+=(-max_len=16384 -dict="$src/fuzz/json.dict") ;;
     npy) args+=(-max_len=4096) ;;
+    onnx) args+=(-max_len=262144) ;;
   esac
   if [ $ctest_mode -eq 0 ]; then
     args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)

@@ -9,6 +9,7 @@
 #include "shardc/Engine/ShardedEngine.h"
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Import/ModelLoader.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -240,18 +241,34 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       "compile_file",
       [](const std::string &path, const std::string &backend,
          std::optional<std::vector<std::string>> parameters, bool training,
-         double mpiTimeout) {
+         double mpiTimeout, const std::string &planPath) {
         auto format = resolveModelFormat(path, "");
         if (!format)
           raiseError("compile: " + llvm::toString(format.takeError()));
+        std::optional<ShardingPlan> plan;
+        if (!planPath.empty()) {
+          llvm::Expected<ShardingPlan> read = readShardingPlan(planPath);
+          if (!read)
+            raiseError("compile: " + llvm::toString(read.takeError()));
+          plan = std::move(*read);
+        }
         return CompiledModel::create(
             request(backend, std::move(parameters), training, mpiTimeout),
             [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-              return loadModel(path, *format, sourceMgr, &context);
+              mlir::OwningOpRef<mlir::ModuleOp> module =
+                  loadModel(path, *format, sourceMgr, &context);
+              if (module && plan)
+                if (llvm::Error e =
+                        applyShardingPlan(*module, *plan, planPath)) {
+                  mlir::emitError(mlir::UnknownLoc::get(&context))
+                      << llvm::toString(std::move(e));
+                  return mlir::OwningOpRef<mlir::ModuleOp>();
+                }
+              return module;
             });
       },
       py::arg("path"), py::arg("backend"), py::arg("parameters"),
-      py::arg("training"), py::arg("mpi_timeout"));
+      py::arg("training"), py::arg("mpi_timeout"), py::arg("plan") = "");
   m.def(
       "compile_json",
       [](const std::string &text, const std::string &name,

@@ -7,6 +7,7 @@
 
 #include "CompiledModel.h"
 #include "Devices.h"
+#include "ModelFiles.h"
 
 #include <pybind11/pybind11.h>
 
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_shardc, m) {
   m.doc() = "shardc's engine and runtime (use the shardc package)";
   shardc::python::bindDevices(m);
   shardc::python::bindCompiledModel(m);
+  shardc::python::bindModelFiles(m);
 }

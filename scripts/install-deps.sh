@@ -12,12 +12,18 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libgtest-dev
   libopenblas-dev libopenmpi-dev openmpi-bin
   python3-numpy
+  # Auto-sharding's integer programs (--auto-shard): COIN-OR CBC.
+  coinor-libcbc-dev
   # The Python module (python/) and its tests: pybind11, the headers of
   # Debian's python3, and pytest.
   pybind11-dev python3-pybind11 python3-dev python3-pytest
   # The oracle of the composites and of examples/gpt_tiny.json (their loss
   # and gradients are compared with torch.nn.functional's).
   python3-torch
+  # .onnx models (lib/Import/Onnx*.cpp: ONNX's protobuf schema and the
+  # protobuf runtime), and python3-onnx for the tests that export from torch
+  # and write the hostile .onnx files.
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx
 )
 
 missing=()

@@ -15,6 +15,13 @@ tensor parallelism over "model", data parallelism over "data"):
     heads (row-parallel); the MLP up projection by columns, down by rows;
   - tokens and targets split over the batch.
 Everything else is left to propagation.
+
+The sequence-parallel variant (examples/gpt_tiny_sp.json, `gpt_graph.py
+tiny-sp`) adds what Megatron-LM's sequence parallelism adds: the residual
+stream between blocks (the embedding's sum, each block's two residual adds)
+split over "model" along the sequence, so the LayerNorms run on each
+device's own tokens and each tensor-parallel all-reduce becomes a
+reduce_scatter into the sequence split and an all_gather out of it.
 """
 import argparse
 import json
@@ -60,7 +67,7 @@ def parameter_specs(c):
     return specs
 
 
-def graph(c):
+def graph(c, sequence_parallel=False):
     """The model as a shardc JSON graph (docs/json-format.md)."""
     B, S, D, H, Dh = c.batch, c.seq, c.d, c.heads, c.dh
     ops = []
@@ -71,6 +78,13 @@ def graph(c):
         ops.append(entry)
         return output
 
+    def residual(x, y, out):
+        # Sequence parallelism: the residual stream [B,S,D] is split over
+        # the batch by "data" and over the sequence by "model".
+        if sequence_parallel:
+            return op("add", [x, y], out, sharding=["data", "model", None])
+        return op("add", [x, y], out)
+
     def layer_norm(x, g, b, out):
         return op("layer_norm", [x, g, b], out, axes=[2], epsilon=c.epsilon)
 
@@ -79,7 +93,7 @@ def graph(c):
                   lhs_contracting_dims=[2], rhs_contracting_dims=[0])
 
     x = op("gather", ["wte", "tokens"], "tok_emb", axis=0)
-    x = op("add", [x, "wpe"], "x0")  # [B,S,D] + [S,D], broadcast
+    x = residual(x, "wpe", "x0")  # [B,S,D] + [S,D], broadcast
 
     # The causal mask: key position <= query position.
     ops.append({"op": "iota", "output": "qpos", "shape": [S, S],
@@ -111,14 +125,14 @@ def graph(c):
                lhs_contracting_dims=[3], rhs_contracting_dims=[1])
         y = op("dot_general", [o, p + "wo"], p + "attn_out",  # [B,S,D]
                lhs_contracting_dims=[1, 3], rhs_contracting_dims=[0, 1])
-        x = op("add", [x, y], p + "res1")
+        x = residual(x, y, p + "res1")
         h = layer_norm(x, p + "ln2_g", p + "ln2_b", p + "ln2")
         m = dense(h, p + "w1", p + "up")
         m = op("add", [m, p + "b1"], p + "up_b")
         m = op("gelu", [m], p + "act")
         m = dense(m, p + "w2", p + "down")
         m = op("add", [m, p + "b2"], p + "down_b")
-        x = op("add", [x, m], p + "res2")
+        x = residual(x, m, p + "res2")
 
     x = layer_norm(x, "lnf_g", "lnf_b", "lnf")
     logits = dense(x, "w_head", "logits")  # [B,S,V]
@@ -240,7 +254,7 @@ def oracle(shardc, model, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    for size in ("tiny", "bench"):
+    for size in ("tiny", "tiny-sp", "bench"):
         p = sub.add_parser(size, help=f"write the {size} model's JSON graph")
         p.add_argument("-o", "--output", default="-")
     p = sub.add_parser("oracle", help="compare step 0 with PyTorch")
@@ -250,7 +264,8 @@ def main():
     args = ap.parse_args()
     if args.command == "oracle":
         return oracle(args.shardc, args.model, args.work_dir)
-    text = to_text(graph(TINY if args.command == "tiny" else BENCH))
+    config = BENCH if args.command == "bench" else TINY
+    text = to_text(graph(config, args.command == "tiny-sp"))
     if args.output == "-":
         sys.stdout.write(text)
     else:

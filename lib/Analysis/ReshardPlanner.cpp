@@ -90,9 +90,10 @@ public:
     step.after = after.toAttr(mesh.getContext(), meshRef);
     step.bytesPerDevice =
         collectiveBytesPerDevice(kind, product(axes), localBytes(before));
-    step.messages = collectiveMessages(kind, product(axes));
     // Uneven dims: a group's blocks must nest in the coarser layout's block.
     int64_t group = product(axes);
+    step.groupSize = group;
+    step.localBytesBefore = localBytes(before);
     auto check = [&](int64_t d, const Layout &coarse) {
       if (d >= 0 && !nestsEvenly(globalShape[d], product(coarse.dims[d]),
                                  group)) {

@@ -56,19 +56,47 @@ int64_t shardc::collectiveBytesPerDevice(CollectiveKind kind,
   return 0;
 }
 
-int64_t shardc::collectiveMessages(CollectiveKind kind, int64_t groupSize) {
+/// Rounds of a recursive-doubling (or Bruck) exchange over n devices.
+static int64_t doublingRounds(int64_t n) {
+  int64_t rounds = 0;
+  for (int64_t reach = 1; reach < n; reach *= 2)
+    ++rounds;
+  return rounds;
+}
+
+SmallVector<CollectiveAlgorithm, 2>
+shardc::collectiveAlgorithms(CollectiveKind kind, int64_t groupSize,
+                             int64_t localBytes) {
+  int64_t n = groupSize;
+  int64_t volume = collectiveBytesPerDevice(kind, n, localBytes);
+  int64_t rounds = doublingRounds(n);
+  bool powerOfTwo = (n & (n - 1)) == 0;
   switch (kind) {
   case CollectiveKind::AllSlice:
-    return 0;
-  case CollectiveKind::AllReduce:
-    // Two devices swap their blocks and add: one exchange, not a
-    // reduce-scatter and an all-gather of one message each.
-    return groupSize == 2 ? 1 : 2 * (groupSize - 1);
+    return {{0, 0}};
   case CollectiveKind::CollectivePermute:
-    return 1;
-  default:
-    return groupSize - 1;
+    return {{1, volume}};
+  case CollectiveKind::AllToAll:
+    // Pairwise exchange: every device sends to every other in turn.
+    return {{n - 1, volume}};
+  case CollectiveKind::AllGather:
+  case CollectiveKind::ReduceScatter:
+    // Recursive doubling (Bruck's for any n) / recursive halving move the
+    // ring's bytes in log2(n) rounds.
+    return {{rounds, volume}};
+  case CollectiveKind::AllReduce: {
+    // Two devices swap their blocks and add: one exchange.
+    if (n == 2)
+      return {{1, volume}};
+    // Small blocks: recursive doubling sends the whole block every round
+    // (two extra rounds fold in the devices beyond a power of two). Large
+    // blocks: Rabenseifner's reduce-scatter by halving and all-gather by
+    // doubling, the ring's bytes in 2 log2(n) rounds.
+    int64_t small = powerOfTwo ? rounds : rounds + 1;
+    return {{small, small * localBytes}, {2 * rounds, volume}};
   }
+  }
+  return {{0, volume}};
 }
 
 bool shardc::isIdentityPermutation(

@@ -9,6 +9,8 @@
 
 #include "shardc/Dialect/OpFieldsInterface.cpp.inc"
 
+#include "shardc/Dialect/CollectiveOpInterface.h"
+
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 using namespace mlir;
@@ -29,8 +31,10 @@ shardc::ResultTypeSource shardc::getResultTypeSource(OperationName name,
   // type a trait fixes (SameOperandsAndResultType, AllTypesMatch): those
   // say more precisely where it comes from.
   // axis_index names a mesh too, but has no operand to scale: its type is
-  // inferred.
-  if (has(OpFieldKind::MeshRef) && fields.numOperands > 0)
+  // inferred; send and recv name one but are no collectives: a send's type
+  // is its operand's, a recv's is given.
+  if (has(OpFieldKind::MeshRef) && fields.numOperands > 0 &&
+      name.hasInterface<CollectiveOpInterface>())
     return ResultTypeSource::FromMesh;
   if (name.hasTrait<mlir::OpTrait::SameOperandsAndResultType>())
     return ResultTypeSource::SameAsOperand;

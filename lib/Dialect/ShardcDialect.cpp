@@ -66,6 +66,19 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError("'shardc.spmd' is a unit attribute of func.func");
     return success();
   }
+  if (name == getStageAttrName()) {
+    auto stage = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!stage || stage.getValue().isNegative())
+      return op->emitOpError(
+          "'shardc.stage' is a non-negative integer (a pipeline stage)");
+    return success();
+  }
+  if (name == getPipelineActionAttrName()) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError("'shardc.pipeline_action' is a string such as "
+                             "\"F0\" or \"B0\"");
+    return success();
+  }
   if (name != getShardingAttrName())
     return op->emitOpError() << "unknown shardc attribute '" << name << "'";
   if (op->getNumResults() != 1)

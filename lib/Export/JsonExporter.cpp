@@ -502,6 +502,10 @@ LogicalResult GraphExporter::exportOp(Operation *op, OrderedJson &entry) {
     return f.name == "sharding";
   });
   for (NamedAttribute attr : op->getDiscardableAttrs()) {
+    if (attr.getName() == ShardcDialect::getStageAttrName()) {
+      entry["stage"] = cast<IntegerAttr>(attr.getValue()).getInt();
+      continue;
+    }
     if (attr.getName() != ShardcDialect::getShardingAttrName())
       return op->emitError() << "attribute '" << attr.getName().getValue()
                              << "' cannot be expressed in a JSON graph";

@@ -114,7 +114,8 @@ static const GraphOpSpec *lookupSpec(ImportState &st, StringRef mnemonic) {
       OpFields fields = *getOpFields(*name);
       GraphOpSpec spec{*name, fields, getResultTypeSource(*name, fields), {},
                        {}};
-      spec.allowed = {"op", "inputs", "output", "sharding", "partial"};
+      spec.allowed = {"op", "inputs", "output", "sharding", "partial",
+                      "stage"};
       spec.required = {"op", "output"};
       if (spec.fields.numOperands != 0)
         spec.required.push_back("inputs");
@@ -393,6 +394,17 @@ shardc::jsonimport::buildOp(const OpEntry &op, llvm::ArrayRef<Value> operands) {
                                  "value \"" + op.output + "\"")))
       return failure();
     created->setAttr(st.shardingAttrName, *sharding);
+  }
+  // The pipeline stage the op runs in (docs/pipeline.md).
+  if (JVal stageField = op.entry.field("stage"); stageField.present()) {
+    FailureOr<int64_t> stage = readInt(stageField);
+    if (failed(stage))
+      return failure();
+    if (*stage < 0)
+      return stageField.error() << "a pipeline stage is at least 0, got "
+                                << *stage;
+    created->setAttr(ShardcDialect::getStageAttrName(),
+                     IntegerAttr::get(IntegerType::get(st.ctx, 64), *stage));
   }
   // Catches what the op verifiers check beyond type inference (reshape
   // element counts, broadcast dims) while the entry is still at hand.

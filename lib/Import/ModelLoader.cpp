@@ -1,10 +1,11 @@
-//===- ModelLoader.cpp - reading .mlir and .json models -------------------===//
+//===- ModelLoader.cpp - reading .mlir, .json and .onnx models ------------===//
 
 #include "shardc/Import/ModelLoader.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/JsonImporter.h"
+#include "shardc/Import/OnnxImporter.h"
 #include "shardc/Support/NestingDepth.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -25,20 +26,24 @@ shardc::resolveModelFormat(StringRef path, StringRef explicitFormat) {
     return ModelFormat::Mlir;
   if (explicitFormat == "json")
     return ModelFormat::Json;
+  if (explicitFormat == "onnx")
+    return ModelFormat::Onnx;
   if (!explicitFormat.empty())
     return llvm::createStringError("unknown input format '" + explicitFormat +
-                                   "' (expected mlir or json)");
+                                   "' (expected mlir, json or onnx)");
   StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".mlir")
     return ModelFormat::Mlir;
   if (ext == ".json")
     return ModelFormat::Json;
+  if (ext == ".onnx")
+    return ModelFormat::Onnx;
   if (path == "-")
-    return llvm::createStringError(
-        "reading from stdin needs --input-format=mlir or --input-format=json");
+    return llvm::createStringError("reading from stdin needs "
+                                   "--input-format=mlir, json or onnx");
   return llvm::createStringError("cannot tell the format of '" + path +
-                                 "' from its extension (expected .mlir or "
-                                 ".json, or pass --input-format)");
+                                 "' from its extension (expected .mlir, "
+                                 ".json or .onnx, or pass --input-format)");
 }
 
 /// `%name` or `%name#2` as written in the source, without `%` and `#N`.
@@ -91,6 +96,8 @@ OwningOpRef<ModuleOp> shardc::loadModel(StringRef path, ModelFormat format,
     return nullptr;
   }
   StringRef name = path == "-" ? StringRef("<stdin>") : path;
+  if (format == ModelFormat::Onnx)
+    return importOnnxModel(file->getBuffer(), name, ctx);
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       llvm::MemoryBuffer::getMemBufferCopy(file->getBuffer(), name);
   StringRef text = buffer->getBuffer();

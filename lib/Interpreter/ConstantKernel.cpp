@@ -1,9 +1,11 @@
 //===- ConstantKernel.cpp - shardc.constant -------------------------------===//
 
+#include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace shardc;
@@ -49,15 +51,34 @@ static LogicalResult evalConstant(ConstantOp op, Tensor &result) {
   return success();
 }
 
+/// The splat f32 value of constant `op`, if it has one.
+static std::optional<float> splatFloat(ConstantOp op) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+    return std::nullopt;
+  return dense.getSplatValue<float>();
+}
+
 namespace {
+/// An f32 splat is an elementwise op without operands: inside a fused pass
+/// it fills one block instead of a tensor of the full size.
 struct ConstantKernel : shardc::detail::KernelModel<ConstantKernel, ConstantOp> {
   LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *>,
                                Tensor &result, uint64_t) const {
     return evalConstant(cast<ConstantOp>(op), result);
+  }
+  static bool computesElementwise(Operation *op) {
+    return splatFloat(cast<ConstantOp>(op)).has_value();
+  }
+  static void evaluateElements(Operation *op, ArrayRef<const void *>, void *out,
+                               int64_t, int64_t count) {
+    std::fill_n(static_cast<float *>(out), count,
+                *splatFloat(cast<ConstantOp>(op)));
   }
 };
 } // namespace
 
 void shardc::detail::attachConstantKernel(MLIRContext *ctx) {
   ConstantOp::attachInterface<ConstantKernel>(*ctx);
+  registerElementwiseHooks<ConstantOp, ConstantKernel>();
 }

@@ -5,8 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -25,22 +27,40 @@ template <typename Fn> static void withElements(const Tensor &t, Fn &&f) {
 // iota
 //===----------------------------------------------------------------------===//
 
+/// Elements `begin` .. `begin + count - 1` of iota `op`'s result (of
+/// `shape` and `dtype`) into `out`.
+static void iotaElements(IotaOp op, ArrayRef<int64_t> shape, DType dtype,
+                         void *out, int64_t begin, int64_t count) {
+  int64_t dim = op.getDimension();
+  // Row-major: the index along `dim` is (i / inner) % size.
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+  int64_t size = shape[dim];
+  withComputedType(dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T *o = static_cast<T *>(out);
+    // Divisions only for the first element: then `inner` equal values, the
+    // next value, wrapping at `size`.
+    int64_t value = (begin / inner) % size, step = begin % inner;
+    for (int64_t k = 0; k < count; ++k) {
+      o[k] = static_cast<T>(value);
+      if (++step == inner) {
+        step = 0;
+        if (++value == size)
+          value = 0;
+      }
+    }
+  });
+}
+
 static LogicalResult evalIota(IotaOp op, Tensor &result) {
   int64_t dim = op.getDimension();
   if (dim < 0 || dim >= result.rank())
-    return op.emitError() << "iota dimension " << dim
-                          << " is out of range for " << result.describe();
-  // Row-major: the index along `dim` is (i / inner) % size.
-  int64_t inner = 1;
-  for (int64_t d = dim + 1; d < result.rank(); ++d)
-    inner *= result.dim(d);
-  int64_t size = result.dim(dim);
-  withElements(result, [&](auto *tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    T *out = result.dataAs<T>();
-    for (int64_t i = 0, e = result.numElements(); i < e; ++i)
-      out[i] = static_cast<T>((i / inner) % size);
-  });
+    return op.emitError() << "iota dimension " << dim << " is out of range for "
+                          << result.describe();
+  iotaElements(op, result.shape(), result.dtype(), result.rawData(), 0,
+               result.numElements());
   return success();
 }
 
@@ -77,6 +97,16 @@ static void compareElements(const T *a, const T *b, uint8_t *out, int64_t n,
   }
 }
 
+/// compareElements on operands of `dtype` given as raw storage.
+static void compareRange(DType dtype, CompareDirection dir, const void *lhs,
+                         const void *rhs, void *out, int64_t n) {
+  withComputedType(dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    compareElements(static_cast<const T *>(lhs), static_cast<const T *>(rhs),
+                    static_cast<uint8_t *>(out), n, dir);
+  });
+}
+
 static LogicalResult evalCompare(CompareOp op, const Tensor &lhs,
                                  const Tensor &rhs, Tensor &result) {
   std::optional<CompareDirection> dir =
@@ -86,17 +116,29 @@ static LogicalResult evalCompare(CompareOp op, const Tensor &lhs,
     return op.emitError() << "compare of " << lhs.describe() << " and "
                           << rhs.describe() << " with direction \""
                           << op.getDirection() << "\" is not supported";
-  withElements(lhs, [&](auto *tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    compareElements(lhs.dataAs<T>(), rhs.dataAs<T>(),
-                    result.dataAs<uint8_t>(), result.numElements(), *dir);
-  });
+  compareRange(lhs.dtype(), *dir, lhs.rawData(), rhs.rawData(),
+               result.rawData(), result.numElements());
   return success();
 }
 
 //===----------------------------------------------------------------------===//
 // select
 //===----------------------------------------------------------------------===//
+
+/// `n` elements of select: pred (one byte each) ? onTrue : onFalse, the
+/// values of `dtype`.
+static void selectRange(DType dtype, const void *pred, const void *onTrue,
+                        const void *onFalse, void *out, int64_t n) {
+  const uint8_t *p = static_cast<const uint8_t *>(pred);
+  withComputedType(dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T *t = static_cast<const T *>(onTrue);
+    const T *f = static_cast<const T *>(onFalse);
+    T *o = static_cast<T *>(out);
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = p[i] ? t[i] : f[i];
+  });
+}
 
 static LogicalResult evalSelect(SelectOp op, const Tensor &pred,
                                 const Tensor &onTrue, const Tensor &onFalse,
@@ -109,14 +151,8 @@ static LogicalResult evalSelect(SelectOp op, const Tensor &pred,
     return op.emitError() << "select of " << pred.describe() << ", "
                           << onTrue.describe() << ", " << onFalse.describe()
                           << " cannot produce " << result.describe();
-  const uint8_t *p = pred.dataAs<uint8_t>();
-  withElements(result, [&](auto *tag) {
-    using T = std::remove_pointer_t<decltype(tag)>;
-    const T *t = onTrue.dataAs<T>(), *f = onFalse.dataAs<T>();
-    T *out = result.dataAs<T>();
-    for (int64_t i = 0, e = result.numElements(); i < e; ++i)
-      out[i] = p[i] ? t[i] : f[i];
-  });
+  selectRange(result.dtype(), pred.rawData(), onTrue.rawData(),
+              onFalse.rawData(), result.rawData(), result.numElements());
   return success();
 }
 
@@ -144,29 +180,50 @@ template <typename To, typename From> static To convertElement(From x) {
   }
 }
 
+/// `n` elements of `from` converted to `to`.
+static void convertRange(DType from, DType to, const void *input, void *out,
+                         int64_t n) {
+  withComputedType(from, [&](auto *fromTag) {
+    using From = std::remove_pointer_t<decltype(fromTag)>;
+    withComputedType(to, [&](auto *toTag) {
+      using To = std::remove_pointer_t<decltype(toTag)>;
+      const From *in = static_cast<const From *>(input);
+      To *o = static_cast<To *>(out);
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = convertElement<To>(in[i]);
+    });
+  });
+}
+
 static LogicalResult evalConvert(ConvertOp op, const Tensor &input,
                                  Tensor &result) {
   if (input.numElements() != result.numElements())
     return op.emitError() << "convert of " << input.describe()
                           << " cannot produce " << result.describe();
-  withElements(input, [&](auto *fromTag) {
-    using From = std::remove_pointer_t<decltype(fromTag)>;
-    withElements(result, [&](auto *toTag) {
-      using To = std::remove_pointer_t<decltype(toTag)>;
-      const From *in = input.dataAs<From>();
-      To *out = result.dataAs<To>();
-      for (int64_t i = 0, e = result.numElements(); i < e; ++i)
-        out[i] = convertElement<To>(in[i]);
-    });
-  });
+  convertRange(input.dtype(), result.dtype(), input.rawData(), result.rawData(),
+               result.numElements());
   return success();
 }
 
 namespace {
+using shardc::detail::dtypeOf;
+
 struct IotaKernel : shardc::detail::KernelModel<IotaKernel, IotaOp> {
   LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *>,
                                Tensor &result, uint64_t) const {
     return evalIota(cast<IotaOp>(op), result);
+  }
+  static bool computesElementwise(Operation *op) {
+    auto iota = cast<IotaOp>(op);
+    int64_t rank = cast<RankedTensorType>(iota.getType()).getRank();
+    int64_t dim = iota.getDimension();
+    return dim >= 0 && dim < rank;
+  }
+  static void evaluateElements(Operation *op, ArrayRef<const void *>, void *out,
+                               int64_t begin, int64_t count) {
+    auto iota = cast<IotaOp>(op);
+    iotaElements(iota, cast<RankedTensorType>(iota.getType()).getShape(),
+                 dtypeOf(iota), out, begin, count);
   }
 };
 struct CompareKernel : shardc::detail::KernelModel<CompareKernel, CompareOp> {
@@ -174,17 +231,39 @@ struct CompareKernel : shardc::detail::KernelModel<CompareKernel, CompareOp> {
                                Tensor &result, uint64_t) const {
     return evalCompare(cast<CompareOp>(op), *in[0], *in[1], result);
   }
+  static bool computesElementwise(Operation *op) {
+    return symbolizeCompareDirection(cast<CompareOp>(op).getDirection())
+        .has_value();
+  }
+  static void evaluateElements(Operation *op, ArrayRef<const void *> in,
+                               void *out, int64_t, int64_t count) {
+    auto compare = cast<CompareOp>(op);
+    compareRange(dtypeOf(compare.getLhs()),
+                 *symbolizeCompareDirection(compare.getDirection()), in[0],
+                 in[1], out, count);
+  }
 };
 struct SelectKernel : shardc::detail::KernelModel<SelectKernel, SelectOp> {
   LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
                                Tensor &result, uint64_t) const {
     return evalSelect(cast<SelectOp>(op), *in[0], *in[1], *in[2], result);
   }
+  static bool computesElementwise(Operation *) { return true; }
+  static void evaluateElements(Operation *op, ArrayRef<const void *> in,
+                               void *out, int64_t, int64_t count) {
+    selectRange(dtypeOf(op->getResult(0)), in[0], in[1], in[2], out, count);
+  }
 };
 struct ConvertKernel : shardc::detail::KernelModel<ConvertKernel, ConvertOp> {
   LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
                                Tensor &result, uint64_t) const {
     return evalConvert(cast<ConvertOp>(op), *in[0], result);
+  }
+  static bool computesElementwise(Operation *) { return true; }
+  static void evaluateElements(Operation *op, ArrayRef<const void *> in,
+                               void *out, int64_t, int64_t count) {
+    convertRange(dtypeOf(op->getOperand(0)), dtypeOf(op->getResult(0)), in[0],
+                 out, count);
   }
 };
 } // namespace
@@ -194,4 +273,8 @@ void shardc::detail::attachElementTypeKernels(MLIRContext *ctx) {
   CompareOp::attachInterface<CompareKernel>(*ctx);
   SelectOp::attachInterface<SelectKernel>(*ctx);
   ConvertOp::attachInterface<ConvertKernel>(*ctx);
+  registerElementwiseHooks<IotaOp, IotaKernel>();
+  registerElementwiseHooks<CompareOp, CompareKernel>();
+  registerElementwiseHooks<SelectOp, SelectKernel>();
+  registerElementwiseHooks<ConvertOp, ConvertKernel>();
 }

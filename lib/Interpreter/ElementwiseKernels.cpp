@@ -9,9 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
 #include <Eigen/Core>
+
+#include <cstring>
 
 using namespace mlir;
 using namespace shardc;
@@ -25,11 +28,28 @@ using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 /// exp clamps at -88.4, its log reads a subnormal as the smallest normal)
 /// while the scalar path at a tensor's tail is right, an element's result
 /// would depend on its position; one compare per element fixes them.
+///
+/// An element equal to the previous one recomputed reuses its result: a
+/// causal mask's -1e9 shifted by a row's max fills half of every attention
+/// row with one value, and glibc's expf takes a slow underflow path there.
 void fixBelow(const float *x, float *y, int64_t n, float threshold,
               float (*exact)(float)) {
-  for (int64_t i = 0; i < n; ++i)
-    if (x[i] < threshold)
-      y[i] = exact(x[i]);
+  // Compared as bits: -0 and 0 differ, a NaN equals its own bits.
+  uint32_t lastBits = 0;
+  float lastY = 0;
+  bool haveLast = false;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(x[i] < threshold))
+      continue;
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    if (!haveLast || bits != lastBits) {
+      lastBits = bits;
+      lastY = exact(x[i]);
+      haveLast = true;
+    }
+    y[i] = lastY;
+  }
 }
 
 template <typename OpT>
@@ -42,15 +62,26 @@ struct UnaryKernel : shardc::detail::KernelModel<UnaryKernel<OpT>, OpT> {
                              << formatShape(input.shape())
                              << " does not match its result shape "
                              << formatShape(result.shape());
-    if (input.numElements() == 0)
-      return success();
-    ConstArrayMap x(input.data(), input.numElements());
-    ArrayMap y(result.data(), result.numElements());
+    compute(input.data(), result.data(), input.numElements());
+    return success();
+  }
+  static bool computesElementwise(Operation *) { return true; }
+  static void evaluateElements(Operation *, ArrayRef<const void *> in,
+                               void *out, int64_t, int64_t count) {
+    compute(static_cast<const float *>(in[0]), static_cast<float *>(out),
+            count);
+  }
+
+  /// The op on `n` contiguous elements: the whole tensor, or a block of a
+  /// fused pass.
+  static void compute(const float *in, float *out, int64_t n) {
+    if (n == 0)
+      return;
+    ConstArrayMap x(in, n);
+    ArrayMap y(out, n);
     y = OpT::computeElements(x);
     if constexpr (OpT::kHasExactBelow)
-      fixBelow(input.data(), result.data(), input.numElements(),
-               OpT::kExactBelow, &OpT::computeExactElement);
-    return success();
+      fixBelow(in, out, n, OpT::kExactBelow, &OpT::computeExactElement);
   }
 };
 
@@ -73,46 +104,71 @@ struct BinaryKernel : shardc::detail::KernelModel<BinaryKernel<OpT>, OpT> {
                              << lhs.describe() << " and " << rhs.describe()
                              << " do not match its result "
                              << result.describe();
-    if constexpr (OpT::kAcceptsIntegers) {
-      if (result.dtype() == DType::I32)
-        return computeWrapping<int32_t, uint32_t>(lhs, rhs, result);
-      if (result.dtype() == DType::I64)
-        return computeWrapping<int64_t, uint64_t>(lhs, rhs, result);
-    }
-    if (result.dtype() != DType::F32)
+    if (!computes(result.dtype()))
       return op->emitError() << "'" << op->getName() << "' does not compute "
                              << result.describe();
-    ConstArrayMap a(lhs.data(), lhs.numElements());
-    ConstArrayMap b(rhs.data(), rhs.numElements());
-    ArrayMap y(result.data(), result.numElements());
-    y = OpT::computeElements(a, b);
+    compute(result.dtype(), lhs.rawData(), rhs.rawData(), result.rawData(),
+            result.numElements());
     return success();
   }
+  static bool computesElementwise(Operation *op) {
+    return computes(shardc::detail::dtypeOf(op->getResult(0)));
+  }
+  static void evaluateElements(Operation *op, ArrayRef<const void *> in,
+                               void *out, int64_t, int64_t count) {
+    compute(shardc::detail::dtypeOf(op->getResult(0)), in[0], in[1], out,
+            count);
+  }
 
-  /// Index arithmetic on `Signed` integers, computed on their `Unsigned`
+  static bool computes(DType dtype) {
+    if constexpr (OpT::kAcceptsIntegers)
+      if (dtype == DType::I32 || dtype == DType::I64)
+        return true;
+    return dtype == DType::F32;
+  }
+
+  /// The op on `n` contiguous elements of `dtype` (one `computes`): the
+  /// whole tensor, or a block of a fused pass.
+  static void compute(DType dtype, const void *lhs, const void *rhs, void *out,
+                      int64_t n) {
+    if (n == 0)
+      return;
+    if constexpr (OpT::kAcceptsIntegers) {
+      if (dtype == DType::I32)
+        return computeWrapping<uint32_t>(lhs, rhs, out, n);
+      if (dtype == DType::I64)
+        return computeWrapping<uint64_t>(lhs, rhs, out, n);
+    }
+    ConstArrayMap a(static_cast<const float *>(lhs), n);
+    ConstArrayMap b(static_cast<const float *>(rhs), n);
+    ArrayMap y(static_cast<float *>(out), n);
+    y = OpT::computeElements(a, b);
+  }
+
+  /// Index arithmetic on signed integers, computed on their `Unsigned`
   /// bits so that overflow wraps around (signed overflow would be undefined
   /// behaviour); the formula is the float one.
-  template <typename Signed, typename Unsigned>
-  static LogicalResult computeWrapping(const Tensor &lhs, const Tensor &rhs,
-                                       Tensor &result) {
+  template <typename Unsigned>
+  static void computeWrapping(const void *lhs, const void *rhs, void *out,
+                              int64_t n) {
     using Array = Eigen::Array<Unsigned, Eigen::Dynamic, 1>;
-    int64_t n = result.numElements();
-    Eigen::Map<const Array> a(
-        reinterpret_cast<const Unsigned *>(lhs.dataAs<Signed>()), n);
-    Eigen::Map<const Array> b(
-        reinterpret_cast<const Unsigned *>(rhs.dataAs<Signed>()), n);
-    Eigen::Map<Array> y(reinterpret_cast<Unsigned *>(result.dataAs<Signed>()),
-                        n);
+    Eigen::Map<const Array> a(static_cast<const Unsigned *>(lhs), n);
+    Eigen::Map<const Array> b(static_cast<const Unsigned *>(rhs), n);
+    Eigen::Map<Array> y(static_cast<Unsigned *>(out), n);
     y = OpT::computeElements(a, b);
-    return success();
   }
 };
 
 template <typename OpT> void attachIfElementwise(MLIRContext *ctx) {
-  if constexpr (OpT::template hasTrait<shardc::OpTrait::UnaryElementwise>())
+  using shardc::detail::registerElementwiseHooks;
+  if constexpr (OpT::template hasTrait<shardc::OpTrait::UnaryElementwise>()) {
     OpT::template attachInterface<UnaryKernel<OpT>>(*ctx);
-  else if constexpr (OpT::template hasTrait<shardc::OpTrait::BinaryElementwise>())
+    registerElementwiseHooks<OpT, UnaryKernel<OpT>>();
+  } else if constexpr (OpT::template hasTrait<
+                           shardc::OpTrait::BinaryElementwise>()) {
     OpT::template attachInterface<BinaryKernel<OpT>>(*ctx);
+    registerElementwiseHooks<OpT, BinaryKernel<OpT>>();
+  }
 }
 
 template <typename... Ops> void attachToElementwise(MLIRContext *ctx) {

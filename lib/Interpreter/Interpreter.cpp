@@ -11,11 +11,13 @@
 
 #include "shardc/Interpreter/Interpreter.h"
 
+#include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Kernels.h"
+#include "shardc/Interpreter/PointToPoint.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -98,14 +100,18 @@ namespace {
 /// Values computed so far, each owned until its last use.
 class Environment {
 public:
-  explicit Environment(Block &body, llvm::ArrayRef<Tensor> args) {
+  /// With a fusion `plan`, an op fused into later groups reads its operands
+  /// where the last of those groups runs.
+  Environment(Block &body, llvm::ArrayRef<Tensor> args,
+              const shardc::detail::FusionPlan *plan) {
     for (auto [arg, tensor] : llvm::zip(body.getArguments(), args))
       inputs[arg] = &tensor;
     for (auto [index, op] : llvm::enumerate(body)) {
+      size_t at = plan ? plan->position(&op) : index;
       for (Value result : op.getResults())
-        lastUse[result] = index; // unused values die where they are born
+        lastUse[result] = at; // unused values die where they are born
       for (Value operand : op.getOperands())
-        lastUse[operand] = index;
+        lastUse[operand] = std::max(lastUse.lookup(operand), at);
     }
   }
 
@@ -132,6 +138,19 @@ public:
     for (Value v : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (diesAt(v, index))
         owned.erase(v);
+  }
+  /// Frees the tensors a fused group rooted at op `index` read, and its
+  /// result, that are not used later.
+  void release(const shardc::detail::FusedGroup &group, Value result,
+               size_t index) {
+    for (const shardc::detail::FusedGroup::Leaf &leaf : group.leaves)
+      if (diesAt(leaf.value, index))
+        owned.erase(leaf.value);
+    for (const shardc::detail::FusedGroup::Node &node : group.nodes)
+      if (node.stored && diesAt(node.op->getResult(0), index))
+        owned.erase(node.op->getResult(0));
+    if (diesAt(result, index))
+      owned.erase(result);
   }
 
 private:
@@ -195,6 +214,45 @@ static std::optional<Tensor> tryForward(Operation &op, size_t index,
   return tensor;
 }
 
+/// Runs the fused group rooted at `op` and defines its stored nodes'
+/// results and the root's.
+static LogicalResult runGroup(Operation &op,
+                              const shardc::detail::FusedGroup &group,
+                              Environment &env, uint64_t maxTensorBytes) {
+  SmallVector<const Tensor *> leaves;
+  for (const shardc::detail::FusedGroup::Leaf &leaf : group.leaves) {
+    const Tensor *tensor = env.lookup(leaf.value);
+    if (!tensor)
+      return op.emitError() << "operand " << describeValue(leaf.value)
+                            << " is not defined before its use";
+    leaves.push_back(tensor);
+  }
+  SmallVector<Value> values;
+  for (const shardc::detail::FusedGroup::Node &node : group.nodes)
+    if (node.stored)
+      values.push_back(node.op->getResult(0));
+  values.push_back(op.getResult(0));
+  SmallVector<Tensor> outputs;
+  for (Value value : values) {
+    auto type = cast<RankedTensorType>(value.getType());
+    llvm::Expected<Tensor> result = Tensor::allocateUninitialized(
+        type.getShape(), *executableDType(type.getElementType()),
+        maxTensorBytes);
+    if (!result)
+      return value.getDefiningOp()->emitError()
+             << "result of '" << value.getDefiningOp()->getName()
+             << "': " << llvm::toString(result.takeError());
+    outputs.push_back(std::move(*result));
+  }
+  SmallVector<Tensor *> pointers;
+  for (Tensor &t : outputs)
+    pointers.push_back(&t);
+  shardc::detail::runFusedGroup(group, leaves, pointers);
+  for (auto [value, tensor] : llvm::zip(values, outputs))
+    env.define(value, std::move(tensor));
+  return success();
+}
+
 FailureOr<SmallVector<Tensor>>
 shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
                           const InterpreterOptions &options) {
@@ -210,7 +268,13 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
   if (failed(preflight(func, body, args, options)))
     return failure();
 
-  Environment env(body, args);
+  // Chains of elementwise ops run as single passes (ElementwiseFusion.h),
+  // with the bits of running them op by op; tracking non-finite values
+  // needs every value materialized, so it runs them op by op.
+  std::optional<shardc::detail::FusionPlan> fusion;
+  if (!options.nonFiniteSources)
+    fusion.emplace(body);
+  Environment env(body, args, fusion ? &*fusion : nullptr);
   shardc::detail::MeshTopologyCache meshes;
   std::optional<NonFiniteTracker> nonFinite;
   if (options.nonFiniteSources) {
@@ -241,6 +305,16 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
       return results;
     }
 
+    if (fusion && fusion->isFused(&op))
+      continue; // computed inside the groups of its users
+    if (const shardc::detail::FusedGroup *group =
+            fusion ? fusion->groupRootedAt(&op) : nullptr) {
+      if (failed(runGroup(op, *group, env, options.maxTensorBytes)))
+        return failure();
+      env.release(*group, op.getResult(0), index);
+      continue;
+    }
+
     SmallVector<const Tensor *> operands;
     for (Value operand : op.getOperands()) {
       const Tensor *tensor = env.lookup(operand);
@@ -255,6 +329,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     else if (isa<CollectiveOpInterface>(op))
       result = shardc::detail::evaluateCollective(&op, *operands.front(),
                                                   options.communicator, meshes);
+    else if (isa<SendOp, RecvOp>(op))
+      result = evaluatePointToPoint(&op, operands, options.communicator);
     else if (isa<AxisIndexOp>(op))
       result = options.communicator
                    ? evaluateAxisIndex(&op, options.communicator->deviceId())

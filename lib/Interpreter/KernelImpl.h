@@ -93,6 +93,9 @@ struct KernelModel : KernelOpInterface::ExternalModel<Model, OpT> {
   }
 };
 
+/// The dtype of `value`'s elements (a verified, executable tensor type).
+DType dtypeOf(mlir::Value value);
+
 void attachElementwiseKernels(mlir::MLIRContext *ctx);
 void attachContractionKernels(mlir::MLIRContext *ctx);
 void attachReductionKernels(mlir::MLIRContext *ctx);

@@ -40,6 +40,11 @@ static FailureOr<RankedTensorType> checkExecutableTensor(Operation *op,
   return tensor;
 }
 
+DType shardc::detail::dtypeOf(Value value) {
+  return *executableDType(
+      cast<RankedTensorType>(value.getType()).getElementType());
+}
+
 void shardc::registerKernelModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, ShardcDialect *) {
     detail::attachElementwiseKernels(ctx);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -262,6 +263,26 @@ struct BroadcastInDimKernel
                                Tensor &result, uint64_t) const {
     return evalBroadcastInDim(cast<BroadcastInDimOp>(op), *in[0], result);
   }
+  static bool getOperandView(Operation *op, SmallVectorImpl<int64_t> &strides) {
+    auto broadcast = cast<BroadcastInDimOp>(op);
+    auto inType = cast<RankedTensorType>(broadcast.getInput().getType());
+    auto outType = cast<RankedTensorType>(broadcast.getType());
+    ArrayRef<int64_t> dims = broadcast.getDims();
+    if (static_cast<int64_t>(dims.size()) != inType.getRank())
+      return false;
+    SmallVector<int64_t> inStrides = rowMajorStrides(inType.getShape());
+    strides.assign(outType.getRank(), 0);
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      if (d < 0 || d >= outType.getRank() ||
+          (inType.getDimSize(i) != 1 &&
+           inType.getDimSize(i) != outType.getDimSize(d)))
+        return false;
+      // A size-1 operand dim repeats: it never advances.
+      if (inType.getDimSize(i) != 1)
+        strides[d] = inStrides[i];
+    }
+    return true;
+  }
 };
 /// A reshape relabels the row-major elements.
 struct ReshapeKernel : shardc::detail::KernelModel<ReshapeKernel, ReshapeOp> {
@@ -296,6 +317,7 @@ struct ShardingConstraintKernel
 void shardc::detail::attachLayoutKernels(MLIRContext *ctx) {
   TransposeOp::attachInterface<TransposeKernel>(*ctx);
   BroadcastInDimOp::attachInterface<BroadcastInDimKernel>(*ctx);
+  registerViewHooks<BroadcastInDimOp, BroadcastInDimKernel>();
   ReshapeOp::attachInterface<ReshapeKernel>(*ctx);
   ShardingConstraintOp::attachInterface<ShardingConstraintKernel>(*ctx);
 }

@@ -199,9 +199,10 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   record.concatDim = concatDim;
   record.groupSize = n;
   record.bytesPerDevice = collective.getBytesSentPerDevice(n, localBytes);
-  record.seconds = options.machine.collectiveSeconds(
-      record.bytesPerDevice ? collectiveMessages(kind, n) : 0,
-      record.bytesPerDevice);
+  record.seconds =
+      record.bytesPerDevice
+          ? options.machine.collectiveSeconds(kind, n, localBytes)
+          : 0;
   record.value = nameOf(op->getOperand(0));
   for (int64_t d = 0; d < numDevices; ++d)
     report.commBytesPerDevice[d] += record.bytesPerDevice;

@@ -338,6 +338,19 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       one[i] = assigned[i];
       views.push_back(one);
     }
+    // The operands where they are now, which may not be where propagation
+    // put them: summands still pending over an axis the result is split
+    // over are added in their own layout and reduce-scattered once (under
+    // sequence parallelism, the q, k and v branches' input gradients).
+    SmallVector<TensorShardingInput> asTheyAre(numTensors);
+    bool differs = false;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      ShardingAttr layout = current.lookup(v).second;
+      asTheyAre[i] = {layout, true};
+      differs |= layout != assigned[i].sharding;
+    }
+    if (differs)
+      views.push_back(asTheyAre);
     views.push_back(SmallVector<TensorShardingInput>(numTensors));
   }
 
@@ -381,9 +394,7 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       for (int64_t size :
            getLocalShape(fs.getResultSharding(i), mesh, type.getShape()))
         bytes *= size;
-      seconds += machine.collectiveSeconds(
-          collectiveMessages(CollectiveKind::AllReduce, n),
-          collectiveBytesPerDevice(CollectiveKind::AllReduce, n, bytes));
+      seconds += machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
     }
     return seconds;
   };

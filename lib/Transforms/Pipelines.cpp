@@ -12,51 +12,58 @@ using namespace shardc;
 // Every pipeline starts by expanding the composites: nothing after
 // --shardc-decompose has rules for them. (A second run, after autodiff,
 // finds none and changes nothing.)
-void shardc::buildPropagatePipeline(OpPassManager &pm, bool explain) {
+void shardc::buildPropagatePipeline(OpPassManager &pm, bool explain,
+                                    const ShardcAutoShardOptions *autoShard) {
   pm.addPass(createShardcDecompose());
+  if (autoShard)
+    pm.addPass(createShardcAutoShard(*autoShard));
   ShardcPropagateOptions propagate;
   propagate.explain = explain;
   pm.addPass(createShardcPropagate(propagate));
 }
 
-void shardc::buildPartitionPipeline(OpPassManager &pm, bool explain) {
-  buildPropagatePipeline(pm, explain);
+void shardc::buildPartitionPipeline(OpPassManager &pm, bool explain,
+                                    const ShardcAutoShardOptions *autoShard) {
+  buildPropagatePipeline(pm, explain, autoShard);
   pm.addPass(createShardcPartition());
   pm.addNestedPass<func::FuncOp>(createShardcCleanup());
 }
 
 void shardc::buildShardingStage(OpPassManager &pm, ShardingStage stage,
-                                bool explain) {
+                                bool explain,
+                                const ShardcAutoShardOptions *autoShard) {
   switch (stage) {
   case ShardingStage::None:
     return;
   case ShardingStage::Propagate:
-    return buildPropagatePipeline(pm, explain);
+    return buildPropagatePipeline(pm, explain, autoShard);
   case ShardingStage::Partition:
-    return buildPartitionPipeline(pm, explain);
+    return buildPartitionPipeline(pm, explain, autoShard);
   }
 }
 
 void shardc::buildAutodiffPipeline(OpPassManager &pm,
                                    const ShardcAutodiffOptions &autodiff,
                                    bool propagateFirst, ShardingStage then,
-                                   bool explain) {
+                                   bool explain,
+                                   const ShardcAutoShardOptions *autoShard) {
   pm.addPass(createShardcDecompose());
-  if (propagateFirst)
+  if (propagateFirst && !autoShard)
     pm.addPass(createShardcPropagate());
   pm.addPass(createShardcAutodiff(autodiff));
-  buildShardingStage(pm, then, explain);
+  buildShardingStage(pm, then, explain, autoShard);
 }
 
 void shardc::buildTrainPipeline(OpPassManager &pm,
                                 const ShardcOptimizerOptions &optimizer,
                                 bool propagateFirst, ShardingStage then,
-                                bool explain) {
+                                bool explain,
+                                const ShardcAutoShardOptions *autoShard) {
   pm.addPass(createShardcDecompose());
-  if (propagateFirst)
+  if (propagateFirst && !autoShard)
     pm.addPass(createShardcPropagate());
   pm.addPass(createShardcOptimizer(optimizer));
-  buildShardingStage(pm, then, explain);
+  buildShardingStage(pm, then, explain, autoShard);
 }
 
 namespace {

@@ -21,8 +21,21 @@ from ._errors import DeviceError, ShardcError
 
 Future = _shardc.Future
 
+
+def read_checkpoint(path):
+    """{name: array} of a checkpoint file (.onnx: the model's float
+    initializers), as `shardc simulate --checkpoint` reads it."""
+    return _shardc.read_checkpoint(str(path))
+
+
+def max_rel_err(got, want, family_scale=0.0):
+    """How far `got` is from the reference `want`, as shardc's checks
+    measure it: max|got - want| / max(max|want|, 0.01 * family_scale)
+    (docs/cli.md, "How results are checked")."""
+    return _shardc.max_rel_err(got, want, family_scale)
+
 __all__ = ["ShardedEngine", "launch", "compile", "CompiledModel", "Future",
-           "ShardcError", "DeviceError"]
+           "ShardcError", "DeviceError", "read_checkpoint", "max_rel_err"]
 
 # MPI, if a launch or an engine joined a job, is finalized once at exit.
 atexit.register(_shardc.finalize_mpi)

@@ -52,10 +52,11 @@ class CompiledModel:
     backward and inference_loop, plus train_step, and what the compiler
     knows about it (explain, simulate, spmd_program)."""
 
-    def __init__(self, engine, model_path, graph_text):
+    def __init__(self, engine, model_path, graph_text, plan_path=None):
         self._engine = engine
         self._model_path = model_path
         self._graph_text = graph_text
+        self._plan_path = plan_path
 
     # --- what the engine runs ---
     @property
@@ -155,6 +156,8 @@ class CompiledModel:
                 path = os.path.join(tmp, "model.json")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(self._graph_text)
+            if self._plan_path is not None:
+                args = args + ["--plan", self._plan_path]
             p = subprocess.run([SHARDC_TOOL, args[0], path] + args[1:],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=_tool_environment())
@@ -183,10 +186,12 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     """Compiles `model` into a sharded engine on `backend` ('sim',
     'threads', or 'mpi' with one rank per device under mpirun).
 
-    model: a JSON graph as a dict, or the path of a .json or .mlir model.
-    plan: {value name: sharding} added to (or replacing) the model's
-    annotations; mesh: the mesh to shard over, replacing the model's
-    ({axis: size} or the JSON format's mesh object). parameters: the inputs
+    model: a JSON graph as a dict, or the path of a .json, .mlir or .onnx
+    model. plan: the path of a sharding plan file (a mesh and name patterns,
+    docs/plans.md), for a model given by path; or {value name: sharding}
+    added to (or replacing) a JSON graph's annotations; mesh: the mesh to
+    shard over, replacing the model's ({axis: size} or the JSON format's
+    mesh object). parameters: the inputs
     load_checkpoint sets and backward differentiates (default: those marked
     "param"). training=False skips the backward program. Failures raise
     shardc.ShardcError with the diagnostics.
@@ -198,6 +203,14 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
             "plan=) and propagation shards the rest")
     params = None if parameters is None else list(parameters)
     is_path = isinstance(model, (str, os.PathLike))
+    if isinstance(plan, (str, os.PathLike)):
+        if not is_path or mesh:
+            raise ValueError("compile: a plan file applies to a model given "
+                             "by path, and brings its own mesh (no mesh=)")
+        path, plan_path = os.fspath(model), os.path.abspath(os.fspath(plan))
+        engine = _shardc.compile_file(path, backend, params, training,
+                                      mpi_timeout, plan_path)
+        return CompiledModel(engine, path, None, plan_path)
     if is_path and (plan or mesh) and str(model).endswith(".mlir"):
         raise ValueError("compile: plan= and mesh= apply to JSON graphs; "
                          "write the shardings into the .mlir model instead")

@@ -520,3 +520,29 @@ func.func @axis_index_twice() -> tensor<i64> attributes {shardc.spmd} {
   %0 = shardc.axis_index on @mesh axes = ["x", "x"] : tensor<i64>
   return %0 : tensor<i64>
 }
+
+// -----
+
+shardc.mesh @mesh ["x"=2]
+func.func @send_axis(%v: tensor<4xf32>) -> tensor<4xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{uses unknown mesh axis "pipe"}}
+  %0 = shardc.send %v on @mesh axis = "pipe" to = 1 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+shardc.mesh @mesh ["pipe"=2]
+func.func @recv_peer() -> tensor<4xf32> attributes {shardc.spmd} {
+  // expected-error @+1 {{peer 2 is out of range for axis "pipe" of size 2}}
+  %0 = shardc.recv on @mesh axis = "pipe" from = 2 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @stage_negative(%v: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'shardc.stage' is a non-negative integer}}
+  %0 = shardc.relu %v {shardc.stage = -1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -117,5 +117,9 @@ func.func @collectives(%v: tensor<4x32xf32>) -> tensor<4x32xf32> attributes {sha
   // CHECK: shardc.all_gather %{{.*}} on @mesh axes = ["y", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x64xf32>
   %g2 = shardc.all_gather %s on @mesh axes = ["y", "x"] dim = 1 : tensor<4x8xf32> -> tensor<4x64xf32>
   %s2 = shardc.all_slice %g2 on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
-  return %s2 : tensor<4x32xf32>
+  // CHECK: shardc.send %{{.*}} on @mesh axis = "x" to = 1 : tensor<4x32xf32>
+  %sent = shardc.send %s2 on @mesh axis = "x" to = 1 : tensor<4x32xf32>
+  // CHECK: shardc.recv on @mesh axis = "y" from = 0 {shardc.pipeline_action = "B2"} : tensor<4x32xf32>
+  %got = shardc.recv on @mesh axis = "y" from = 0 {shardc.pipeline_action = "B2"} : tensor<4x32xf32>
+  return %got : tensor<4x32xf32>
 }

@@ -5,7 +5,8 @@ Fenced blocks are checked by their language tag:
   mlir     a complete module: `shardc-opt` must accept it.
   json     a JSON graph (has "mesh"): `shardc compile` must accept it.
   console  `$ cmd` lines run from the repository root (build/bin first on
-           PATH); the lines after a command are its expected output, where a
+           PATH, and `python3` Debian's /usr/bin/python3, which has NumPy,
+           torch and onnx); the lines after a command are its expected output, where a
            line `...` matches any number of lines and `...` inside a line
            any text (a measured figure, say).
 A block preceded by the line `<!-- doc-test: skip -->` is not run, and one
@@ -121,12 +122,17 @@ def check_shown_file(text, mode, where, root):
 def main():
     root, bindir = sys.argv[1], sys.argv[2]
     env = dict(os.environ)
-    env["PATH"] = bindir + os.pathsep + env["PATH"]
     docs = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(root, "docs"))
                   for f in fs if f.endswith(".md") and "Dialects" not in dp and "Passes" not in dp)
     docs.append(os.path.join(root, "README.md"))
     failures, count = [], 0
     with tempfile.TemporaryDirectory() as tmp:
+        # What a Debian user's `python3` is, whatever comes first on this
+        # machine's PATH (a pyenv shim without torch, say).
+        pybin = os.path.join(tmp, "python-bin")
+        os.mkdir(pybin)
+        os.symlink("/usr/bin/python3", os.path.join(pybin, "python3"))
+        env["PATH"] = os.pathsep.join([bindir, pybin, env["PATH"]])
         for path in docs:
             rel = os.path.relpath(path, root)
             for lang, mode, line, text in blocks(path):

@@ -33,6 +33,14 @@ public:
   /// A constant of `like`'s type, its elements drawn in [0.75, 1): a weight
   /// that makes a gradient depend on every element.
   Value nonUniformWeights(Value like);
+  /// `x` times non-uniform weights, in a differentiated program, before an
+  /// op that ignores what is constant along an axis (softmax, the
+  /// log-sum-exp of a cross-entropy): of x = f + c, with c a bias broadcast
+  /// along that axis (a layer_norm's beta), c's gradient is zero in exact
+  /// arithmetic, and its rounding noise is what Adam's normalization would
+  /// blow up to full steps that differ between the sharded and the
+  /// unsharded program. The weights make every input's gradient real.
+  Value scaledAgainstShifts(Value x);
   Value softmax(Value x, bool log);
   Value norm(Value x, bool rms);
   Value mean(Value x);
@@ -81,6 +89,16 @@ Value CompositeDrawer::nonUniformWeights(Value like) {
   return w;
 }
 
+Value CompositeDrawer::scaledAgainstShifts(Value x) {
+  ValueInfo xi = pb.info(x);
+  Value c = nonUniformWeights(x);
+  ValueInfo scaled = xi;
+  scaled.lo = std::min(xi.lo, 0.75 * xi.lo);
+  scaled.hi = std::max(xi.hi, 0.75 * xi.hi);
+  scaled.exact = false;
+  return pb.record(MulOp::create(b, pb.freshLoc(), x, c), scaled);
+}
+
 Value CompositeDrawer::softmax(Value x, bool log) {
   ValueInfo xi = pb.info(x);
   ArrayRef<int64_t> shape = shapeOf(x);
@@ -90,17 +108,7 @@ Value CompositeDrawer::softmax(Value x, bool log) {
   int64_t axis = 0;
   int64_t spelled = randomAxis(rank, axis);
   if (pb.differentiated && shape[axis] >= 2) {
-    // A softmax ignores what is constant along its axis: of x = f + c, with
-    // c a bias broadcast along the axis (a layer_norm's beta, softmax'ed
-    // across its rows), c's gradient is zero, and its rounding noise is
-    // what Adam would amplify. Scaling x by a non-uniform constant first
-    // makes every input's gradient real.
-    Value c = nonUniformWeights(x);
-    ValueInfo scaled = xi;
-    scaled.lo = std::min(xi.lo, 0.75 * xi.lo);
-    scaled.hi = std::max(xi.hi, 0.75 * xi.hi);
-    scaled.exact = false;
-    x = pb.record(MulOp::create(b, pb.freshLoc(), x, c), scaled);
+    x = scaledAgainstShifts(x);
     xi = pb.info(x);
   }
   ValueInfo r;
@@ -187,6 +195,10 @@ Value CompositeDrawer::crossEntropy(Value x) {
   int64_t rank = shape.size();
   if (rank == 0 || !usable(xi))
     return nullptr;
+  if (pb.differentiated && shape.back() >= 2) {
+    x = scaledAgainstShifts(x);
+    xi = pb.info(x);
+  }
   // Class ids counting along one of the label dims (or all 0 for rank 1).
   auto labelType = RankedTensorType::get(
       shape.drop_back(), rng.chance(0.5) ? b.getI32Type() : b.getI64Type());

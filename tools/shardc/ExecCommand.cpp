@@ -16,6 +16,8 @@
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 
+#include "mlir/Pass/PassManager.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -62,6 +64,18 @@ int shardc::runExecCommand() {
   // cotangent out like its value, as `simulate --autodiff` does.
   if (failed(applyAutodiff(*module, /*propagateFirst=*/true)))
     return 1;
+  // --auto-shard: the plan is written into the program as annotations (and
+  // sharding constraints), which the engine's propagation then follows.
+  FailureOr<std::optional<ShardcAutoShardOptions>> autoShard =
+      getAutoShardOptions();
+  if (failed(autoShard))
+    return 1;
+  if (*autoShard) {
+    PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+    pm.addPass(createShardcAutoShard(**autoShard));
+    if (failed(pm.run(*module)))
+      return 1;
+  }
   func = getEntryFunction(*module);
   FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
   if (failed(args))

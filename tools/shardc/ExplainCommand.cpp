@@ -16,6 +16,8 @@
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
+#include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -167,12 +169,64 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
     llvm::outs() << ")\n";
   }
 }
+/// --auto-shard: plans the model, prints each value's choice against the
+/// next best, and writes the plan into `module` for the rest of explain.
+LogicalResult explainAutoShard(ModuleOp module,
+                               const shardc::ShardcAutoShardOptions &flags) {
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(shardc::createShardcDecompose());
+  if (failed(pm.run(module)))
+    return failure();
+  func::FuncOp func = shardc::getEntryFunction(module);
+  if (!func)
+    return failure();
+  FailureOr<shardc::MeshOp> mesh = shardc::getFunctionMesh(func);
+  if (failed(mesh))
+    return failure();
+  shardc::AutoShardOptions options;
+  options.timeLimitSeconds = flags.timeLimit;
+  if (!flags.memoryBudget.empty())
+    options.memoryBudgetBytes = *shardc::parseByteSize(flags.memoryBudget);
+  FailureOr<shardc::AutoShardPlan> plan =
+      shardc::planAutoSharding(func, *mesh, options);
+  if (failed(plan))
+    return failure();
+  llvm::outs() << llvm::format(
+      "auto-shard plan (%s): est_time=%.3gs peak_bytes/device=%lld\n",
+      plan->heuristic ? "local search"
+      : plan->optimal ? "CBC, optimal"
+                      : "CBC, time limit",
+      plan->estimatedSeconds, (long long)plan->peakBytes);
+  llvm::outs() << "  (seconds: the value's op and the reshards into and out "
+                  "of it; the next best gives the value another sharding)\n";
+  for (const shardc::AutoShardChoice &c : plan->choices) {
+    llvm::outs() << "  " << c.value << ": " << c.chosen;
+    if (c.isUser) {
+      llvm::outs() << " (annotated)\n";
+      continue;
+    }
+    llvm::outs() << llvm::format(" %.3gs", c.seconds);
+    if (c.alternative)
+      llvm::outs() << "; next best " << c.alternative
+                   << llvm::format(" %.3gs", c.alternativeSeconds);
+    llvm::outs() << "\n";
+  }
+  shardc::applyAutoShardPlan(func, *plan);
+  return success();
+}
 } // namespace
 
 int shardc::runExplainCommand() {
   ToolSession session;
   OwningOpRef<ModuleOp> module = session.loadInputModel();
   if (!module)
+    return 1;
+
+  FailureOr<std::optional<ShardcAutoShardOptions>> autoShard =
+      getAutoShardOptions();
+  if (failed(autoShard))
+    return 1;
+  if (*autoShard && failed(explainAutoShard(*module, **autoShard)))
     return 1;
 
   // Propagation remarks, collected rather than printed as diagnostics so

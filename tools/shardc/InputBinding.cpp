@@ -1,18 +1,21 @@
 //===- InputBinding.cpp - --inputs and --seed -----------------------------===//
 //
-// The model's inputs for `run` and `simulate`: .npy files bound by name, the
-// rest generated from a seed.
+// The model's inputs for `run`, `simulate`, `exec` and `train`: .npy files
+// bound by name, then a checkpoint's tensors, the rest generated from a
+// seed (or an error: an input without a value is never silently random).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ValueNames.h"
+#include "shardc/Import/Checkpoint.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -23,7 +26,26 @@ static cl::list<std::string>
                            "separated)"),
                   cl::CommaSeparated, cl::sub(shardc::runCommand),
                   cl::sub(shardc::simulateCommand),
-                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+                  cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+                  cl::sub(shardc::pipelineCommand));
+
+/// `f32`, `i64`, ... as the IR spells an element type.
+static std::string typeStr(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+static cl::opt<std::string> checkpointPath(
+    "checkpoint",
+    cl::desc("Values of the inputs not given by --inputs, by name, from a "
+             "checkpoint (.onnx: the model's float initializers)"),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+
+/// The inputs whose value came from a file (--inputs or --checkpoint).
+static llvm::StringSet<> givenByFile;
 
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Generate inputs not given by --inputs "
@@ -31,7 +53,10 @@ static cl::opt<uint64_t> seed("seed",
                               cl::sub(shardc::runCommand),
                               cl::sub(shardc::simulateCommand),
                               cl::sub(shardc::execCommand),
-                              cl::sub(shardc::trainCommand));
+                              cl::sub(shardc::trainCommand),
+                              cl::sub(shardc::pipelineCommand));
+
+uint64_t shardc::getSeed() { return seed; }
 
 std::string shardc::shapeString(ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -40,7 +65,8 @@ std::string shardc::shapeString(ArrayRef<int64_t> shape) {
   return s + "]";
 }
 
-FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
+FailureOr<SmallVector<shardc::Tensor>>
+shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
   llvm::StringMap<std::string> files;
   for (StringRef binding : inputBindings) {
     auto [name, path] = binding.split('=');
@@ -69,12 +95,54 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
       return failure();
     }
 
+  std::map<std::string, Tensor> checkpoint;
+  if (!checkpointPath.empty()) {
+    llvm::Expected<std::map<std::string, Tensor>> read =
+        readCheckpoint(checkpointPath);
+    if (!read) {
+      llvm::errs() << "shardc: error: " << llvm::toString(read.takeError())
+                   << "\n";
+      return failure();
+    }
+    checkpoint = std::move(*read);
+    for (const auto &[name, tensor] : checkpoint)
+      if (!known.contains(name)) {
+        llvm::errs() << "shardc: error: checkpoint " << checkpointPath
+                     << " has '" << name
+                     << "', which is no input of the model (its inputs: "
+                     << knownList << ")\n";
+        return failure();
+      }
+  }
+
   SmallVector<Tensor> args;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::string name = getArgumentName(func, i);
     auto type = cast<RankedTensorType>(func.getArgument(i).getType());
     auto it = files.find(name);
+    if (llvm::is_contained(fedElsewhere, name)) {
+      args.push_back(llvm::cantFail(Tensor::allocate(
+          type.getShape(),
+          executableDType(type.getElementType()).value_or(DType::F32))));
+      continue;
+    }
     if (it == files.end()) {
+      if (auto saved = checkpoint.find(name); saved != checkpoint.end()) {
+        if (saved->second.getShape() != type.getShape() ||
+            executableDType(type.getElementType()) != saved->second.dtype()) {
+          llvm::errs() << "shardc: error: input '" << name << "' from "
+                       << checkpointPath << " has shape "
+                       << shapeString(saved->second.getShape()) << " of "
+                       << dtypeName(saved->second.dtype())
+                       << " but the model expects "
+                       << shapeString(type.getShape()) << " of "
+                       << typeStr(type.getElementType()) << "\n";
+          return failure();
+        }
+        givenByFile.insert(name);
+        args.push_back(std::move(saved->second));
+        continue;
+      }
       // Optimizer state starts where the optimizer starts it, not at random
       // (a random second moment could be negative).
       llvm::Expected<std::optional<Tensor>> state =
@@ -91,7 +159,7 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
       if (seed.getNumOccurrences() == 0) {
         llvm::errs() << "shardc: error: input '" << name
                      << "' has no value: pass --inputs " << name
-                     << "=FILE.npy or --seed N\n";
+                     << "=FILE.npy, a --checkpoint holding it, or --seed N\n";
         return failure();
       }
       // Integer inputs get ids in [0, 16) (tryRandomTensor).
@@ -119,13 +187,12 @@ FailureOr<SmallVector<shardc::Tensor>> shardc::gatherInputs(func::FuncOp func) {
                    << "\n";
       return failure();
     }
+    givenByFile.insert(name);
     args.push_back(std::move(*t));
   }
   return args;
 }
 
 bool shardc::isInputGivenByFile(StringRef name) {
-  return llvm::any_of(inputBindings, [&](StringRef binding) {
-    return binding.split('=').first == name;
-  });
+  return givenByFile.contains(name);
 }

@@ -113,8 +113,13 @@ int shardc::runSimulateCommand() {
   warnAboutNonFiniteOutputs(getEntryFunction(*reference), *inputs, *expected,
                             names);
 
+  FailureOr<std::optional<ShardcAutoShardOptions>> autoShard =
+      getAutoShardOptions();
+  if (failed(autoShard))
+    return 1;
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
-  buildPartitionPipeline(pm);
+  buildPartitionPipeline(pm, /*explain=*/false,
+                         *autoShard ? &**autoShard : nullptr);
   if (failed(pm.run(*module)))
     return 1;
   func = getEntryFunction(*module);

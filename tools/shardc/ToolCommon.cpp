@@ -4,9 +4,11 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
+#include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace shardc;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> autodiff(
@@ -42,20 +44,87 @@ static cl::list<std::string> zeroAxes(
 
 ArrayRef<std::string> shardc::getZeroAxes() { return zeroAxes; }
 
+static cl::opt<bool> autoShard(
+    "auto-shard",
+    cl::desc("Choose the sharding of every value the model does not annotate "
+             "by cost (--shardc-auto-shard, docs/auto-sharding.md); the "
+             "annotations it has are kept"),
+    cl::init(false), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+    cl::sub(shardc::execCommand));
+
+static cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("With --auto-shard: the peak live bytes per device the plan may "
+             "reach (K, M, G suffixes: 512K, 64M, 2G)"),
+    cl::value_desc("bytes"), cl::init(""), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+    cl::sub(shardc::execCommand));
+
+static cl::opt<double> autoShardTimeLimit(
+    "auto-shard-time-limit",
+    cl::desc("With --auto-shard: seconds the solver may search; then its "
+             "best plan, or the local search's if it has none"),
+    cl::value_desc("seconds"), cl::init(60), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+    cl::sub(shardc::execCommand));
+
+FailureOr<std::optional<shardc::ShardcAutoShardOptions>>
+shardc::getAutoShardOptions() {
+  if (!autoShard) {
+    if (memoryBudget.getNumOccurrences() ||
+        autoShardTimeLimit.getNumOccurrences()) {
+      llvm::errs() << "shardc: error: --memory-budget and "
+                      "--auto-shard-time-limit need --auto-shard\n";
+      return failure();
+    }
+    return std::optional<ShardcAutoShardOptions>();
+  }
+  if (!memoryBudget.empty() && failed(parseByteSize(memoryBudget))) {
+    llvm::errs() << "shardc: error: --memory-budget: expected a byte count "
+                    "with an optional K, M or G suffix, got '"
+                 << memoryBudget << "'\n";
+    return failure();
+  }
+  if (!(autoShardTimeLimit > 0)) {
+    llvm::errs() << "shardc: error: --auto-shard-time-limit must be positive\n";
+    return failure();
+  }
+  ShardcAutoShardOptions options;
+  options.memoryBudget = memoryBudget;
+  options.timeLimit = autoShardTimeLimit;
+  return std::optional<ShardcAutoShardOptions>(options);
+}
+
 bool shardc::isAutodiffRequested() {
   return autodiff.getNumOccurrences() > 0 || trainStep.getNumOccurrences() > 0;
 }
 
-LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
-                                         bool propagateFirst,
-                                         ShardingStage then, bool explain) {
+/// addCommandPipeline, with --auto-shard left out unless `withAutoShard`.
+static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
+                                 ShardingStage then, bool explain,
+                                 bool withAutoShard) {
+  FailureOr<std::optional<ShardcAutoShardOptions>> requested =
+      getAutoShardOptions();
+  if (failed(requested))
+    return failure();
+  const ShardcAutoShardOptions *autoShard =
+      withAutoShard && *requested ? &**requested : nullptr;
+  // Without a sharding stage, --auto-shard alone writes the plan.
+  auto addAutoShardAlone = [&] {
+    if (autoShard && then == ShardingStage::None) {
+      pm.addPass(createShardcDecompose());
+      pm.addPass(createShardcAutoShard(*autoShard));
+    }
+  };
   if (!zeroAxes.empty() && !trainStep.getNumOccurrences()) {
     llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
                     "needs --train-step\n";
     return failure();
   }
   if (!isAutodiffRequested()) {
-    buildShardingStage(pm, then, explain);
+    buildShardingStage(pm, then, explain, autoShard);
+    addAutoShardAlone();
     return success();
   }
   if (autodiff.getNumOccurrences() && trainStep.getNumOccurrences()) {
@@ -72,7 +141,8 @@ LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
     ShardcOptimizerOptions options;
     options.optimizer = trainStep;
     options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
-    buildTrainPipeline(pm, options, propagateFirst, then, explain);
+    buildTrainPipeline(pm, options, propagateFirst, then, explain, autoShard);
+    addAutoShardAlone();
     return success();
   }
   ShardcAutodiffOptions options;
@@ -80,16 +150,26 @@ LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
   StringRef(autodiff).split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef name : names)
     options.wrt.push_back(name.trim().str());
-  buildAutodiffPipeline(pm, options, propagateFirst, then, explain);
+  buildAutodiffPipeline(pm, options, propagateFirst, then, explain, autoShard);
+  addAutoShardAlone();
   return success();
+}
+
+LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
+                                         bool propagateFirst,
+                                         ShardingStage then, bool explain) {
+  return addPipeline(pm, propagateFirst, then, explain, /*withAutoShard=*/true);
 }
 
 LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
   if (!isAutodiffRequested())
     return success();
+  // With --auto-shard, the whole differentiated program is planned
+  // afterwards, by the command's sharding pipeline: nothing is propagated
+  // before it, and it does not run here.
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  if (failed(addCommandPipeline(pm, propagateFirst, ShardingStage::None,
-                                /*explain=*/false)))
+  if (failed(addPipeline(pm, propagateFirst && !autoShard, ShardingStage::None,
+                         /*explain=*/false, /*withAutoShard=*/false)))
     return failure();
   return pm.run(module);
 }

@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,14 @@ namespace shardc {
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// Every input of `func`, from --inputs files or the --seed generator;
-/// reports the first problem by input name (to stderr) and fails.
+/// reports the first problem by input name (to stderr) and fails. The
+/// inputs named in `fedElsewhere` (train --data) get zeros as placeholders.
 mlir::FailureOr<llvm::SmallVector<Tensor>>
-gatherInputs(mlir::func::FuncOp func);
+gatherInputs(mlir::func::FuncOp func,
+             llvm::ArrayRef<std::string> fedElsewhere = {});
+
+/// --seed (0 when absent).
+uint64_t getSeed();
 
 /// True if --autodiff or --train-step was given (compile, run, simulate and
 /// exec take them).
@@ -31,11 +37,18 @@ bool isAutodiffRequested();
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 
+/// The --auto-shard options: none without --auto-shard; fails after a
+/// message on a bad --memory-budget or --auto-shard-time-limit, or either
+/// without --auto-shard.
+mlir::FailureOr<std::optional<ShardcAutoShardOptions>> getAutoShardOptions();
+
 /// Adds the autodiff pipeline to `pm` when --autodiff was given, with the
 /// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the
 /// shardc.param inputs, else all), or the train pipeline when --train-step
 /// was, each with `propagateFirst` and followed by `then`; without either,
-/// just `then`. Fails after a message on conflicting options.
+/// just `then`. With --auto-shard, the plan is made before `then` (or
+/// written alone when `then` is None). Fails after a message on conflicting
+/// options.
 mlir::LogicalResult addCommandPipeline(mlir::OpPassManager &pm,
                                        bool propagateFirst, ShardingStage then,
                                        bool explain);
@@ -52,8 +65,11 @@ int runSimulateCommand();
 int runExplainCommand();
 int runExecCommand();
 int runTrainCommand();
+/// shardc pipeline (PipelineCommand.cpp).
+int runPipelineCommand();
 
-/// Whether --inputs binds `name` to a file (else it was generated).
+/// Whether `name` got its value from a file, --inputs or --checkpoint (else
+/// it was generated); gatherInputs decides it.
 bool isInputGivenByFile(llvm::StringRef name);
 
 extern llvm::cl::SubCommand compileCommand;
@@ -62,6 +78,7 @@ extern llvm::cl::SubCommand simulateCommand;
 extern llvm::cl::SubCommand explainCommand;
 extern llvm::cl::SubCommand execCommand;
 extern llvm::cl::SubCommand trainCommand;
+extern llvm::cl::SubCommand pipelineCommand;
 
 } // namespace shardc
 

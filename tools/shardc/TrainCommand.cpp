@@ -16,8 +16,10 @@
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
+#include "TrainingData.h"
 
 #include "shardc/Dialect/ValueNames.h"
+#include "shardc/Export/CheckpointWriter.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Transforms/Passes.h"
@@ -65,6 +67,17 @@ static cl::opt<double> trainTolerance(
 static cl::opt<std::string>
     trainOutDir("out-dir", cl::desc("Write each final parameter as <name>.npy"),
                 cl::init(""), cl::sub(shardc::trainCommand));
+static cl::opt<std::string>
+    dataPath("data",
+             cl::desc("Train on mini-batches of a .npz file's arrays (one per "
+                      "input it names, examples along the first dim, "
+                      "shuffled with --seed) instead of one fixed batch"),
+             cl::init(""), cl::sub(shardc::trainCommand));
+static cl::opt<std::string>
+    savePath("save",
+             cl::desc("Write the final parameters to a checkpoint: .npz "
+                      "(np.load) or .safetensors"),
+             cl::init(""), cl::sub(shardc::trainCommand));
 
 namespace {
 /// "step 7/50 loss 0.1234", or on a terminal a bar redrawn in place.
@@ -113,7 +126,7 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                const std::map<std::string, Tensor> &initial,
                ArrayRef<std::string> argNames, ArrayRef<Tensor> args,
                const shardc::OptimizerOptions &optimizer, unsigned numSteps,
-               std::vector<float> &losses) {
+               const shardc::TrainingData *data, std::vector<float> &losses) {
   OwningOpRef<ModuleOp> module = global.clone(); // `global` stays for reruns
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
   shardc::buildTrainPipeline(
@@ -144,6 +157,9 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
            << "the training step takes " << step.getNumArguments()
            << " inputs, expected " << call.size();
   for (unsigned s = 0; s < numSteps; ++s) {
+    if (data)
+      for (const std::string &name : data->names())
+        call[argIndex.lookup(name)] = data->batch(name, s);
     SmallVector<Tensor> in;
     for (const Tensor &t : call)
       in.push_back(t.clone());
@@ -192,7 +208,19 @@ int shardc::runTrainCommand() {
                  << func.getSymName() << "'s is not\n";
     return 1;
   }
-  FailureOr<SmallVector<Tensor>> args = gatherInputs(func);
+  std::optional<TrainingData> data;
+  if (!dataPath.empty()) {
+    llvm::Expected<TrainingData> loaded =
+        TrainingData::load(dataPath, func, getSeed());
+    if (!loaded) {
+      llvm::errs() << "shardc: error: " << llvm::toString(loaded.takeError())
+                   << "\n";
+      return 1;
+    }
+    data = std::move(*loaded);
+  }
+  FailureOr<SmallVector<Tensor>> args =
+      gatherInputs(func, data ? data->names() : std::vector<std::string>());
   if (failed(args))
     return 1;
   std::vector<std::string> argNames;
@@ -241,6 +269,10 @@ int shardc::runTrainCommand() {
   ProgressPrinter progress(steps);
   std::vector<float> losses;
   for (unsigned s = 0; s < steps; ++s) {
+    if (data)
+      for (auto [k, name] : llvm::enumerate(engine.inputNames()))
+        if (data->feeds(name))
+          inputs[k] = data->batch(name, s);
     FailureOr<float> loss = engine.trainStep(inputs, optimizer);
     if (failed(loss))
       return 1;
@@ -279,13 +311,23 @@ int shardc::runTrainCommand() {
       }
     }
   }
+  if (!savePath.empty() && printing) {
+    if (llvm::Error err = writeCheckpoint(savePath, *final)) {
+      llvm::errs() << "shardc: error: " << llvm::toString(std::move(err))
+                   << "\n";
+      return 1;
+    }
+    llvm::outs() << "wrote " << final->size() << " parameters to " << savePath
+                 << "\n";
+  }
   if (!check)
     return 0;
 
   std::vector<float> referenceLosses;
   FailureOr<std::map<std::string, Tensor>> want =
       trainUnsharded(*global, engine.parameterNames(), initial, argNames, *args,
-                     optimizer, steps, referenceLosses);
+                     optimizer, steps, data ? &*data : nullptr,
+                     referenceLosses);
   if (failed(want))
     return 1;
   std::vector<Tensor> wanted;
@@ -312,7 +354,7 @@ int shardc::runTrainCommand() {
     std::vector<float> perturbedLosses;
     FailureOr<std::map<std::string, Tensor>> moved = trainUnsharded(
         *global, engine.parameterNames(), perturbed, argNames, *args,
-        optimizer, steps, perturbedLosses);
+        optimizer, steps, data ? &*data : nullptr, perturbedLosses);
     if (failed(moved))
       return 1;
     for (const auto &[name, t] : *want) {

@@ -11,6 +11,7 @@
 
 #include "shardc/Engine/Setup.h"
 #include "shardc/Import/ModelLoader.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Config/llvm-config.h"
@@ -65,25 +66,42 @@ cl::SubCommand trainCommand(
     "the same steps run unsharded.\n\n"
     "  example: shardc train examples/mlp_train.json --backend threads "
     "--steps 50\n");
+cl::SubCommand pipelineCommand(
+    "pipeline",
+    "Run one training step pipelined over a mesh axis: stages, micro-batches\n"
+    "and a GPipe or 1F1B schedule, on a backend; check the parameters after\n"
+    "the step against the unsharded full-batch SGD step.\n\n"
+    "  example: shardc pipeline examples/mlp8_pipeline.json --pipeline-axis "
+    "pipe --microbatches 8 --schedule 1f1b --seed 0\n");
 } // namespace shardc
 
 static cl::OptionCategory sharedCategory("Input options");
 
 static cl::opt<std::string>
-    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|->"),
+    inputPath(cl::Positional, cl::desc("<model.mlir|model.json|model.onnx|->"),
               cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
               cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-              cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+              cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+              cl::sub(shardc::pipelineCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
-                cl::desc("Format of the input: mlir or json (default: by "
+                cl::desc("Format of the input: mlir, json or onnx (default: by "
                          "extension; required for stdin)"),
                 cl::init(""), cl::cat(sharedCategory),
                 cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
                 cl::sub(shardc::simulateCommand),
                 cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
-                cl::sub(shardc::trainCommand));
+                cl::sub(shardc::trainCommand), cl::sub(shardc::pipelineCommand));
+
+static cl::opt<std::string> planPath(
+    "plan",
+    cl::desc("A sharding plan (docs/plans.md): a mesh and name patterns "
+             "with their PartitionSpecs, applied before propagation"),
+    cl::init(""), cl::cat(sharedCategory), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
@@ -106,8 +124,8 @@ OwningOpRef<ModuleOp>
 shardc::ToolSession::loadInputModel(func::FuncOp *entry,
                                     bool expandComposites) {
   if (inputPath.empty()) {
-    llvm::errs() << "shardc: error: no input model given (a .mlir or .json "
-                    "path, or - for stdin)\n";
+    llvm::errs() << "shardc: error: no input model given (a .mlir, .json or "
+                    ".onnx path, or - for stdin)\n";
     return nullptr;
   }
   auto format = resolveModelFormat(inputPath, inputFormat);
@@ -122,6 +140,16 @@ shardc::ToolSession::loadInputModel(func::FuncOp *entry,
   // error, not an empty success.
   if (!module)
     return nullptr;
+  if (!planPath.empty()) {
+    llvm::Expected<ShardingPlan> plan = readShardingPlan(planPath);
+    llvm::Error applied =
+        plan ? applyShardingPlan(*module, *plan, planPath) : plan.takeError();
+    if (applied) {
+      llvm::errs() << "shardc: error: " << llvm::toString(std::move(applied))
+                   << "\n";
+      return nullptr;
+    }
+  }
   func::FuncOp func = getEntryFunction(*module);
   if (!func)
     return nullptr;
@@ -202,7 +230,9 @@ int main(int argc, char **argv) {
           "  shardc explain examples/megatron_mlp.json\n"
           "  shardc exec examples/mlp_2d_mesh.json --backend threads --seed 0\n"
           "  shardc train examples/mlp_train.json --backend threads --steps "
-          "50\n\n"
+          "50\n"
+          "  shardc pipeline examples/mlp8_pipeline.json --pipeline-axis pipe "
+          "--microbatches 8\n\n"
           "Run `shardc <subcommand> --help` for a subcommand's options.\n",
           &llvm::errs()))
     return shardc::finishJobDiagnostics(1);
@@ -219,6 +249,8 @@ int main(int argc, char **argv) {
     return shardc::finishJobDiagnostics(shardc::runExecCommand());
   if (shardc::trainCommand)
     return shardc::finishJobDiagnostics(shardc::runTrainCommand());
+  if (shardc::pipelineCommand)
+    return shardc::finishJobDiagnostics(shardc::runPipelineCommand());
   llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
   return shardc::finishJobDiagnostics(1);
 }

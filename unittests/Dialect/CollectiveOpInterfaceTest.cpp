@@ -79,9 +79,21 @@ TEST_F(CollectiveOpInterfaceTest, AllReduce) {
   EXPECT_EQ(op.getCollectiveKind(), CollectiveKind::AllReduce);
   EXPECT_EQ(op.getCollectiveDim(), -1);
   EXPECT_EQ(op.getBytesSentPerDevice(4, 256), 2 * 3 * 256 / 4);
-  EXPECT_EQ(collectiveMessages(CollectiveKind::AllReduce, 4), 6);
+  // Four devices: recursive doubling (2 rounds, the whole block each) or
+  // Rabenseifner's halving and doubling (4 rounds, the ring's bytes).
+  auto four = collectiveAlgorithms(CollectiveKind::AllReduce, 4, 256);
+  ASSERT_EQ(four.size(), 2u);
+  EXPECT_EQ(four[0].messages, 2);
+  EXPECT_EQ(four[0].bytesPerDevice, 2 * 256);
+  EXPECT_EQ(four[1].messages, 4);
+  EXPECT_EQ(four[1].bytesPerDevice, 2 * 3 * 256 / 4);
+  // Six: two extra rounds fold in the devices beyond four.
+  EXPECT_EQ(collectiveAlgorithms(CollectiveKind::AllReduce, 6, 256)[0].messages,
+            4);
   // Two devices swap their blocks: one exchange.
-  EXPECT_EQ(collectiveMessages(CollectiveKind::AllReduce, 2), 1);
+  auto two = collectiveAlgorithms(CollectiveKind::AllReduce, 2, 256);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].messages, 1);
   EXPECT_EQ(op.getBytesSentPerDevice(2, 256), 256);
 }
 

@@ -32,7 +32,7 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %e = shardc.exp %g : tensor<16x128xf32>
   %l = shardc.log %e : tensor<16x128xf32>
   %n = shardc.neg %l : tensor<16x128xf32>
-  %t = shardc.tanh %n : tensor<16x128xf32>
+  %t = shardc.tanh %n {shardc.stage = 1 : i64} : tensor<16x128xf32>
   %s = shardc.sqrt %t : tensor<16x128xf32>
   %rs = shardc.rsqrt %s : tensor<16x128xf32>
   %sg = shardc.sigmoid %rs : tensor<16x128xf32>
@@ -103,6 +103,8 @@ func.func @main(%v: tensor<4x32xf32> {shardc.name = "v", shardc.sharding = #shar
   %r2 = shardc.reduce_scatter %s2 on @mesh axes = ["y"] dim = 0 {reduction = #shardc.reduction<max>} : tensor<4x32xf32> -> tensor<1x32xf32>
   %g3 = shardc.all_gather %r2 on @mesh axes = ["y"] dim = 0 : tensor<1x32xf32> -> tensor<4x32xf32>
   %ix = shardc.axis_index on @mesh axes = ["y", "x"] : tensor<i64>
+  %sent = shardc.send %g3 on @mesh axis = "x" to = 1 : tensor<4x32xf32>
+  %got = shardc.recv on @mesh axis = "y" from = 3 : tensor<4x32xf32>
   return %g3 : tensor<4x32xf32>
 }
 )mlir";

@@ -8,7 +8,11 @@
 #ifndef SHARDC_ANALYSIS_COSTMODEL_H
 #define SHARDC_ANALYSIS_COSTMODEL_H
 
+#include "shardc/Dialect/CollectiveOpInterface.h"
+
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace shardc {
 
@@ -20,9 +24,21 @@ struct MachineModel {
   double linkBytesPerSecond = 25e9;
   double flopsPerSecond = 100e9;
 
-  /// A collective of `messages` sequential messages sending `bytes`.
-  double collectiveSeconds(int64_t messages, int64_t bytes) const {
+  /// `messages` sequential messages sending `bytes` in all.
+  double transferSeconds(int64_t messages, int64_t bytes) const {
     return messages * linkLatencySeconds + double(bytes) / linkBytesPerSecond;
+  }
+
+  /// One collective over `groupSize` devices with `localBytes`-byte input
+  /// blocks, run with whichever of its algorithms is faster here (as MPI
+  /// libraries switch algorithms by message size).
+  double collectiveSeconds(CollectiveKind kind, int64_t groupSize,
+                           int64_t localBytes) const {
+    double best = std::numeric_limits<double>::infinity();
+    for (CollectiveAlgorithm a :
+         collectiveAlgorithms(kind, groupSize, localBytes))
+      best = std::min(best, transferSeconds(a.messages, a.bytesPerDevice));
+    return best;
   }
 };
 

@@ -45,20 +45,24 @@ struct ReshardStep {
   llvm::SmallVector<int64_t, 4> localShapeBefore, localShapeAfter;
   /// The value's sharding after the step.
   ShardingAttr after;
-  /// Bytes each device sends, with ring algorithms (see docs/cost-model.md).
+  /// Bytes each device sends (the bandwidth-optimal volume; see
+  /// docs/cost-model.md).
   int64_t bytesPerDevice = 0;
-  /// Sequential messages of the ring algorithm (its latency terms).
-  int64_t messages = 0;
+  /// Devices per group and the bytes of each one's input block, which
+  /// price the step.
+  int64_t groupSize = 1;
+  int64_t localBytesBefore = 0;
 };
 
 struct ReshardPlan {
-  llvm::SmallVector<ReshardStep> steps;
+  llvm::SmallVector<ReshardStep, 2> steps;
   int64_t bytesPerDevice = 0;
   /// Estimated duration on `machine`.
   double seconds(const MachineModel &machine) const {
     double t = 0;
     for (const ReshardStep &s : steps)
-      t += machine.collectiveSeconds(s.messages, s.bytesPerDevice);
+      if (s.bytesPerDevice)
+        t += machine.collectiveSeconds(s.kind, s.groupSize, s.localBytesBefore);
     return t;
   }
 };

@@ -35,13 +35,28 @@ enum class CollectiveKind : uint8_t {
 llvm::StringRef stringifyCollectiveKind(CollectiveKind kind);
 
 /// Bytes each device sends for one collective of `kind` over a group of
-/// `groupSize` devices whose input block has `localBytes` bytes (ring
-/// algorithms; see docs/cost-model.md).
+/// `groupSize` devices whose input block has `localBytes` bytes, with the
+/// bandwidth-optimal algorithm (the volume a report counts; see
+/// docs/cost-model.md).
 int64_t collectiveBytesPerDevice(CollectiveKind kind, int64_t groupSize,
                                  int64_t localBytes);
 
-/// Sequential messages of that collective's ring algorithm.
-int64_t collectiveMessages(CollectiveKind kind, int64_t groupSize);
+/// One way to run a collective: its sequential messages (latency terms) and
+/// the bytes each device sends.
+struct CollectiveAlgorithm {
+  int64_t messages = 0;
+  int64_t bytesPerDevice = 0;
+};
+
+/// The algorithms an MPI library chooses among for one collective of `kind`
+/// over `groupSize` devices with `localBytes`-byte input blocks: a
+/// latency-optimal one for small blocks (recursive doubling, Bruck) and a
+/// bandwidth-optimal one for large blocks (Rabenseifner's all-reduce, the
+/// ring). The cost model takes the faster on its machine
+/// (docs/cost-model.md).
+llvm::SmallVector<CollectiveAlgorithm, 2>
+collectiveAlgorithms(CollectiveKind kind, int64_t groupSize,
+                     int64_t localBytes);
 
 /// True if every (source, target) pair keeps its block in place.
 bool isIdentityPermutation(llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs);

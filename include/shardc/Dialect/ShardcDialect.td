@@ -29,6 +29,9 @@ def Shardc_Dialect : Dialect {
       gradient of argument `w0`) and `shardc.next = "w0"` (the value of
       argument `w0` after the step));
     * operation results, as the discardable attribute `shardc.sharding`;
+      an op may also carry `shardc.stage = k` (the pipeline stage it runs
+      in) and, in a pipeline stage program, `shardc.pipeline_action =
+      "F3"` (the schedule action it belongs to; docs/pipeline.md);
     * explicitly, by `shardc.sharding_constraint`.
 
     ```mlir
@@ -81,6 +84,18 @@ def Shardc_Dialect : Dialect {
     /// Name of the unit attribute marking a partitioned (per-device) function.
     static constexpr ::llvm::StringLiteral getSpmdAttrName() {
       return ::llvm::StringLiteral("shardc.spmd");
+    }
+    /// Name of the integer attribute giving the pipeline stage an op runs
+    /// in (`"stage": k` in JSON), or, on a function, the stage whose
+    /// program it is (docs/pipeline.md).
+    static constexpr ::llvm::StringLiteral getStageAttrName() {
+      return ::llvm::StringLiteral("shardc.stage");
+    }
+    /// Name of the string attribute saying which action of a pipeline
+    /// schedule ("F3": forward of micro-batch 3, "B3": its backward) an op
+    /// of a stage program belongs to; the simulator traces by it.
+    static constexpr ::llvm::StringLiteral getPipelineActionAttrName() {
+      return ::llvm::StringLiteral("shardc.pipeline_action");
     }
   }];
 }

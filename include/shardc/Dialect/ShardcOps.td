@@ -829,6 +829,8 @@ def Shardc_AxisIndexOp : Shardc_Op<"axis_index", [Pure, InferTypeOpAdaptor,
   let assemblyFormat = "`on` $mesh `axes` `=` $axes attr-dict `:` type($result)";
 }
 
+include "shardc/Dialect/PointToPointOps.td"
+
 //===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//

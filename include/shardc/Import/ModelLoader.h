@@ -1,4 +1,4 @@
-//===- ModelLoader.h - reading .mlir and .json models -----------*- C++ -*-===//
+//===- ModelLoader.h - reading .mlir, .json and .onnx models ----*- C++ -*-===//
 //
 // What the tools and the Python module read models with: the format from
 // the extension, the nesting bound checked before MLIR's parser, the names
@@ -15,17 +15,17 @@
 
 namespace shardc {
 
-enum class ModelFormat { Mlir, Json };
+enum class ModelFormat { Mlir, Json, Onnx };
 
-/// The format named by `explicitFormat` ("mlir", "json", or "" to decide by
+/// The format named by `explicitFormat` ("mlir", "json", "onnx", or "" to decide by
 /// the file extension). Fails with a message for stdin without a format.
 llvm::Expected<ModelFormat> resolveModelFormat(llvm::StringRef path,
                                                llvm::StringRef explicitFormat);
 
 /// Reads and verifies a model. A .mlir file nested deeper than
 /// kMaxMlirNestingDepth is rejected before MLIR's recursive parser sees it
-/// (JSON has its own bound). The file is added to `sourceMgr` so that
-/// diagnostics can quote it. In .mlir files, the SSA names the user wrote
+/// (JSON has its own bound). A text file is added to `sourceMgr` so that
+/// diagnostics can quote it (an ONNX file is binary). In .mlir files, the SSA names the user wrote
 /// (`%h = ...`, `%x: tensor<...>`) become the values' names, as JSON names do.
 mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
                                             ModelFormat format,

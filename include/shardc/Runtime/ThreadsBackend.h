@@ -43,11 +43,12 @@ struct ThreadsOptions {
   /// fails instead of hanging.
   double timeoutSeconds = 0;
   /// Keep freed tensor buffers in the process heap for reuse instead of
-  /// returning them to the system (glibc mallopt: mmap threshold at its
-  /// 32 MiB maximum, trim threshold 1 GiB, one arena). A training step frees
-  /// and reallocates the same 16 MiB activations every step; fresh pages cost
-  /// a page fault each (about half the page faults of a step). Process-wide,
-  /// applied once by the first backend or runOnThreads that asks for it.
+  /// returning them to the system (glibc mallopt: no buffer mapped on its
+  /// own, however large; trim threshold 1 GiB; one arena). A training step
+  /// frees and reallocates the same 16-32 MiB activations every step; fresh
+  /// pages cost a page fault each (about half the page faults of a step).
+  /// Process-wide, applied once by the first backend or runOnThreads that
+  /// asks for it.
   bool retainFreedMemory = true;
   /// Byte budget of every tensor a device computes.
   uint64_t maxTensorBytes = defaultMaxTensorBytes();

@@ -199,6 +199,64 @@ def ShardcOptimizer : Pass<"shardc-optimizer", "::mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
+def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
+  let summary = "Chooses the sharding of every unannotated value by cost, under a memory budget.";
+  let description = [{
+    Auto-sharding (docs/auto-sharding.md): an integer program, solved with
+    CBC, picks one strategy per op (an assignment of mesh axes to the
+    factors of its sharding rule, replication included) and one sharding
+    per unannotated argument and result, minimizing the plan's estimated
+    time under the cost model the partitioner and `shardc simulate` use:
+    each op's FLOPs at its local sizes, plus the alpha-beta time of every
+    reshard from what a producer makes to what its consumer needs (a value
+    moved into a layout once serves every consumer needing it). With
+    `memory-budget`, the live bytes per device at every point of the
+    program (arguments, values until their last use, moved copies) stay
+    within it. User annotations (argument, result and op-result shardings,
+    `sharding_constraint`s) are hard constraints; a training step's next
+    parameter (`shardc.next`) is laid out like its parameter.
+
+    The plan is written as annotations: every value gets its sharding (an
+    op whose contracting factor is split gets the pending sum, `partial`),
+    and a consumer that needs another layout reads the value through a
+    `shardc.sharding_constraint`. `--shardc-propagate` and
+    `--shardc-partition` then follow it.
+
+    Past `time-limit` seconds CBC's best plan is kept; if it has none, a
+    local search (each op in turn to its cheapest strategy given its
+    neighbours, until nothing improves) gives the plan.
+
+    Example (`shardc compile --auto-shard --propagate`): the unannotated
+
+    ```mlir
+    shardc.mesh @mesh ["model"=4]
+    func.func @main(%x: tensor<16x64xf32>, %w0: tensor<64x256xf32>,
+                    %w1: tensor<256x64xf32>) -> tensor<16x64xf32> {
+      %h = shardc.matmul %x, %w0 : (tensor<16x64xf32>, tensor<64x256xf32>) -> tensor<16x256xf32>
+      %u = shardc.relu %h : tensor<16x256xf32>
+      %z = shardc.matmul %u, %w1 : (tensor<16x256xf32>, tensor<256x64xf32>) -> tensor<16x64xf32>
+      return %z : tensor<16x64xf32>
+    }
+    ```
+
+    gets Megatron's layout: `w0` split by columns, `w1` by rows, `z` a
+    pending sum over `model`.
+
+    Constraints: every op has one tensor result and a sharding rule (or is
+    a constant or a sharding constraint); the function has a mesh; a plan
+    fits `memory-budget` (else the error gives the least peak any plan
+    reaches); `memory-budget` is a byte count with an optional K, M or G.
+  }];
+  let options = [
+    Option<"memoryBudget", "memory-budget", "std::string", /*default=*/"\"\"",
+           "Peak live bytes per device the plan may reach (K, M, G "
+           "suffixes); none by default">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
+           "Seconds CBC may search before the best plan found is taken">,
+  ];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
 def ShardcPropagate : Pass<"shardc-propagate", "::mlir::ModuleOp"> {
   let summary = "Gives every value a sharding, starting from the annotated ones.";
   let description = [{

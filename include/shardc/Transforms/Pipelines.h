@@ -30,32 +30,40 @@ namespace shardc {
 enum class ShardingStage { None, Propagate, Partition };
 
 /// --shardc-decompose, then --shardc-propagate (with `explain`, a remark
-/// per value saying where its sharding came from).
-void buildPropagatePipeline(mlir::OpPassManager &pm, bool explain = false);
+/// per value saying where its sharding came from). With `autoShard`,
+/// --shardc-auto-shard with those options runs before propagation and
+/// chooses every sharding the program does not give.
+void buildPropagatePipeline(mlir::OpPassManager &pm, bool explain = false,
+                            const ShardcAutoShardOptions *autoShard = nullptr);
 
 /// --shardc-propagate, --shardc-partition, then --shardc-cleanup on every
 /// function: a global program in, a per-device SPMD program out.
-void buildPartitionPipeline(mlir::OpPassManager &pm, bool explain = false);
+void buildPartitionPipeline(mlir::OpPassManager &pm, bool explain = false,
+                            const ShardcAutoShardOptions *autoShard = nullptr);
 
 /// Nothing, the propagate pipeline or the partition pipeline.
 void buildShardingStage(mlir::OpPassManager &pm, ShardingStage stage,
-                        bool explain = false);
+                        bool explain = false,
+                        const ShardcAutoShardOptions *autoShard = nullptr);
 
 /// The backward pass (--shardc-autodiff with `autodiff`), then `then`.
 /// With `propagateFirst`, propagation runs before differentiating, so each
 /// cotangent is laid out like its forward value (what a program about to be
-/// sharded wants).
+/// sharded wants). With `autoShard`, nothing is propagated first: the whole
+/// program, forward and backward, is planned at once.
 void buildAutodiffPipeline(mlir::OpPassManager &pm,
                            const ShardcAutodiffOptions &autodiff,
                            bool propagateFirst, ShardingStage then,
-                           bool explain = false);
+                           bool explain = false,
+                           const ShardcAutoShardOptions *autoShard = nullptr);
 
 /// The training step (--shardc-optimizer with `optimizer`), then `then`;
-/// `propagateFirst` as for buildAutodiffPipeline.
+/// `propagateFirst` and `autoShard` as for buildAutodiffPipeline.
 void buildTrainPipeline(mlir::OpPassManager &pm,
                         const ShardcOptimizerOptions &optimizer,
                         bool propagateFirst, ShardingStage then,
-                        bool explain = false);
+                        bool explain = false,
+                        const ShardcAutoShardOptions *autoShard = nullptr);
 
 /// Registers the four pipelines by name (shardc-opt, shardc).
 void registerShardcPipelines();

@@ -1,0 +1,104 @@
+//===- AutoShard.h - choosing every sharding by cost ------------*- C++ -*-===//
+//
+// Auto-sharding (docs/auto-sharding.md): every value without a user
+// annotation gets the sharding that minimizes the plan's estimated time (the
+// `est_time_s` the simulator reports: compute at the local sizes plus the
+// alpha-beta time of every collective), under a per-device memory budget.
+// Each op chooses one strategy (an assignment of mesh axes to the factors
+// of its sharding rule); each producer/consumer pair pays the reshard from
+// what the producer's strategy makes to what the consumer's needs. The
+// integer program is solved with CBC; a local search stands in when CBC
+// finds nothing in the time limit. The plan becomes annotations (and a
+// `sharding_constraint` wherever a consumer needs another layout), which
+// the usual propagate and partition passes then follow.
+//
+//   AutoShardOptions options;
+//   options.memoryBudgetBytes = 1 << 20;
+//   FailureOr<AutoShardPlan> plan = planAutoSharding(func, mesh, options);
+//   if (succeeded(plan)) applyAutoShardPlan(func, *plan);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_TRANSFORMS_AUTOSHARD_H
+#define SHARDC_TRANSFORMS_AUTOSHARD_H
+
+#include "shardc/Analysis/CostModel.h"
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+struct AutoShardOptions {
+  /// Peak live bytes per device the plan may reach; none when unset.
+  std::optional<int64_t> memoryBudgetBytes;
+  /// CBC's time limit; past it, the best plan found so far (or the local
+  /// search's, if CBC found none).
+  double timeLimitSeconds = 60;
+  MachineModel machine;
+};
+
+/// One value's choice, for `explain --auto-shard`.
+struct AutoShardChoice {
+  /// "h", "output #0", "argument w0".
+  std::string value;
+  ShardingAttr chosen;
+  bool isUser = false;
+  /// Seconds the choice costs locally: the op's compute and the reshards
+  /// into and out of it, with its neighbours as planned.
+  double seconds = 0;
+  /// The cheapest strategy giving the value another sharding, all else as
+  /// planned (null when there is none).
+  ShardingAttr alternative;
+  double alternativeSeconds = 0;
+};
+
+/// A solved plan: a strategy per node of the problem, and what it costs.
+struct AutoShardPlan {
+  /// The objective: estimated seconds of the step (compute + collectives).
+  double estimatedSeconds = 0;
+  /// Peak live bytes per device the model predicts.
+  int64_t peakBytes = 0;
+  /// CBC proved it optimal (else time limit or the local search).
+  bool optimal = false;
+  /// Found by the local search, not by CBC.
+  bool heuristic = false;
+  /// Wall seconds spent solving.
+  double solveSeconds = 0;
+  std::vector<AutoShardChoice> choices;
+
+  /// What applyAutoShardPlan writes: argument, op result and function
+  /// result shardings, and the layouts consumers need.
+  struct Assignment {
+    std::vector<ShardingAttr> arguments;
+    std::vector<std::pair<mlir::Operation *, ShardingAttr>> results;
+    std::vector<ShardingAttr> functionResults;
+    /// (consumer, operand index, layout) where it differs from the
+    /// producer's.
+    std::vector<std::tuple<mlir::Operation *, unsigned, ShardingAttr>> moves;
+  } assignment;
+};
+
+/// Plans `func` on `mesh`. Fails after a diagnostic at `func` (an op
+/// without a sharding rule, no plan within the budget: then the least
+/// memory any plan needs is in the message).
+mlir::FailureOr<AutoShardPlan>
+planAutoSharding(mlir::func::FuncOp func, MeshOp mesh,
+                 const AutoShardOptions &options);
+
+/// Writes `plan` into `func` as annotations: user annotations stay, every
+/// other value gets its planned sharding, and a consumer needing another
+/// layout reads it through a `shardc.sharding_constraint` (one per value
+/// and layout).
+void applyAutoShardPlan(mlir::func::FuncOp func, const AutoShardPlan &plan);
+
+/// "64M" -> 67108864 (K, M, G: powers of 1024); fails on anything else.
+mlir::FailureOr<int64_t> parseByteSize(llvm::StringRef text);
+
+} // namespace shardc
+
+#endif // SHARDC_TRANSFORMS_AUTOSHARD_H

@@ -1,0 +1,691 @@
+//===- OnnxImporter.cpp - ONNX model to a shardc module -------------------===//
+//
+// Order of work: parse the protobuf (hostile bytes fail the parse, they do
+// not crash it), check the opset, turn initializers and graph inputs into
+// the function's arguments or host tensors, convert the nodes in file order
+// (ONNX requires topological order; a node using a value defined later is a
+// cycle or a misordered file), return the graph's outputs, and verify.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Import/OnnxImporter.h"
+
+#include "OnnxImport.h"
+
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Endian.h"
+
+#include <climits>
+#include <cstring>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::onnximport;
+using llvm::SmallVector;
+using llvm::StringRef;
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+NodeContext::NodeContext(OnnxImporter &importer, const onnx::NodeProto &node,
+                         size_t index)
+    : node(node), importer(importer), ctx(importer.ctx),
+      builder(importer.builder), index(index), opset(importer.opset) {}
+
+static std::string nodeName(const onnx::NodeProto &node, size_t index) {
+  if (!node.name().empty())
+    return node.name();
+  return node.op_type() + "#" + std::to_string(index);
+}
+
+InFlightDiagnostic NodeContext::error() {
+  return emitError(importer.fileLoc())
+         << "node " << index << " \"" << nodeName(node, index) << "\" ("
+         << node.op_type() << "): ";
+}
+
+Location NodeContext::loc(size_t output, StringRef suffix) {
+  std::string name = output < static_cast<size_t>(node.output_size())
+                         ? node.output(output)
+                         : "";
+  if (name.empty())
+    name = nodeName(node, index);
+  Location at = NameLoc::get(StringAttr::get(ctx, nodeName(node, index)),
+                             importer.fileLoc());
+  return NameLoc::get(StringAttr::get(ctx, name + suffix.str()), at);
+}
+
+bool NodeContext::hasInput(size_t i) const {
+  return i < static_cast<size_t>(node.input_size()) && !node.input(i).empty();
+}
+
+LogicalResult NodeContext::checkArity(size_t min, size_t max, size_t outputs) {
+  size_t n = node.input_size();
+  if (n < min || n > max)
+    return error() << "has " << n << " inputs; " << node.op_type() << " takes "
+                   << (min == max ? std::to_string(min)
+                                  : std::to_string(min) + " to " +
+                                        std::to_string(max));
+  for (size_t i = 0; i < min; ++i)
+    if (!hasInput(i))
+      return error() << "input " << i << " is required";
+  size_t given = 0;
+  for (const std::string &out : node.output())
+    given += !out.empty();
+  if (node.output_size() < 1 || node.output(0).empty() ||
+      (outputs == 1 && given != 1))
+    return error() << "has " << given << " outputs; shardc reads "
+                   << node.op_type() << " with " << outputs
+                   << (outputs == 1 ? " output" : " outputs");
+  return success();
+}
+
+const OnnxValue &NodeContext::input(size_t i) {
+  return importer.values.find(node.input(i))->second;
+}
+
+Value NodeContext::value(size_t i) {
+  return importer.materialize(importer.values.find(node.input(i))->second,
+                              loc(0, "." + std::to_string(i)));
+}
+
+const HostTensor *NodeContext::constant(size_t i) {
+  if (!hasInput(i))
+    return nullptr;
+  const OnnxValue &v = input(i);
+  return v.constant ? &*v.constant : nullptr;
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::intList(size_t i, StringRef what) {
+  const HostTensor *t = constant(i);
+  if (!t)
+    return error() << what << " (input " << i << ", \"" << node.input(i)
+                   << "\") is computed at run time; shardc folds it only "
+                      "when it is known at import (static shapes)";
+  if (t->isFloat() || t->shape.size() > 1)
+    return error() << what << " (input " << i << ", \"" << node.input(i)
+                   << "\") must be a list of integers";
+  SmallVector<int64_t> out;
+  for (int64_t k = 0, e = t->numElements(); k < e; ++k)
+    out.push_back(t->intAt(k));
+  return out;
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+LogicalResult NodeContext::checkAttrs(ArrayRef<StringRef> known) {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (!llvm::is_contained(known, StringRef(a.name())))
+      return error() << "has attribute \"" << a.name()
+                     << "\", which shardc does not support for "
+                     << node.op_type();
+  return success();
+}
+
+FailureOr<std::optional<int64_t>> NodeContext::intAttr(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::optional<int64_t>();
+  if (a->type() != onnx::AttributeProto::INT)
+    return error() << "attribute \"" << name << "\" must be an integer";
+  return std::optional<int64_t>(a->i());
+}
+
+FailureOr<std::optional<float>> NodeContext::floatAttr(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::optional<float>();
+  if (a->type() != onnx::AttributeProto::FLOAT)
+    return error() << "attribute \"" << name << "\" must be a float";
+  return std::optional<float>(a->f());
+}
+
+FailureOr<std::optional<std::string>> NodeContext::stringAttr(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::optional<std::string>();
+  if (a->type() != onnx::AttributeProto::STRING)
+    return error() << "attribute \"" << name << "\" must be a string";
+  return std::optional<std::string>(a->s());
+}
+
+FailureOr<std::optional<SmallVector<int64_t>>>
+NodeContext::intsAttr(StringRef name) {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::optional<SmallVector<int64_t>>();
+  if (a->type() != onnx::AttributeProto::INTS)
+    return error() << "attribute \"" << name << "\" must be a list of integers";
+  return std::optional<SmallVector<int64_t>>(
+      SmallVector<int64_t>(a->ints().begin(), a->ints().end()));
+}
+
+FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
+                                              StringRef what) {
+  if (axis < -rank || axis >= rank)
+    return error() << what << " " << axis << " is out of range for rank "
+                   << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+FailureOr<Value> NodeContext::build(StringRef name, ValueRange operands,
+                                    ArrayRef<NamedAttribute> attrs,
+                                    Type resultType,
+                                    std::optional<Location> at) {
+  std::optional<RegisteredOperationName> opName =
+      RegisteredOperationName::lookup(name, ctx);
+  if (!opName)
+    return error() << "internal error: no op " << name;
+  OperationState state(at ? *at : loc(), *opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  bool infer = !resultType && opName->hasInterface<InferTypeOpInterface>();
+  state.addTypes(resultType         ? resultType
+                 : operands.empty() ? Type(NoneType::get(ctx))
+                                    : operands[0].getType());
+  // The op's own checks (type inference, the verifier) report at its
+  // location; they are re-emitted as errors about this node.
+  SmallVector<std::string> messages;
+  LogicalResult ok = success();
+  Operation *op;
+  {
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+      messages.push_back(diag.str());
+      return success();
+    });
+    op = builder.create(state);
+    if (infer) {
+      SmallVector<Type, 1> types;
+      ok = cast<InferTypeOpInterface>(op).inferReturnTypes(
+          ctx, op->getLoc(), op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types);
+      if (succeeded(ok) && types.size() == 1)
+        op->getResult(0).setType(types.front());
+      else
+        ok = failure();
+    }
+    if (succeeded(ok))
+      ok = verify(op, /*verifyRecursively=*/false);
+  }
+  if (failed(ok)) {
+    op->erase();
+    InFlightDiagnostic diag = error();
+    if (messages.empty())
+      diag << "cannot build '" << name << "'";
+    else
+      diag << messages.front();
+    return failure();
+  }
+  return op->getResult(0);
+}
+
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+FailureOr<Value> NodeContext::broadcastTo(Value v, ArrayRef<int64_t> shape,
+                                          StringRef suffix) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  std::optional<SmallVector<int64_t>> common =
+      broadcastShapes(type.getShape(), shape);
+  if (!common || ArrayRef<int64_t>(*common) != shape)
+    return error() << "cannot broadcast a tensor of shape "
+                   << shapeText(type.getShape()) << " to " << shapeText(shape);
+  SmallVector<int64_t> dims;
+  int64_t offset = shape.size() - type.getRank();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(offset + d);
+  return build(
+      "shardc.broadcast_in_dim", {v},
+      {builder.getNamedAttr("dims", builder.getDenseI64ArrayAttr(dims))},
+      RankedTensorType::get(shape, type.getElementType()), loc(0, suffix));
+}
+
+FailureOr<Value> NodeContext::constantAs(const HostTensor &t,
+                                         ArrayRef<int64_t> shape,
+                                         StringRef suffix) {
+  int64_t n = t.numElements();
+  bool splat = n > 0;
+  for (int64_t k = 1; k < n && splat; ++k)
+    splat = t.isFloat() ? t.floats[k] == t.floats[0] : t.ints[k] == t.ints[0];
+  if (!splat ||
+      broadcastShapes(t.shape, shape) != SmallVector<int64_t>(shape)) {
+    OnnxValue v{RankedTensorType::get(t.shape, t.elementType), Value(), t};
+    return broadcastTo(importer.materialize(v, loc(0, suffix)), shape,
+                       suffix.str() + ".broadcast");
+  }
+  auto type = RankedTensorType::get(shape, t.elementType);
+  DenseElementsAttr attr =
+      t.isFloat()
+          ? DenseElementsAttr::get(type,
+                                   FloatAttr::get(t.elementType, t.floats[0]))
+          : DenseElementsAttr::get(type,
+                                   IntegerAttr::get(t.elementType, t.ints[0]));
+  return build("shardc.constant", {}, {builder.getNamedAttr("value", attr)},
+               type, loc(0, suffix));
+}
+
+FailureOr<Value> NodeContext::inputAs(size_t i, ArrayRef<int64_t> shape,
+                                      StringRef suffix) {
+  // A splat (a scalar Constant: 1/sqrt(d), -inf) becomes a constant of the
+  // shape it is used at, not a broadcast of a scalar.
+  if (const HostTensor *t = constant(i)) {
+    bool splat = t->numElements() > 0;
+    for (int64_t k = 1, n = t->numElements(); k < n && splat; ++k)
+      splat = t->isFloat() ? t->floats[k] == t->floats[0]
+                           : t->ints[k] == t->ints[0];
+    if (splat)
+      return constantAs(*t, shape, suffix);
+  }
+  return broadcastTo(value(i), shape, suffix);
+}
+
+FailureOr<Value> NodeContext::reshape(Value v, ArrayRef<int64_t> shape,
+                                      std::optional<Location> at) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() == shape)
+    return v;
+  return build("shardc.reshape", {v}, {},
+               RankedTensorType::get(shape, type.getElementType()), at);
+}
+
+void NodeContext::setOutput(size_t i, Value v) {
+  importer.values[node.output(i)] =
+      OnnxValue{cast<RankedTensorType>(v.getType()), v, std::nullopt};
+}
+
+void NodeContext::setOutput(size_t i, HostTensor t) {
+  auto type = RankedTensorType::get(t.shape, t.elementType);
+  importer.values[node.output(i)] = OnnxValue{type, Value(), std::move(t)};
+}
+
+void NodeContext::alias(size_t i, size_t j) {
+  OnnxValue copy = importer.values.find(node.input(j))->second;
+  importer.values[node.output(i)] = std::move(copy);
+}
+
+//===----------------------------------------------------------------------===//
+// OnnxImporter
+//===----------------------------------------------------------------------===//
+
+Location OnnxImporter::fileLoc() {
+  return FileLineColLoc::get(ctx, filename, 0, 0);
+}
+
+Value OnnxImporter::materialize(OnnxValue &v, Location loc) {
+  if (v.value)
+    return v.value;
+  DenseElementsAttr attr = v.constant->toAttr();
+  OperationState state(loc, ConstantOp::getOperationName());
+  state.addAttribute("value", attr);
+  state.addTypes(attr.getType());
+  v.value = builder.create(state)->getResult(0);
+  return v.value;
+}
+
+/// The Identity nodes that copy a float initializer, by output name, with
+/// the initializer they copy. torch.onnx.export keeps one initializer for
+/// parameters of equal values (LayerNorm's initial ones and zeros) and
+/// names the others with Identity nodes; in the model they are separate
+/// parameters that training moves apart, so each copy is a parameter of
+/// its own, starting from the value it copies.
+static llvm::StringMap<std::string>
+parameterCopies(const onnx::GraphProto &graph) {
+  llvm::StringSet<> floats, taken;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    taken.insert(init.name());
+    if (init.data_type() == onnx::TensorProto::FLOAT)
+      floats.insert(init.name());
+  }
+  for (const onnx::ValueInfoProto &input : graph.input())
+    taken.insert(input.name());
+  llvm::StringMap<std::string> copies;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Identity" && node.input_size() == 1 &&
+        node.output_size() == 1 && floats.contains(node.input(0)) &&
+        !node.output(0).empty() && !taken.contains(node.output(0)) &&
+        (node.domain().empty() || node.domain() == "ai.onnx"))
+      if (taken.insert(node.output(0)).second)
+        copies[node.output(0)] = node.input(0);
+  return copies;
+}
+
+namespace {
+
+/// The model-level work: opsets, arguments, node order, outputs.
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext *ctx, StringRef filename)
+      : ctx(ctx), builder(ctx), imp(ctx, filename, builder) {}
+
+  OwningOpRef<ModuleOp> run(StringRef bytes);
+
+private:
+  InFlightDiagnostic error() { return emitError(imp.fileLoc()); }
+  LogicalResult readOpset(const onnx::ModelProto &model);
+  FailureOr<func::FuncOp> readArguments(const onnx::GraphProto &graph);
+  LogicalResult readNodes(const onnx::GraphProto &graph);
+  LogicalResult readOutputs(const onnx::GraphProto &graph, func::FuncOp func);
+
+  MLIRContext *ctx;
+  OpBuilder builder;
+  OnnxImporter imp;
+  /// parameterCopies() of the graph.
+  llvm::StringMap<std::string> copies;
+};
+
+} // namespace
+
+LogicalResult ModelImporter::readOpset(const onnx::ModelProto &model) {
+  std::optional<int64_t> version;
+  for (const onnx::OperatorSetIdProto &set : model.opset_import())
+    if (set.domain().empty() || set.domain() == "ai.onnx")
+      version = set.version();
+  if (!version)
+    return error() << "the model imports no opset of the default ONNX "
+                      "domain; shardc reads opsets "
+                   << kMinOpset << " to " << kMaxOpset;
+  if (*version < kMinOpset || *version > kMaxOpset)
+    return error() << "the model uses opset " << *version
+                   << "; shardc reads opsets " << kMinOpset << " to "
+                   << kMaxOpset
+                   << " (torch.onnx.export(..., opset_version=17))";
+  imp.opset = *version;
+  return success();
+}
+
+/// What a graph input or output declares: its element type and static
+/// shape, or a message saying why it has none.
+static llvm::Expected<RankedTensorType>
+declaredType(MLIRContext *ctx, const onnx::ValueInfoProto &info) {
+  if (!info.has_type() || !info.type().has_tensor_type())
+    return llvm::createStringError("is not a tensor");
+  const onnx::TypeProto::Tensor &t = info.type().tensor_type();
+  Type element = elementTypeOf(ctx, t.elem_type());
+  if (!element)
+    return llvm::createStringError(
+        "has element type " + dataTypeName(t.elem_type()) +
+        " (shardc reads FLOAT, INT64, INT32 and BOOL tensors)");
+  if (!t.has_shape())
+    return llvm::createStringError(
+        "has no shape; shardc compiles static shapes");
+  SmallVector<int64_t> dims;
+  for (auto [i, dim] : llvm::enumerate(t.shape().dim())) {
+    if (!dim.has_dim_value())
+      return llvm::createStringError(
+          "has a dynamic dim " + std::to_string(i) +
+          (dim.has_dim_param() ? " (\"" + dim.dim_param() + "\")" : "") +
+          "; shardc compiles static shapes (export without dynamic_axes)");
+    dims.push_back(dim.dim_value());
+  }
+  llvm::Expected<SmallVector<int64_t>> shape = checkedShape(dims);
+  if (!shape)
+    return shape.takeError();
+  return RankedTensorType::get(*shape, element);
+}
+
+FailureOr<func::FuncOp>
+ModelImporter::readArguments(const onnx::GraphProto &graph) {
+  if (graph.sparse_initializer_size() > 0)
+    return error() << "the graph has sparse initializers, which shardc does "
+                      "not read";
+  struct Arg {
+    std::string name;
+    RankedTensorType type;
+    bool param;
+  };
+  SmallVector<Arg> args;
+  llvm::StringSet<> initializers;
+  SmallVector<Arg> params;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    if (init.name().empty())
+      return error() << "an initializer has no name";
+    if (!initializers.insert(init.name()).second)
+      return error() << "initializer \"" << init.name()
+                     << "\" is defined twice";
+    if (init.data_type() == onnx::TensorProto::FLOAT) {
+      // A float initializer is a weight: an input the user may set, train
+      // and shard by name. Its value is read as a checkpoint.
+      if (llvm::Error e = checkTensorData(init))
+        return error() << "initializer \"" << init.name() << "\" "
+                       << llvm::toString(std::move(e));
+      SmallVector<int64_t> dims(init.dims().begin(), init.dims().end());
+      params.push_back({init.name(),
+                        RankedTensorType::get(dims, Float32Type::get(ctx)),
+                        true});
+      continue;
+    }
+    // Integer and boolean initializers (masks, index tables) are constants,
+    // folded where they feed shape arithmetic.
+    llvm::Expected<HostTensor> t = decodeTensor(ctx, init);
+    if (!t)
+      return error() << "initializer \"" << init.name() << "\" "
+                     << llvm::toString(t.takeError());
+    auto type = RankedTensorType::get(t->shape, t->elementType);
+    imp.values[init.name()] = OnnxValue{type, Value(), std::move(*t)};
+  }
+  llvm::StringSet<> inputs;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializers.contains(input.name()))
+      continue; // an initializer listed as an input too (older exporters)
+    if (input.name().empty())
+      return error() << "a graph input has no name";
+    if (!inputs.insert(input.name()).second)
+      return error() << "graph input \"" << input.name()
+                     << "\" is declared twice";
+    llvm::Expected<RankedTensorType> type = declaredType(ctx, input);
+    if (!type)
+      return error() << "graph input \"" << input.name() << "\" "
+                     << llvm::toString(type.takeError());
+    args.push_back({input.name(), *type, false});
+  }
+  // Each copy of a parameter comes right after the parameter it copies.
+  copies = parameterCopies(graph);
+  llvm::StringMap<SmallVector<std::string>> copiesOf;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Identity" && node.output_size() == 1 &&
+        copies.count(node.output(0)))
+      copiesOf[node.input(0)].push_back(node.output(0));
+  for (const Arg &param : params) {
+    args.push_back(param);
+    for (const std::string &copy : copiesOf.lookup(param.name))
+      args.push_back({copy, param.type, true});
+  }
+
+  SmallVector<Type> types;
+  for (const Arg &a : args)
+    types.push_back(a.type);
+  auto func = func::FuncOp::create(builder, imp.fileLoc(), "main",
+                                   FunctionType::get(ctx, types, {}));
+  Block *body = &func.getBody().emplaceBlock();
+  SmallVector<DictionaryAttr> argAttrs;
+  for (const Arg &a : args) {
+    Location loc = NameLoc::get(builder.getStringAttr(a.name), imp.fileLoc());
+    Value v = body->addArgument(a.type, loc);
+    imp.values[a.name] = OnnxValue{a.type, v, std::nullopt};
+    NamedAttrList attrs;
+    attrs.append(ShardcDialect::getNameAttrName(),
+                 builder.getStringAttr(a.name));
+    if (a.param)
+      attrs.append(ShardcDialect::getParamAttrName(), builder.getUnitAttr());
+    argAttrs.push_back(attrs.getDictionary(ctx));
+  }
+  func.setAllArgAttrs(argAttrs);
+  builder.setInsertionPointToEnd(body);
+  return func;
+}
+
+/// "Add, Cast, Concat, ..." for messages.
+static std::string supportedOps() {
+  SmallVector<StringRef> names;
+  for (const auto &entry : converters())
+    names.push_back(entry.getKey());
+  llvm::sort(names);
+  std::string s;
+  for (auto [i, n] : llvm::enumerate(names))
+    s += (i ? ", " : "") + n.str();
+  return s;
+}
+
+LogicalResult ModelImporter::readNodes(const onnx::GraphProto &graph) {
+  // Where each value is computed, to tell a value defined later (a cycle,
+  // or a file out of order) from one defined nowhere.
+  llvm::StringMap<size_t> producer;
+  for (auto [i, node] : llvm::enumerate(graph.node()))
+    for (const std::string &out : node.output())
+      if (!out.empty())
+        producer.try_emplace(out, i);
+  for (auto [i, node] : llvm::enumerate(graph.node())) {
+    NodeContext nc(imp, node, i);
+    // A parameter's copy is an argument already (parameterCopies).
+    if (node.op_type() == "Identity" && node.output_size() == 1 &&
+        copies.count(node.output(0)))
+      continue;
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return nc.error() << "is in domain \"" << node.domain()
+                        << "\"; shardc reads the default ONNX domain";
+    auto converter = converters().find(node.op_type());
+    if (converter == converters().end())
+      return nc.error() << "shardc does not support op type \""
+                        << node.op_type() << "\"; it reads " << supportedOps();
+    for (const std::string &in : node.input()) {
+      if (in.empty() || imp.values.count(in))
+        continue;
+      auto p = producer.find(in);
+      if (p != producer.end())
+        return nc.error() << "uses \"" << in << "\" before node " << p->second
+                          << " computes it: the graph is not in topological "
+                             "order or has a cycle";
+      return nc.error() << "uses \"" << in
+                        << "\", which no graph input, initializer or node "
+                           "defines";
+    }
+    for (const std::string &out : node.output())
+      if (!out.empty() && imp.values.count(out))
+        return nc.error() << "defines \"" << out
+                          << "\", which is already defined";
+    if (failed(converter->second(nc)))
+      return failure();
+    for (const std::string &out : node.output())
+      if (!out.empty() && !imp.values.count(out))
+        return nc.error() << "output \"" << out
+                          << "\" is not computed by shardc's " << node.op_type()
+                          << " (only its first output is)";
+  }
+  return success();
+}
+
+LogicalResult ModelImporter::readOutputs(const onnx::GraphProto &graph,
+                                         func::FuncOp func) {
+  if (graph.output_size() == 0)
+    return error() << "the graph has no outputs";
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &out : graph.output()) {
+    auto it = imp.values.find(out.name());
+    if (it == imp.values.end())
+      return error() << "graph output \"" << out.name()
+                     << "\" is computed by no node";
+    Location loc =
+        NameLoc::get(builder.getStringAttr(out.name()), imp.fileLoc());
+    results.push_back(imp.materialize(it->second, loc));
+  }
+  func::ReturnOp::create(builder, imp.fileLoc(), results);
+  func.setFunctionType(FunctionType::get(ctx, func.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  return success();
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run(StringRef bytes) {
+  if (bytes.empty()) {
+    error() << "the file is empty; expected an ONNX model";
+    return nullptr;
+  }
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    error() << "not an ONNX model: the protobuf does not parse (a truncated "
+               "or corrupt file, or not ONNX)";
+    return nullptr;
+  }
+  if (!model.has_graph()) {
+    error() << "the model has no graph";
+    return nullptr;
+  }
+  if (failed(readOpset(model)))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = ModuleOp::create(imp.fileLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  // One device until a sharding plan gives the mesh (--plan).
+  MeshOp::create(builder, imp.fileLoc(), builder.getStringAttr("mesh"),
+                 builder.getStrArrayAttr({"data"}),
+                 builder.getDenseI64ArrayAttr({1}));
+  FailureOr<func::FuncOp> func = readArguments(model.graph());
+  if (failed(func) || failed(readNodes(model.graph())) ||
+      failed(readOutputs(model.graph(), *func)))
+    return nullptr;
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+shardc::importOnnxModel(StringRef bytes, StringRef filename, MLIRContext *ctx) {
+  ctx->getOrLoadDialect<ShardcDialect>();
+  ctx->getOrLoadDialect<func::FuncDialect>();
+  return ModelImporter(ctx, filename).run(bytes);
+}
+
+llvm::Expected<std::map<std::string, Tensor>>
+shardc::readOnnxInitializers(StringRef bytes) {
+  onnx::ModelProto model;
+  if (bytes.empty() || bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return llvm::createStringError(
+        "not an ONNX model: the protobuf does not parse");
+  std::map<std::string, Tensor> out;
+  for (const onnx::TensorProto &init : model.graph().initializer()) {
+    if (init.data_type() != onnx::TensorProto::FLOAT)
+      continue;
+    if (llvm::Error e = checkTensorData(init))
+      return llvm::createStringError("initializer \"" + init.name() + "\" " +
+                                     llvm::toString(std::move(e)));
+    SmallVector<int64_t> dims(init.dims().begin(), init.dims().end());
+    llvm::Expected<Tensor> t = Tensor::allocateUninitialized(dims);
+    if (!t)
+      return llvm::createStringError("initializer \"" + init.name() +
+                                     "\": " + llvm::toString(t.takeError()));
+    llvm::MutableArrayRef<float> values = t->values();
+    if (init.has_raw_data()) {
+      const char *p = init.raw_data().data();
+      for (size_t i = 0; i < values.size(); ++i) {
+        uint32_t bits = llvm::support::endian::read32le(p + 4 * i);
+        std::memcpy(&values[i], &bits, 4);
+      }
+    } else {
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = init.float_data(i);
+    }
+    out[init.name()] = std::move(*t);
+  }
+  for (const auto &entry : parameterCopies(model.graph()))
+    if (auto it = out.find(entry.getValue()); it != out.end())
+      out[entry.getKey().str()] = it->second.clone();
+  return out;
+}

@@ -1,0 +1,382 @@
+//===- ElementwiseFusion.cpp - one pass over a chain of elementwise ops ---===//
+//
+// Planning: a value is *fused* (computed inside its users' passes, never
+// materialized) when its op computes elementwise or is a view, every user
+// computes elementwise over the same number of elements, and either its op
+// reads nothing per element (a splat constant, an iota, a view of a
+// materialized tensor: cheap to recompute in each user's pass) or it has a
+// single use (so nothing is computed twice). Every elementwise op that is
+// not fused and reads a fused value roots a group. A value that must be
+// materialized (returned, or read by several ops) but that only one
+// elementwise op reads is *stored*: computed in that op's pass and written
+// out from there.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementwiseFusion.h"
+
+#include "KernelImpl.h"
+
+#include "shardc/Dialect/CollectiveOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::detail;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+
+/// Elements per block: 8 KiB of f32, so a chain's blocks stay in the L1/L2
+/// cache; a multiple of 64 bytes for every element width.
+static constexpr int64_t kBlockElements = 2048;
+
+//===----------------------------------------------------------------------===//
+// The hooks
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Never destroyed: kernel models may be attached while the process exits.
+struct HookRegistry {
+  std::mutex mutex;
+  llvm::DenseMap<TypeID, FusionHooks> hooks;
+};
+HookRegistry &hookRegistry() {
+  static HookRegistry *registry = new HookRegistry;
+  return *registry;
+}
+} // namespace
+
+void shardc::detail::registerFusionHooks(TypeID opType, FusionHooks hooks) {
+  HookRegistry &registry = hookRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.hooks[opType] = hooks;
+}
+
+std::optional<FusionHooks> shardc::detail::lookupFusionHooks(Operation *op) {
+  HookRegistry &registry = hookRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto it = registry.hooks.find(op->getName().getTypeID());
+  if (it == registry.hooks.end())
+    return std::nullopt;
+  return it->second;
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+static std::optional<int64_t> staticNumElements(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() ||
+      !executableDType(type.getElementType()))
+    return std::nullopt;
+  return type.getNumElements();
+}
+
+namespace {
+enum class Kind { None, Elementwise, View };
+} // namespace
+
+/// How `op` can take part in a fused pass.
+static Kind classify(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+      isa<CollectiveOpInterface>(op))
+    return Kind::None;
+  std::optional<FusionHooks> hooks = lookupFusionHooks(op);
+  if (!hooks)
+    return Kind::None;
+  std::optional<int64_t> n = staticNumElements(op->getResult(0));
+  if (!n || *n == 0)
+    return Kind::None;
+  SmallVector<int64_t> strides;
+  if (hooks->getOperandView && op->getNumOperands() == 1 &&
+      staticNumElements(op->getOperand(0)) &&
+      hooks->getOperandView(op, strides))
+    return Kind::View;
+  if (!hooks->computesElementwise || !hooks->evaluateElements ||
+      !hooks->computesElementwise(op))
+    return Kind::None;
+  for (Value operand : op->getOperands())
+    if (staticNumElements(operand) != n)
+      return Kind::None;
+  return Kind::Elementwise;
+}
+
+FusionPlan::FusionPlan(Block &body) {
+  llvm::DenseMap<Operation *, Kind> kinds;
+  llvm::DenseMap<Operation *, size_t> index;
+  for (auto [i, op] : llvm::enumerate(body)) {
+    kinds[&op] = classify(&op);
+    index[&op] = i;
+  }
+  auto kindOf = [&](Operation *op) {
+    return op ? kinds.lookup(op) : Kind::None;
+  };
+
+  // Which values are fused: decided from their users' kinds alone (whether
+  // a user is fused itself does not matter: it is computed either way).
+  for (Operation &op : body) {
+    Kind kind = kinds.lookup(&op);
+    if (kind == Kind::None || op.getResult(0).use_empty())
+      continue;
+    Value value = op.getResult(0);
+    bool cheap = kind == Kind::View || op.getNumOperands() == 0;
+    if (!cheap && !value.hasOneUse())
+      continue;
+    bool usersFuse = llvm::all_of(value.getUsers(), [&](Operation *user) {
+      return user->getBlock() == &body && kindOf(user) == Kind::Elementwise &&
+             staticNumElements(user->getResult(0)) == staticNumElements(value);
+    });
+    if (usersFuse)
+      fused.insert(&op);
+  }
+
+  // Which values are stored: a value the function returns (or that several
+  // ops read, so it is materialized) whose only other reader is one
+  // elementwise op is computed inside that op's pass and written out from
+  // there, so the pass does not read it back (an Adam step's new moments,
+  // returned and read by the parameter's update).
+  for (Operation &op : body) {
+    if (kinds.lookup(&op) != Kind::Elementwise || fused.count(&op))
+      continue;
+    Value value = op.getResult(0);
+    Operation *reader = nullptr;
+    bool storable = true;
+    for (Operation *user : value.getUsers()) {
+      if (user->getBlock() != &body) {
+        storable = false;
+        break;
+      }
+      if (isa<func::ReturnOp>(user))
+        continue;
+      if (kindOf(user) != Kind::Elementwise || (reader && reader != user) ||
+          staticNumElements(user->getResult(0)) != staticNumElements(value)) {
+        storable = false;
+        break;
+      }
+      reader = user;
+    }
+    if (storable && reader)
+      stored.insert(&op);
+  }
+  auto computedInside = [&](Operation *def) {
+    return def && (fused.count(def) || stored.count(def));
+  };
+
+  // Groups: every elementwise op computed on its own that reads a value
+  // computed inside.
+  for (Operation &op : body) {
+    if (kinds.lookup(&op) != Kind::Elementwise || computedInside(&op))
+      continue;
+    if (llvm::none_of(op.getOperands(), [&](Value v) {
+          return computedInside(v.getDefiningOp());
+        }))
+      continue;
+    auto group = std::make_unique<FusedGroup>();
+    group->numElements = *staticNumElements(op.getResult(0));
+    llvm::DenseMap<Operation *, unsigned> nodeOf;
+    llvm::DenseMap<Value, unsigned> leafOf, viewLeafOf;
+    auto widthOf = [](Value v) {
+      return dtypeByteWidth(*executableDType(
+          cast<RankedTensorType>(v.getType()).getElementType()));
+    };
+    // Post-order: a node's inputs are added before it.
+    std::function<FusedGroup::Input(Operation *)> addNode =
+        [&](Operation *node) -> FusedGroup::Input {
+      if (auto it = nodeOf.find(node); it != nodeOf.end())
+        return {true, it->second};
+      FusedGroup::Node n{node,
+                         *lookupFusionHooks(node),
+                         {},
+                         widthOf(node->getResult(0)),
+                         stored.count(node) != 0};
+      for (Value operand : node->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (computedInside(def) && kinds.lookup(def) == Kind::Elementwise) {
+          n.inputs.push_back(addNode(def));
+          continue;
+        }
+        if (def && fused.count(def)) { // a view of a materialized tensor
+          Value result = def->getResult(0);
+          auto [it, inserted] =
+              viewLeafOf.try_emplace(result, group->leaves.size());
+          if (inserted) {
+            FusedGroup::Leaf leaf{
+                def->getOperand(0), {}, {}, true, widthOf(result)};
+            leaf.viewShape.assign(
+                cast<RankedTensorType>(result.getType()).getShape().begin(),
+                cast<RankedTensorType>(result.getType()).getShape().end());
+            lookupFusionHooks(def)->getOperandView(def, leaf.viewStrides);
+            group->leaves.push_back(std::move(leaf));
+          }
+          n.inputs.push_back({false, it->second});
+          continue;
+        }
+        auto [it, inserted] = leafOf.try_emplace(operand, group->leaves.size());
+        if (inserted)
+          group->leaves.push_back({operand, {}, {}, false, widthOf(operand)});
+        n.inputs.push_back({false, it->second});
+      }
+      nodeOf[node] = group->nodes.size();
+      group->nodes.push_back(std::move(n));
+      return {true, nodeOf[node]};
+    };
+    addNode(&op);
+    groupOfRoot[&op] = groups.size();
+    groups.push_back(std::move(group));
+  }
+
+  // Positions: an op computed inside runs with the last of its readers (a
+  // stored value's return is not one).
+  for (Operation &op : llvm::reverse(body)) {
+    size_t pos = index.lookup(&op);
+    if (computedInside(&op)) {
+      pos = 0;
+      for (Operation *user : op.getResult(0).getUsers())
+        if (!isa<func::ReturnOp>(user))
+          pos = std::max(pos, positions.lookup(user));
+    }
+    positions[&op] = pos;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Running a group
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct AlignedFree {
+  void operator()(unsigned char *p) const { std::free(p); }
+};
+using ScratchBlock = std::unique_ptr<unsigned char[], AlignedFree>;
+
+ScratchBlock allocateBlock(unsigned width) {
+  size_t bytes = static_cast<size_t>(kBlockElements) * width;
+  auto *p = static_cast<unsigned char *>(std::aligned_alloc(64, bytes));
+  if (!p)
+    llvm::report_bad_alloc_error("fused elementwise pass: scratch block");
+  return ScratchBlock(p);
+}
+
+/// Elements `begin` .. `begin + count - 1` of the view (row-major over
+/// `shape`, element at index idx being src[sum idx[d] * strides[d]]).
+template <typename T>
+void gatherView(const T *src, ArrayRef<int64_t> shape,
+                ArrayRef<int64_t> strides, int64_t begin, int64_t count,
+                T *out) {
+  int64_t rank = shape.size();
+  if (rank == 0) {
+    std::fill_n(out, count, src[0]);
+    return;
+  }
+  SmallVector<int64_t, 6> idx(rank);
+  int64_t offset = 0;
+  for (int64_t d = rank - 1, rest = begin; d >= 0; --d) {
+    idx[d] = rest % shape[d];
+    rest /= shape[d];
+    offset += idx[d] * strides[d];
+  }
+  int64_t inner = shape[rank - 1], step = strides[rank - 1];
+  while (count > 0) {
+    int64_t run = std::min(count, inner - idx[rank - 1]);
+    if (step == 0)
+      std::fill_n(out, run, src[offset]);
+    else if (step == 1)
+      std::memcpy(out, src + offset, run * sizeof(T));
+    else
+      for (int64_t j = 0; j < run; ++j)
+        out[j] = src[offset + j * step];
+    out += run;
+    count -= run;
+    // To the start of the next row (only needed when the row ended, which
+    // it did unless the block did): carry into the outer dims.
+    offset -= idx[rank - 1] * step;
+    idx[rank - 1] = 0;
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      offset += strides[d];
+      if (++idx[d] < shape[d])
+        break;
+      offset -= shape[d] * strides[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void gatherViewBytes(const FusedGroup::Leaf &leaf, const Tensor &tensor,
+                     int64_t begin, int64_t count, void *out) {
+  auto go = [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    gatherView(reinterpret_cast<const T *>(tensor.rawData()), leaf.viewShape,
+               leaf.viewStrides, begin, count, static_cast<T *>(out));
+  };
+  switch (leaf.width) {
+  case 1:
+    return go(static_cast<uint8_t *>(nullptr));
+  case 2:
+    return go(static_cast<uint16_t *>(nullptr));
+  case 4:
+    return go(static_cast<uint32_t *>(nullptr));
+  default:
+    return go(static_cast<uint64_t *>(nullptr));
+  }
+}
+} // namespace
+
+void shardc::detail::runFusedGroup(const FusedGroup &group,
+                                   ArrayRef<const Tensor *> leaves,
+                                   ArrayRef<Tensor *> outputs) {
+  size_t numNodes = group.nodes.size();
+  SmallVector<ScratchBlock> nodeBlocks(numNodes);
+  // Where each node writes: its output tensor's elements (root, stored
+  // nodes) or a scratch block.
+  SmallVector<unsigned char *> nodeOutputs(numNodes, nullptr);
+  for (size_t k = 0, o = 0; k < numNodes; ++k) {
+    if (k + 1 == numNodes || group.nodes[k].stored)
+      nodeOutputs[k] =
+          outputs[k + 1 == numNodes ? outputs.size() - 1 : o++]->rawData();
+    else
+      nodeBlocks[k] = allocateBlock(group.nodes[k].width);
+  }
+  SmallVector<ScratchBlock> viewBlocks(group.leaves.size());
+  for (auto [i, leaf] : llvm::enumerate(group.leaves))
+    if (leaf.isView)
+      viewBlocks[i] = allocateBlock(leaf.width);
+
+  SmallVector<const void *> leafPointers(group.leaves.size());
+  SmallVector<void *> nodePointers(numNodes);
+  SmallVector<const void *, 3> inputs;
+  for (int64_t begin = 0; begin < group.numElements; begin += kBlockElements) {
+    int64_t count = std::min(kBlockElements, group.numElements - begin);
+    for (auto [i, leaf] : llvm::enumerate(group.leaves)) {
+      if (leaf.isView) {
+        gatherViewBytes(leaf, *leaves[i], begin, count, viewBlocks[i].get());
+        leafPointers[i] = viewBlocks[i].get();
+      } else {
+        leafPointers[i] = leaves[i]->rawData() + begin * leaf.width;
+      }
+    }
+    for (size_t k = 0; k < numNodes; ++k) {
+      const FusedGroup::Node &node = group.nodes[k];
+      inputs.clear();
+      for (FusedGroup::Input input : node.inputs)
+        inputs.push_back(input.isNode ? nodePointers[input.index]
+                                      : leafPointers[input.index]);
+      nodePointers[k] =
+          nodeOutputs[k]
+              ? static_cast<void *>(nodeOutputs[k] + begin * node.width)
+              : static_cast<void *>(nodeBlocks[k].get());
+      node.hooks.evaluateElements(node.op, inputs, nodePointers[k], begin,
+                                  count);
+    }
+  }
+}

@@ -1,0 +1,666 @@
+//===- AutoShard.cpp - --shardc-auto-shard --------------------------------===//
+//
+// Builds the auto-sharding problem of a function (AutoShardProblem.h): a
+// node per tensor argument, per op and per function result; an op's
+// strategies are the assignments of mesh axes to the factors of its
+// sharding rule, an argument's and a result's the shardings of its shape.
+// Prices them with the cost model the partitioner and the simulator share
+// (CostOpInterface FLOPs at local sizes, the reshard planner's collectives
+// on the alpha-beta machine), solves (AutoShardSolver.cpp) and writes the
+// plan back as annotations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AutoShardProblem.h"
+
+#include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/CollectiveOpInterface.h"
+#include "shardc/Dialect/CostOpInterface.h"
+#include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/ShardingRule.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/ValueNames.h"
+#include "shardc/Transforms/AutoShard.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <cctype>
+#include <chrono>
+#include <functional>
+
+namespace shardc {
+#define GEN_PASS_DEF_SHARDCAUTOSHARD
+#include "shardc/Transforms/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::detail;
+
+FailureOr<int64_t> shardc::parseByteSize(StringRef text) {
+  text = text.trim();
+  int64_t scale = 1;
+  if (!text.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+    case 'K':
+      scale = int64_t(1) << 10;
+      break;
+    case 'M':
+      scale = int64_t(1) << 20;
+      break;
+    case 'G':
+      scale = int64_t(1) << 30;
+      break;
+    default:
+      break;
+    }
+    if (scale != 1)
+      text = text.drop_back();
+  }
+  uint64_t value;
+  if (text.empty() || text.getAsInteger(10, value) ||
+      value > uint64_t(INT64_MAX) / uint64_t(scale))
+    return failure();
+  return int64_t(value) * scale;
+}
+
+namespace {
+
+int64_t elementBytes(Type type) {
+  return (cast<RankedTensorType>(type).getElementTypeBitWidth() + 7) / 8;
+}
+
+/// One strategy of a node: what it needs of each operand, what it makes.
+struct Strategy {
+  SmallVector<ShardingAttr, 3> needs;
+  ShardingAttr out;
+  double seconds = 0;
+};
+
+/// What a node of the problem stands for.
+struct NodeSource {
+  enum Kind { Argument, Op, FunctionResult } kind;
+  unsigned index = 0; // argument or result number
+  Operation *op = nullptr;
+  bool isUser = false;
+  std::vector<Strategy> strategies;
+};
+
+class ProblemBuilder {
+public:
+  ProblemBuilder(func::FuncOp func, MeshOp mesh,
+                 const AutoShardOptions &options)
+      : func(func), mesh(mesh),
+        meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
+        options(options), ctx(func.getContext()) {}
+
+  LogicalResult build();
+  AutoShardProblem problem;
+  std::vector<NodeSource> sources;
+  /// Per problem use: the operand it reads (consumer op, operand number);
+  /// null op for a function result.
+  std::vector<std::pair<Operation *, unsigned>> useOperands;
+  /// The value each problem value stands for.
+  std::vector<Value> valueOf;
+
+private:
+  /// Every sharding of `shape`: each mesh axis on no dim or on one it
+  /// divides, a dim's axes in mesh order; the replicated one first.
+  std::vector<ShardingAttr> enumerateShardings(ArrayRef<int64_t> shape);
+  /// Every strategy of `op` under `rule`.
+  std::vector<Strategy> enumerateStrategies(Operation *op,
+                                            const ShardingRule &rule);
+  double reshardSeconds(ShardingAttr from, ShardingAttr to, Type type);
+  ShardingAttr makeSharding(ArrayRef<SmallVector<StringRef>> dims,
+                            ArrayRef<StringRef> partial = {}) {
+    return ShardingAttr::get(ctx, meshRef, dims, partial);
+  }
+
+  func::FuncOp func;
+  MeshOp mesh;
+  FlatSymbolRefAttr meshRef;
+  const AutoShardOptions &options;
+  MLIRContext *ctx;
+  llvm::DenseMap<std::tuple<Attribute, Attribute, Type>, double> plans;
+};
+
+std::vector<ShardingAttr>
+ProblemBuilder::enumerateShardings(ArrayRef<int64_t> shape) {
+  SmallVector<StringRef> axes = mesh.getAxisNameList();
+  std::vector<ShardingAttr> out;
+  SmallVector<SmallVector<StringRef>> dims(shape.size());
+  SmallVector<int64_t> left(shape);
+  std::function<void(size_t)> visit = [&](size_t a) {
+    if (a == axes.size()) {
+      out.push_back(makeSharding(dims));
+      return;
+    }
+    visit(a + 1);
+    int64_t size = mesh.getAxisSize(axes[a]);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (size <= 1 || left[d] % size != 0)
+        continue;
+      dims[d].push_back(axes[a]);
+      left[d] /= size;
+      visit(a + 1);
+      left[d] *= size;
+      dims[d].pop_back();
+    }
+  };
+  visit(0);
+  return out;
+}
+
+std::vector<Strategy>
+ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
+  SmallVector<StringRef> axes = mesh.getAxisNameList();
+  int64_t numFactors = rule.getNumFactors();
+  SmallVector<SmallVector<StringRef>> factorAxes(numFactors);
+  SmallVector<int64_t> left;
+  for (int64_t f = 0; f < numFactors; ++f)
+    left.push_back(rule.getFactor(f).size);
+  auto cost = dyn_cast<CostOpInterface>(op);
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  std::vector<Strategy> out;
+
+  // The strategy of the current factor axes, if every tensor can say it.
+  auto emit = [&]() {
+    Strategy s;
+    SmallVector<StringRef> partial, maxed;
+    for (int64_t f = 0; f < numFactors; ++f) {
+      FactorKind kind = rule.getFactor(f).kind;
+      if (kind == FactorKind::Reduction)
+        partial.append(factorAxes[f].begin(), factorAxes[f].end());
+      if (kind == FactorKind::MaxReduction)
+        maxed.append(factorAxes[f].begin(), factorAxes[f].end());
+    }
+    for (unsigned t = 0; t < rule.getNumTensors(); ++t) {
+      SmallVector<SmallVector<StringRef>> dims;
+      for (const DimFactors &dim : rule.getTensor(t)) {
+        SmallVector<StringRef> &dimAxes = dims.emplace_back();
+        bool previousFull = true;
+        for (int64_t f : dim) {
+          if (!previousFull) {
+            // A minor factor split under an unsplit major one: no dim
+            // layout says it.
+            if (!factorAxes[f].empty())
+              return;
+            continue;
+          }
+          dimAxes.append(factorAxes[f].begin(), factorAxes[f].end());
+          previousFull = left[f] == 1;
+        }
+      }
+      if (rule.isResultTensor(t))
+        s.out = makeSharding(dims, partial);
+      else
+        s.needs.push_back(makeSharding(dims));
+    }
+    if (cost) {
+      SmallVector<double, 8> sizes;
+      for (int64_t f = 0; f < numFactors; ++f)
+        sizes.push_back(double(left[f]));
+      s.seconds = cost.getFlops(sizes) / options.machine.flopsPerSecond;
+    }
+    if (!maxed.empty()) {
+      int64_t n = 1;
+      for (StringRef axis : maxed)
+        n *= mesh.getAxisSize(axis);
+      int64_t bytes = elementBytes(resultType);
+      for (int64_t size : getLocalShape(s.out, mesh, resultType.getShape()))
+        bytes *= size;
+      s.seconds +=
+          options.machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
+    }
+    out.push_back(std::move(s));
+  };
+  std::function<void(size_t)> visit = [&](size_t a) {
+    if (a == axes.size())
+      return emit();
+    visit(a + 1);
+    int64_t size = mesh.getAxisSize(axes[a]);
+    for (int64_t f = 0; f < numFactors; ++f) {
+      if (size <= 1 || left[f] % size != 0 ||
+          rule.getFactor(f).kind == FactorKind::NeedReplication)
+        continue;
+      factorAxes[f].push_back(axes[a]);
+      left[f] /= size;
+      visit(a + 1);
+      left[f] *= size;
+      factorAxes[f].pop_back();
+    }
+  };
+  visit(0);
+  return out;
+}
+
+double ProblemBuilder::reshardSeconds(ShardingAttr from, ShardingAttr to,
+                                      Type type) {
+  auto key = std::make_tuple(Attribute(from), Attribute(to), type);
+  auto it = plans.find(key);
+  if (it != plans.end())
+    return it->second;
+  auto tensor = cast<RankedTensorType>(type);
+  FailureOr<ReshardPlan> plan =
+      planReshard(from, to, mesh, tensor.getShape(), elementBytes(type));
+  double seconds = succeeded(plan) ? plan->seconds(options.machine) : kNoPlan;
+  plans[key] = seconds;
+  return seconds;
+}
+
+static bool isTensor(Value v) { return isa<RankedTensorType>(v.getType()); }
+
+LogicalResult ProblemBuilder::build() {
+  Block &body = func.getBody().front();
+  StringAttr shardingName =
+      StringAttr::get(ctx, ShardcDialect::getShardingAttrName());
+  // A training step's parameters and state stay live all along (the
+  // simulator's argumentsStayLive).
+  bool argumentsStayLive = false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    argumentsStayLive |=
+        func.getArgAttr(i, ShardcDialect::getParamAttrName()) ||
+        func.getArgAttr(i, ShardcDialect::getOptimizerStateAttrName());
+
+  int64_t numPoints = 0;
+  llvm::DenseMap<Operation *, int64_t> pointOf;
+  for (Operation &op : body)
+    pointOf[&op] = numPoints++;
+  problem.numPoints = numPoints;
+
+  llvm::DenseMap<Value, unsigned> nodeOf;
+  auto addNode = [&](NodeSource source) {
+    AutoShardProblem::Node node;
+    for (const Strategy &s : source.strategies)
+      node.cost.push_back(s.seconds);
+    problem.nodes.push_back(std::move(node));
+    sources.push_back(std::move(source));
+    return unsigned(problem.nodes.size() - 1);
+  };
+
+  // Arguments.
+  llvm::StringMap<unsigned> argumentByName;
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isTensor(arg))
+      continue;
+    NodeSource source{NodeSource::Argument, arg.getArgNumber()};
+    if (auto s = func.getArgAttrOfType<ShardingAttr>(
+            arg.getArgNumber(), ShardcDialect::getShardingAttrName())) {
+      source.isUser = true;
+      source.strategies.push_back({{}, s});
+    } else {
+      for (ShardingAttr s : enumerateShardings(
+               cast<RankedTensorType>(arg.getType()).getShape()))
+        source.strategies.push_back({{}, s});
+    }
+    nodeOf[arg] = addNode(std::move(source));
+    argumentByName[getArgumentName(func, arg.getArgNumber())] = nodeOf[arg];
+  }
+
+  // Ops.
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumResults() != 1 || !isTensor(op.getResult(0)))
+      return op.emitOpError("cannot be auto-sharded: only ops with one tensor "
+                            "result are");
+    NodeSource source{NodeSource::Op, 0, &op};
+    auto user = op.getAttrOfType<ShardingAttr>(shardingName);
+    source.isUser = user != nullptr;
+    SmallVector<ShardingAttr, 3> replicatedOperands;
+    for (Value v : op.getOperands())
+      replicatedOperands.push_back(
+          isTensor(v) ? ShardingAttr::getReplicated(
+                            ctx, meshRef,
+                            cast<RankedTensorType>(v.getType()).getRank())
+                      : ShardingAttr());
+    if (ShardingAttr pinned = getConstrainedSharding(&op)) {
+      source.isUser = true;
+      source.strategies.push_back({{pinned}, pinned});
+    } else if (op.hasTrait<mlir::OpTrait::ConstantLike>()) {
+      // The partitioner makes every constant whole on every device.
+      source.strategies.push_back(
+          {replicatedOperands,
+           ShardingAttr::getReplicated(
+               ctx, meshRef,
+               cast<RankedTensorType>(op.getResult(0).getType()).getRank())});
+    } else if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op)) {
+      for (Strategy &s : enumerateStrategies(&op, ruled.getShardingRule())) {
+        // A user annotation is a hard constraint: only the strategies
+        // making it (a user-given partial must match too).
+        if (user && (user.getDims() != s.out.getDims() ||
+                     (user.isPartial() && user != s.out)))
+          continue;
+        source.strategies.push_back(std::move(s));
+      }
+      if (source.strategies.empty())
+        return op.emitOpError("cannot be auto-sharded: no strategy of its "
+                              "sharding rule makes its annotated sharding ")
+               << user;
+    } else {
+      return op.emitOpError(
+          "cannot be auto-sharded: it has no sharding rule");
+    }
+    unsigned n = addNode(std::move(source));
+    nodeOf[op.getResult(0)] = n;
+  }
+
+  // Function results.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  std::vector<unsigned> resultNodes;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    NodeSource source{NodeSource::FunctionResult, unsigned(i)};
+    if (auto s = func.getResultAttrOfType<ShardingAttr>(
+            i, ShardcDialect::getShardingAttrName())) {
+      source.isUser = true;
+      source.strategies.push_back({{s}, s});
+    } else {
+      for (ShardingAttr s : enumerateShardings(
+               cast<RankedTensorType>(v.getType()).getShape()))
+        source.strategies.push_back({{s}, s});
+    }
+    resultNodes.push_back(addNode(std::move(source)));
+  }
+
+  // A step's next parameter (and state) is laid out like the argument it
+  // replaces, so that steps chain.
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto next = func.getResultAttrOfType<StringAttr>(
+        i, ShardcDialect::getNextAttrName());
+    if (!next)
+      continue;
+    auto it = argumentByName.find(next.getValue());
+    if (it == argumentByName.end())
+      continue;
+    unsigned a = it->second, r = resultNodes[i];
+    NodeSource &arg = sources[a], &res = sources[r];
+    if (arg.isUser == res.isUser) {
+      if (!arg.isUser)
+        problem.ties.push_back({a, r});
+      continue;
+    }
+    // One side annotated: the other follows it.
+    NodeSource &from = arg.isUser ? arg : res, &to = arg.isUser ? res : arg;
+    ShardingAttr s = from.strategies.front().out;
+    to.strategies = {{to.kind == NodeSource::FunctionResult
+                          ? SmallVector<ShardingAttr, 3>{s}
+                          : SmallVector<ShardingAttr, 3>{},
+                      s}};
+    problem.nodes[arg.isUser ? r : a].cost = {0};
+  }
+
+  // Values and their uses.
+  llvm::DenseMap<Value, unsigned> valueIndex;
+  auto addValue = [&](Value v, unsigned producer, int64_t defPoint) {
+    AutoShardProblem::Value value;
+    value.producer = producer;
+    value.defPoint = defPoint;
+    auto type = cast<RankedTensorType>(v.getType());
+    llvm::MapVector<Attribute, unsigned> layouts;
+    for (const Strategy &s : sources[producer].strategies) {
+      auto [it, inserted] = layouts.insert({s.out, layouts.size()});
+      value.layoutOf.push_back(it->second);
+    }
+    for (auto &[attr, index] : layouts) {
+      int64_t bytes = elementBytes(type);
+      for (int64_t size :
+           getLocalShape(cast<ShardingAttr>(attr), mesh, type.getShape()))
+        bytes *= size;
+      value.layoutBytes.push_back(bytes);
+    }
+    // Alive until its last use (the end for a stay-live argument, or a value
+    // nothing reads, which the simulator never frees).
+    int64_t end = -1;
+    for (OpOperand &use : v.getUses())
+      end = std::max(end, pointOf.lookup(use.getOwner()));
+    if (end < 0 || (argumentsStayLive && isa<BlockArgument>(v))) {
+      end = numPoints - 1;
+      value.heldToEnd = true;
+    }
+    value.endPoint = end;
+    Operation *def = v.getDefiningOp();
+    value.hoisted = def && def->hasTrait<mlir::OpTrait::ConstantLike>();
+    valueIndex[v] = problem.values.size();
+    problem.values.push_back(std::move(value));
+    valueOf.push_back(v);
+    return layouts;
+  };
+  std::vector<llvm::MapVector<Attribute, unsigned>> layoutsOf;
+  for (BlockArgument arg : body.getArguments())
+    if (isTensor(arg))
+      layoutsOf.push_back(addValue(arg, nodeOf[arg], 0));
+  // Equal constants are one value: cleanup folds them into one.
+  llvm::DenseMap<std::pair<Attribute, Type>, Value> constants;
+  for (Operation &op : body.without_terminator()) {
+    Value v = op.getResult(0);
+    Attribute content;
+    if (op.hasTrait<mlir::OpTrait::ConstantLike>() &&
+        matchPattern(v, m_Constant(&content))) {
+      auto [it, inserted] = constants.try_emplace({content, v.getType()}, v);
+      if (!inserted) {
+        unsigned rep = valueIndex.lookup(it->second);
+        int64_t end = -1;
+        for (OpOperand &use : v.getUses())
+          end = std::max(end, pointOf.lookup(use.getOwner()));
+        problem.values[rep].endPoint =
+            std::max(problem.values[rep].endPoint, end);
+        valueIndex[v] = rep;
+        continue;
+      }
+    }
+    layoutsOf.push_back(addValue(v, nodeOf[v], pointOf[&op]));
+  }
+
+  std::vector<llvm::MapVector<Attribute, unsigned>> targetsOf(
+      problem.values.size());
+  auto addUse = [&](Value v, unsigned consumer, unsigned operand,
+                    Operation *owner) {
+    unsigned vi = valueIndex.lookup(v);
+    AutoShardProblem::Use use;
+    use.value = vi;
+    use.consumer = consumer;
+    use.point = pointOf.lookup(owner);
+    for (const Strategy &s : sources[consumer].strategies) {
+      auto [it, inserted] =
+          targetsOf[vi].insert({s.needs[operand], targetsOf[vi].size()});
+      use.targetOf.push_back(it->second);
+    }
+    problem.uses.push_back(std::move(use));
+    useOperands.push_back({owner, operand});
+  };
+  for (Operation &op : body.without_terminator())
+    for (auto [k, v] : llvm::enumerate(op.getOperands()))
+      if (isTensor(v))
+        addUse(v, nodeOf[op.getResult(0)], k, &op);
+  for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+    addUse(v, resultNodes[i], 0, ret);
+
+  for (auto [vi, value] : llvm::enumerate(problem.values)) {
+    Type type = valueOf[vi].getType();
+    auto tensor = cast<RankedTensorType>(type);
+    for (auto &[attr, t] : targetsOf[vi]) {
+      int64_t bytes = elementBytes(type);
+      for (int64_t size :
+           getLocalShape(cast<ShardingAttr>(attr), mesh, tensor.getShape()))
+        bytes *= size;
+      value.targetBytes.push_back(bytes);
+    }
+    for (auto &[from, l] : layoutsOf[vi]) {
+      auto &seconds = value.moveSeconds.emplace_back();
+      auto &same = value.isSame.emplace_back();
+      for (auto &[to, t] : targetsOf[vi]) {
+        same.push_back(from == to);
+        seconds.push_back(from == to ? 0.0
+                                     : reshardSeconds(cast<ShardingAttr>(from),
+                                                      cast<ShardingAttr>(to),
+                                                      type));
+      }
+    }
+  }
+  problem.memoryBudget = options.memoryBudgetBytes;
+  return success();
+}
+
+/// "argument w0", "h", "output #0 (z)".
+std::string describeNode(func::FuncOp func, const NodeSource &source) {
+  switch (source.kind) {
+  case NodeSource::Argument:
+    return "input " + getArgumentName(func, source.index);
+  case NodeSource::Op:
+    return describeValue(source.op->getResult(0));
+  case NodeSource::FunctionResult:
+    return "output #" + std::to_string(source.index);
+  }
+  return "";
+}
+
+} // namespace
+
+FailureOr<AutoShardPlan>
+shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
+                         const AutoShardOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  ProblemBuilder builder(func, mesh, options);
+  if (failed(builder.build()))
+    return failure();
+  const AutoShardProblem &problem = builder.problem;
+  int64_t leastPeak = -1;
+  bool leastPeakProven = false;
+  FailureOr<AutoShardSolution> solution = solveAutoShard(
+      problem, options.timeLimitSeconds, leastPeak, leastPeakProven);
+  if (failed(solution)) {
+    // At the function's location, without the function printed after it.
+    InFlightDiagnostic diag =
+        emitError(func.getLoc()) << "found no sharding plan within --memory-budget="
+                         << *options.memoryBudgetBytes << " bytes per device";
+    if (leastPeak >= 0 && leastPeakProven)
+      diag << "; the least any plan needs is " << leastPeak << " bytes";
+    else if (leastPeak >= 0)
+      diag << "; the smallest plan found in --auto-shard-time-limit needs "
+           << leastPeak << " bytes";
+    else
+      diag << " within the time limit";
+    return failure();
+  }
+  const std::vector<unsigned> &strategy = solution->strategy;
+
+  AutoShardPlan plan;
+  plan.estimatedSeconds = evaluateSeconds(problem, strategy);
+  plan.peakBytes = evaluatePeakBytes(problem, strategy);
+  plan.optimal = solution->optimal;
+  plan.heuristic = solution->heuristic;
+  plan.solveSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+
+  AutoShardPlan::Assignment &a = plan.assignment;
+  a.arguments.assign(func.getNumArguments(), nullptr);
+  a.functionResults.assign(func.getNumResults(), nullptr);
+  for (auto [n, source] : llvm::enumerate(builder.sources)) {
+    const Strategy &chosen = source.strategies[strategy[n]];
+    AutoShardChoice choice;
+    choice.value = describeNode(func, source);
+    choice.chosen = chosen.out;
+    choice.isUser = source.isUser;
+    choice.seconds = localSeconds(problem, strategy, n, strategy[n]);
+    for (auto [s, other] : llvm::enumerate(source.strategies)) {
+      if (other.out == chosen.out)
+        continue;
+      double seconds = localSeconds(problem, strategy, n, s);
+      if (!choice.alternative || seconds < choice.alternativeSeconds) {
+        choice.alternative = other.out;
+        choice.alternativeSeconds = seconds;
+      }
+    }
+    plan.choices.push_back(std::move(choice));
+    if (source.isUser)
+      continue;
+    switch (source.kind) {
+    case NodeSource::Argument:
+      a.arguments[source.index] = chosen.out;
+      break;
+    case NodeSource::Op:
+      a.results.push_back({source.op, chosen.out});
+      break;
+    case NodeSource::FunctionResult:
+      a.functionResults[source.index] = chosen.out;
+      break;
+    }
+  }
+  for (auto [ui, use] : llvm::enumerate(problem.uses)) {
+    auto [owner, operand] = builder.useOperands[ui];
+    if (isa<func::ReturnOp>(owner))
+      continue; // the function result's sharding says it
+    const AutoShardProblem::Value &v = problem.values[use.value];
+    const Strategy &consumer =
+        builder.sources[use.consumer].strategies[strategy[use.consumer]];
+    const Strategy &producer =
+        builder.sources[v.producer].strategies[strategy[v.producer]];
+    if (consumer.needs[operand] != producer.out)
+      a.moves.push_back({owner, operand, consumer.needs[operand]});
+  }
+  return plan;
+}
+
+void shardc::applyAutoShardPlan(func::FuncOp func, const AutoShardPlan &plan) {
+  const AutoShardPlan::Assignment &a = plan.assignment;
+  StringRef name = ShardcDialect::getShardingAttrName();
+  for (auto [i, s] : llvm::enumerate(a.arguments))
+    if (s)
+      func.setArgAttr(i, name, s);
+  for (auto [i, s] : llvm::enumerate(a.functionResults))
+    if (s)
+      func.setResultAttr(i, name, s);
+  for (auto [op, s] : a.results)
+    op->setAttr(name, s);
+  // One constraint per (value, layout), before its first consumer (moves
+  // are in program order), shared by the later ones: the partitioner
+  // reshards it once.
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> made;
+  OpBuilder builder(func.getContext());
+  for (auto [op, operand, s] : a.moves) {
+    Value v = op->getOperand(operand);
+    Value &moved = made[{v, s}];
+    if (!moved) {
+      builder.setInsertionPoint(op);
+      moved = buildShardingConstraint(builder, v.getLoc(), v, s);
+    }
+    op->setOperand(operand, moved);
+  }
+}
+
+namespace {
+struct AutoShardPass
+    : public shardc::impl::ShardcAutoShardBase<AutoShardPass> {
+  using ShardcAutoShardBase::ShardcAutoShardBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    AutoShardOptions options;
+    options.timeLimitSeconds = timeLimit;
+    if (!memoryBudget.empty()) {
+      FailureOr<int64_t> bytes = parseByteSize(memoryBudget);
+      if (failed(bytes)) {
+        module.emitError() << "bad memory budget '" << memoryBudget
+                           << "': expected bytes, with an optional K, M or G";
+        return signalPassFailure();
+      }
+      options.memoryBudgetBytes = *bytes;
+    }
+    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
+        continue;
+      FailureOr<MeshOp> mesh = getFunctionMesh(func);
+      if (failed(mesh))
+        return signalPassFailure();
+      FailureOr<AutoShardPlan> plan =
+          planAutoSharding(func, *mesh, options);
+      if (failed(plan))
+        return signalPassFailure();
+      applyAutoShardPlan(func, *plan);
+    }
+  }
+};
+} // namespace

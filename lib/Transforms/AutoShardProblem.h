@@ -1,0 +1,105 @@
+//===- AutoShardProblem.h - the auto-sharding integer program ---*- C++ -*-===//
+//
+// The auto-sharding problem with the IR taken out: nodes choosing one
+// strategy each, values each strategy lays out one way, uses each consumer
+// strategy needs one way, and the costs between. AutoShard.cpp builds it
+// from a function; AutoShardSolver.cpp solves it (CBC, or a local search).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_LIB_TRANSFORMS_AUTOSHARDPROBLEM_H
+#define SHARDC_LIB_TRANSFORMS_AUTOSHARDPROBLEM_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::detail {
+
+constexpr double kNoPlan = std::numeric_limits<double>::infinity();
+
+struct AutoShardProblem {
+  struct Node {
+    /// Seconds of each strategy: compute, plus the all_reduce max of a
+    /// split max-reduction.
+    std::vector<double> cost;
+  };
+  /// A tensor some node produces.
+  struct Value {
+    unsigned producer;
+    /// The layout (index into `layoutBytes`) each producer strategy makes.
+    std::vector<unsigned> layoutOf;
+    /// Local bytes per device of each layout.
+    std::vector<int64_t> layoutBytes;
+    /// Layouts its consumers may need: local bytes of each, and the
+    /// seconds (kNoPlan: impossible) and held bytes of moving each layout
+    /// there (0 and 0 when the layout is the target).
+    std::vector<int64_t> targetBytes;
+    std::vector<std::vector<double>> moveSeconds; // [layout][target]
+    std::vector<std::vector<bool>> isSame;        // [layout][target]
+    /// Program points where it is alive: [defPoint, endPoint].
+    int64_t defPoint = 0, endPoint = 0;
+    /// A constant: cleanup hoists it to the top of the function and folds
+    /// the slice each consumer takes into it, so what is held is one
+    /// constant per target, from the start to its last consumer (the
+    /// layout itself holds nothing).
+    bool hoisted = false;
+    /// Alive to endPoint whatever its consumers read (a training step's
+    /// argument, a value nothing reads). Otherwise it dies at its last
+    /// consumer reading it as it is, or once its first copy is made.
+    bool heldToEnd = false;
+  };
+  /// A consumer reading a value.
+  struct Use {
+    unsigned value;
+    unsigned consumer;
+    /// The target (index into the value's targets) each consumer strategy
+    /// needs.
+    std::vector<unsigned> targetOf;
+    int64_t point = 0;
+  };
+  std::vector<Node> nodes;
+  std::vector<Value> values;
+  std::vector<Use> uses;
+  /// Pairs of nodes that must choose the same strategy index (a training
+  /// step's next parameter and its parameter).
+  std::vector<std::pair<unsigned, unsigned>> ties;
+  int64_t numPoints = 0;
+  std::optional<int64_t> memoryBudget;
+};
+
+struct AutoShardSolution {
+  std::vector<unsigned> strategy;
+  bool optimal = false;
+  bool heuristic = false;
+};
+
+/// The estimated seconds of `strategy` (a value moved into a layout once
+/// serves all its consumers needing it).
+double evaluateSeconds(const AutoShardProblem &p,
+                       const std::vector<unsigned> &strategy);
+/// The peak live bytes per device of `strategy`, as the program runs.
+int64_t evaluatePeakBytes(const AutoShardProblem &p,
+                          const std::vector<unsigned> &strategy);
+/// Node `n`'s own seconds with strategy `s` and its neighbours as in
+/// `strategy`: its cost and the moves into and out of it.
+double localSeconds(const AutoShardProblem &p,
+                    const std::vector<unsigned> &strategy, unsigned n,
+                    unsigned s);
+
+/// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
+/// search. Fails when no plan fits the budget; then `leastPeak` holds the
+/// smallest peak a plan was found to reach (-1: none found in time), and
+/// `leastPeakProven` whether CBC proved no plan reaches less.
+mlir::FailureOr<AutoShardSolution> solveAutoShard(const AutoShardProblem &p,
+                                                  double timeLimitSeconds,
+                                                  int64_t &leastPeak,
+                                                  bool &leastPeakProven);
+
+} // namespace shardc::detail
+
+#endif // SHARDC_LIB_TRANSFORMS_AUTOSHARDPROBLEM_H

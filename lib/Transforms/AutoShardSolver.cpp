@@ -1,0 +1,548 @@
+//===- AutoShardSolver.cpp - the auto-sharding ILP, on CBC ----------------===//
+//
+// Alpa's formulation (docs/auto-sharding.md), written for CBC's C API:
+//
+//   x[n][s]    binary, one per node strategy, sum_s x[n][s] = 1
+//   e[u][l][t] in [0, 1], per use: the producer's layout l and the target t
+//              the consumer needs; its marginals are the two nodes' choices
+//              (sum_t e = sum of x making l, sum_l e = sum of x needing t),
+//              so with one-hot x it is their product
+//   c[v][l][t] >= e[u][l][t] for every use u of v: the move l -> t is made
+//              once for all consumers needing t (the partitioner caches it)
+//   minimize   sum cost(n, s) x + sum seconds(l -> t) c (or e, one use)
+//   memory     at every program point, the live layouts' bytes plus the
+//              moved copies alive there <= the budget
+//
+// Costs are in microseconds, so CBC's tolerances sit far below them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AutoShardProblem.h"
+
+#include "coin/Cbc_C_Interface.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace shardc;
+using namespace shardc::detail;
+
+//===----------------------------------------------------------------------===//
+// Evaluating a plan
+//===----------------------------------------------------------------------===//
+
+double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
+                                       const std::vector<unsigned> &strategy) {
+  double total = 0;
+  for (auto [n, node] : llvm::enumerate(p.nodes))
+    total += node.cost[strategy[n]];
+  std::vector<std::vector<bool>> moved(p.values.size());
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    unsigned t = u.targetOf[strategy[u.consumer]];
+    std::vector<bool> &done = moved[u.value];
+    done.resize(v.targetBytes.size());
+    if (v.isSame[l][t] || done[t])
+      continue;
+    done[t] = true;
+    total += v.moveSeconds[l][t];
+  }
+  return total;
+}
+
+int64_t shardc::detail::evaluatePeakBytes(
+    const AutoShardProblem &p, const std::vector<unsigned> &strategy) {
+  // Changes of the live bytes, summed into the live bytes at each point.
+  std::vector<int64_t> delta(p.numPoints + 1, 0);
+  auto hold = [&](int64_t from, int64_t to, int64_t bytes) {
+    from = std::max<int64_t>(from, 0);
+    to = std::min<int64_t>(to, p.numPoints - 1);
+    if (from > to)
+      return;
+    delta[from] += bytes;
+    delta[to + 1] -= bytes;
+  };
+  // A value's own layout lives until its last consumer reading it as it
+  // is, and at least until its first consumer (which copies it). A moved
+  // copy lives from its first consumer to its last (a hoisted constant's
+  // from the start).
+  std::vector<int64_t> firstUse(p.values.size(), INT64_MAX),
+      lastDirect(p.values.size(), -1);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> copies(
+      p.values.size());
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    unsigned t = u.targetOf[strategy[u.consumer]];
+    firstUse[u.value] = std::min(firstUse[u.value], u.point);
+    if (v.isSame[l][t] && !v.hoisted) {
+      lastDirect[u.value] = std::max(lastDirect[u.value], u.point);
+      continue;
+    }
+    auto &ranges = copies[u.value];
+    if (ranges.empty())
+      ranges.assign(v.targetBytes.size(), {INT64_MAX, -1});
+    int64_t first = v.hoisted ? 0 : u.point;
+    ranges[t].first = std::min(ranges[t].first, first);
+    ranges[t].second = std::max(ranges[t].second, u.point);
+  }
+  for (auto [vi, v] : llvm::enumerate(p.values)) {
+    for (auto [t, range] : llvm::enumerate(copies[vi]))
+      if (range.second >= 0)
+        hold(range.first, range.second, v.targetBytes[t]);
+    if (v.hoisted)
+      continue;
+    // A copy is made from it when its first consumer needing it runs.
+    int64_t end = v.heldToEnd ? v.endPoint
+                              : std::max(firstUse[vi] == INT64_MAX
+                                             ? v.endPoint
+                                             : firstUse[vi],
+                                         lastDirect[vi]);
+    for (auto &range : copies[vi])
+      if (range.second >= 0)
+        end = std::max(end, range.first);
+    hold(v.defPoint, end, v.layoutBytes[v.layoutOf[strategy[v.producer]]]);
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t i = 0; i < p.numPoints; ++i) {
+    live += delta[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+double shardc::detail::localSeconds(const AutoShardProblem &p,
+                                    const std::vector<unsigned> &strategy,
+                                    unsigned n, unsigned s) {
+  double total = p.nodes[n].cost[s];
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    if (u.consumer != n && v.producer != n)
+      continue;
+    unsigned ps = v.producer == n ? s : strategy[v.producer];
+    unsigned cs = u.consumer == n ? s : strategy[u.consumer];
+    unsigned l = v.layoutOf[ps], t = u.targetOf[cs];
+    if (!v.isSame[l][t])
+      total += v.moveSeconds[l][t];
+  }
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// The local search (the fallback)
+//===----------------------------------------------------------------------===//
+
+/// Greedy in program order (each node the strategy cheapest given what its
+/// producers chose), then rounds of moving one node (with the nodes tied to
+/// it) to its cheapest strategy given all its neighbours, until no move
+/// helps. Deterministic: nodes in order, the first strategy on ties.
+/// With `smallest`, the search starts instead from every node making its
+/// smallest layout (the most split plan), which fits a budget if any does
+/// and the search then makes faster.
+static std::vector<unsigned> localSearch(const AutoShardProblem &p,
+                                         bool smallest) {
+  size_t numNodes = p.nodes.size();
+  std::vector<unsigned> strategy(numNodes, 0);
+  std::vector<std::vector<unsigned>> tiedWith(numNodes);
+  for (auto [a, b] : p.ties) {
+    tiedWith[a].push_back(b);
+    tiedWith[b].push_back(a);
+  }
+  // Under a budget, the whole plan is priced, its excess memory at a
+  // second per byte: any plan that fits beats any that does not.
+  auto cost = [&](unsigned n, unsigned s) {
+    if (p.memoryBudget) {
+      unsigned old = strategy[n];
+      strategy[n] = s;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = s;
+      double c = evaluateSeconds(p, strategy) +
+                 double(std::max<int64_t>(
+                     evaluatePeakBytes(p, strategy) - *p.memoryBudget, 0));
+      strategy[n] = old;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = old;
+      return c;
+    }
+    double c = localSeconds(p, strategy, n, s);
+    for (unsigned m : tiedWith[n])
+      c += localSeconds(p, strategy, m, s);
+    return c;
+  };
+  auto improve = [&](unsigned n) {
+    unsigned best = strategy[n];
+    double bestCost = cost(n, best);
+    for (unsigned s = 0; s < p.nodes[n].cost.size(); ++s) {
+      double c = cost(n, s);
+      if (c < bestCost - 1e-15) {
+        best = s;
+        bestCost = c;
+      }
+    }
+    bool changed = best != strategy[n];
+    strategy[n] = best;
+    for (unsigned m : tiedWith[n])
+      strategy[m] = best;
+    return changed;
+  };
+  if (smallest) {
+    std::vector<int64_t> outBytes(numNodes, INT64_MAX);
+    std::vector<const AutoShardProblem::Value *> valueOf(numNodes, nullptr);
+    for (const AutoShardProblem::Value &v : p.values)
+      valueOf[v.producer] = &v;
+    for (unsigned n = 0; n < numNodes; ++n) {
+      const AutoShardProblem::Value *v = valueOf[n];
+      if (!v)
+        continue;
+      for (unsigned s = 0; s < v->layoutOf.size(); ++s)
+        if (v->layoutBytes[v->layoutOf[s]] < outBytes[n]) {
+          outBytes[n] = v->layoutBytes[v->layoutOf[s]];
+          strategy[n] = s;
+        }
+    }
+    for (auto [a, b] : p.ties)
+      strategy[b] = strategy[a];
+  } else {
+    for (unsigned n = 0; n < numNodes; ++n)
+      improve(n);
+  }
+  for (int round = 0; round < 50; ++round) {
+    bool changed = false;
+    for (unsigned n = 0; n < numNodes; ++n)
+      changed |= improve(n);
+    if (!changed)
+      break;
+  }
+  return strategy;
+}
+
+//===----------------------------------------------------------------------===//
+// The integer program
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The program, built column by column and row by row.
+class IntegerProgram {
+public:
+  IntegerProgram() : model(Cbc_newModel()) { Cbc_setLogLevel(model, 0); }
+  ~IntegerProgram() { Cbc_deleteModel(model); }
+
+  int addColumn(double lower, double upper, double objective, bool integer) {
+    Cbc_addCol(model, "", lower, upper, objective, integer, 0, nullptr,
+               nullptr);
+    return numColumns++;
+  }
+  /// Adds sum(terms) `sense` rhs; a column named twice gets the sum of its
+  /// coefficients (CBC takes each column once per row).
+  void addRow(ArrayRef<std::pair<int, double>> terms, char sense, double rhs) {
+    std::map<int, double> merged;
+    for (auto [c, v] : terms)
+      merged[c] += v;
+    std::vector<int> cols;
+    std::vector<double> coefs;
+    for (auto [c, v] : merged) {
+      cols.push_back(c);
+      coefs.push_back(v);
+    }
+    Cbc_addRow(model, "", cols.size(), cols.data(), coefs.data(), sense, rhs);
+  }
+  Cbc_Model *get() { return model; }
+
+private:
+  Cbc_Model *model;
+  int numColumns = 0;
+};
+
+/// The columns of the problem in an IntegerProgram, and the rows tying them.
+struct Formulation {
+  std::vector<std::vector<int>> x;          // [node][strategy]
+  std::vector<std::vector<std::vector<int>>> e; // [use][layout][target], -1
+  /// Rows, per program point, of the memory each point holds.
+  std::vector<std::vector<std::pair<int, double>>> memory;
+};
+
+/// Builds the assignment, move and (with `withMemory`) memory parts; the
+/// objective is the plan's seconds times `timeWeight`.
+Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
+                      double timeWeight, bool withMemory) {
+  Formulation f;
+  const double scale = 1e6 * timeWeight; // seconds -> microseconds
+  for (const AutoShardProblem::Node &node : p.nodes) {
+    std::vector<int> &cols = f.x.emplace_back();
+    std::vector<std::pair<int, double>> oneHot;
+    for (double c : node.cost) {
+      cols.push_back(ip.addColumn(0, 1, c * scale, /*integer=*/true));
+      oneHot.push_back({cols.back(), 1.0});
+    }
+    ip.addRow(oneHot, 'E', 1);
+  }
+  for (auto [a, b] : p.ties)
+    for (size_t s = 0; s < f.x[a].size(); ++s)
+      ip.addRow({{f.x[a][s], 1.0}, {f.x[b][s], -1.0}}, 'E', 0);
+
+  std::vector<unsigned> numUses(p.values.size(), 0);
+  for (const AutoShardProblem::Use &u : p.uses)
+    ++numUses[u.value];
+  // The move columns c[v][l][t] of values with several uses.
+  std::map<std::tuple<unsigned, unsigned, unsigned>, int> moves;
+  for (auto [ui, u] : llvm::enumerate(p.uses)) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    size_t numLayouts = v.layoutBytes.size(), numTargets = v.targetBytes.size();
+    std::vector<bool> wanted(numTargets, false);
+    for (unsigned t : u.targetOf)
+      wanted[t] = true;
+    auto &cols = f.e.emplace_back(numLayouts, std::vector<int>(numTargets, -1));
+    for (unsigned l = 0; l < numLayouts; ++l)
+      for (unsigned t = 0; t < numTargets; ++t) {
+        if (!wanted[t])
+          continue;
+        double seconds = v.isSame[l][t] ? 0.0 : v.moveSeconds[l][t];
+        bool impossible = seconds == kNoPlan;
+        bool shared = numUses[u.value] > 1 && !v.isSame[l][t];
+        cols[l][t] = ip.addColumn(0, impossible ? 0 : 1,
+                                  shared || impossible ? 0 : seconds * scale,
+                                  /*integer=*/false);
+        if (shared && !impossible) {
+          auto [it, inserted] = moves.try_emplace({u.value, l, t}, -1);
+          if (inserted)
+            it->second =
+                ip.addColumn(0, 1, seconds * scale, /*integer=*/false);
+          ip.addRow({{it->second, 1.0}, {cols[l][t], -1.0}}, 'G', 0);
+        }
+      }
+    // Marginals: the producer's layout, the consumer's target.
+    for (unsigned l = 0; l < numLayouts; ++l) {
+      std::vector<std::pair<int, double>> row;
+      for (unsigned t = 0; t < numTargets; ++t)
+        if (cols[l][t] >= 0)
+          row.push_back({cols[l][t], 1.0});
+      for (auto [s, layout] : llvm::enumerate(v.layoutOf))
+        if (layout == l)
+          row.push_back({f.x[v.producer][s], -1.0});
+      ip.addRow(row, 'E', 0);
+    }
+    for (unsigned t = 0; t < numTargets; ++t) {
+      if (!wanted[t])
+        continue;
+      std::vector<std::pair<int, double>> row;
+      for (unsigned l = 0; l < numLayouts; ++l)
+        row.push_back({cols[l][t], 1.0});
+      for (auto [s, target] : llvm::enumerate(u.targetOf))
+        if (target == t)
+          row.push_back({f.x[u.consumer][s], -1.0});
+      ip.addRow(row, 'E', 0);
+    }
+  }
+  if (!withMemory)
+    return f;
+
+  f.memory.assign(p.numPoints, {});
+  std::vector<std::vector<unsigned>> usesOf(p.values.size());
+  for (auto [ui, u] : llvm::enumerate(p.uses))
+    usesOf[u.value].push_back(ui);
+  // A value's own layout: held until its first consumer; after it, layout
+  // l is held at point i while a consumer at or after i reads l as it is
+  // (own[l][i] >= e[u][l][l]).
+  for (auto [vi, v] : llvm::enumerate(p.values)) {
+    if (v.hoisted)
+      continue;
+    int64_t firstUse = v.endPoint;
+    for (unsigned ui : usesOf[vi])
+      firstUse = std::min(firstUse, p.uses[ui].point);
+    if (v.heldToEnd)
+      firstUse = v.endPoint;
+    for (int64_t i = std::max<int64_t>(v.defPoint, 0);
+         i <= std::min<int64_t>(v.endPoint, p.numPoints - 1); ++i) {
+      if (i <= firstUse) {
+        for (auto [s, l] : llvm::enumerate(v.layoutOf))
+          f.memory[i].push_back(
+              {f.x[v.producer][s], double(v.layoutBytes[l])});
+        continue;
+      }
+      for (unsigned l = 0; l < v.layoutBytes.size(); ++l) {
+        int own = -1;
+        for (unsigned ui : usesOf[vi]) {
+          if (p.uses[ui].point < i)
+            continue;
+          for (unsigned t = 0; t < v.targetBytes.size(); ++t) {
+            if (f.e[ui][l][t] < 0)
+              continue;
+            if (own < 0)
+              own = ip.addColumn(0, 1, 0, /*integer=*/false);
+            std::vector<std::pair<int, double>> row = {{own, 1.0},
+                                                       {f.e[ui][l][t], -1.0}};
+            // Read through a copy: held until the copy is made, at the
+            // first consumer needing it (none of those before i).
+            if (!v.isSame[l][t])
+              for (unsigned wi : usesOf[vi])
+                if (p.uses[wi].point < i && f.e[wi][l][t] >= 0)
+                  row.push_back({f.e[wi][l][t], 1.0});
+            ip.addRow(row, 'G', 0);
+          }
+        }
+        if (own >= 0)
+          f.memory[i].push_back({own, double(v.layoutBytes[l])});
+      }
+    }
+  }
+  // Moved copies: held[i] >= (copy made for a use at i), and >= (made for
+  // uses before and after i) - 1.
+  for (auto [vi, v] : llvm::enumerate(p.values)) {
+    for (unsigned t = 0; t < v.targetBytes.size(); ++t) {
+      // a(u): use u reads a copy in target t.
+      std::vector<std::pair<int64_t, std::vector<std::pair<int, double>>>>
+          reads;
+      for (unsigned ui : usesOf[vi]) {
+        std::vector<std::pair<int, double>> a;
+        for (unsigned l = 0; l < v.layoutBytes.size(); ++l)
+          if (f.e[ui][l][t] >= 0 && (!v.isSame[l][t] || v.hoisted))
+            a.push_back({f.e[ui][l][t], 1.0});
+        if (!a.empty())
+          reads.push_back({p.uses[ui].point, std::move(a)});
+      }
+      if (reads.empty() || v.targetBytes[t] == 0)
+        continue;
+      int64_t first = reads.front().first, last = first;
+      for (auto &r : reads) {
+        first = std::min(first, r.first);
+        last = std::max(last, r.first);
+      }
+      // A hoisted constant is held from the start: each read before it
+      // counts as one after point 0.
+      if (v.hoisted) {
+        size_t n = reads.size();
+        for (size_t r = 0; r < n; ++r)
+          reads.push_back({-1, reads[r].second});
+        first = 0;
+      }
+      for (int64_t i = first; i <= last; ++i) {
+        int held = ip.addColumn(0, 1, 0, /*integer=*/false);
+        for (auto &[point, a] : reads) {
+          if (point != i)
+            continue;
+          std::vector<std::pair<int, double>> row = {{held, 1.0}};
+          for (auto [c, k] : a)
+            row.push_back({c, -k});
+          ip.addRow(row, 'G', 0);
+        }
+        for (auto &[before, a] : reads)
+          for (auto &[after, b] : reads) {
+            if (!(before < i && i < after))
+              continue;
+            std::vector<std::pair<int, double>> row = {{held, 1.0}};
+            for (auto [c, k] : a)
+              row.push_back({c, -k});
+            for (auto [c, k] : b)
+              row.push_back({c, -k});
+            ip.addRow(row, 'G', -1);
+          }
+        f.memory[i].push_back({held, double(v.targetBytes[t])});
+      }
+    }
+  }
+  return f;
+}
+
+/// The strategies of a CBC solution.
+std::vector<unsigned> readStrategies(const Formulation &f,
+                                     const double *solution) {
+  std::vector<unsigned> strategy;
+  for (const std::vector<int> &cols : f.x) {
+    unsigned best = 0;
+    for (unsigned s = 0; s < cols.size(); ++s)
+      if (solution[cols[s]] > solution[cols[best]])
+        best = s;
+    strategy.push_back(best);
+  }
+  return strategy;
+}
+} // namespace
+
+/// The least peak any plan reaches: the same program minimizing a bound on
+/// every point's memory.
+static int64_t solveLeastPeak(const AutoShardProblem &p,
+                              double timeLimitSeconds, bool &proven) {
+  IntegerProgram ip;
+  Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
+  int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
+  for (auto &row : f.memory) {
+    std::vector<std::pair<int, double>> terms = row;
+    terms.push_back({peak, -1.0});
+    ip.addRow(terms, 'L', 0);
+  }
+  Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
+  Cbc_solve(ip.get());
+  if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
+    return -1;
+  proven = Cbc_isProvenOptimal(ip.get());
+  return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
+}
+
+FailureOr<AutoShardSolution>
+shardc::detail::solveAutoShard(const AutoShardProblem &p,
+                               double timeLimitSeconds, int64_t &leastPeak,
+                               bool &leastPeakProven) {
+  AutoShardSolution solution;
+  IntegerProgram ip;
+  Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
+  for (auto &row : f.memory)
+    ip.addRow(row, 'L', double(*p.memoryBudget));
+  // The local search's plan, if it fits, starts CBC off: under a tight
+  // budget a feasible plan is the hard part.
+  std::vector<unsigned> heuristic = localSearch(p, /*smallest=*/false);
+  auto fits = [&](const std::vector<unsigned> &plan) {
+    return !p.memoryBudget || evaluatePeakBytes(p, plan) <= *p.memoryBudget;
+  };
+  bool heuristicFits = fits(heuristic);
+  if (p.memoryBudget) {
+    std::vector<unsigned> split = localSearch(p, /*smallest=*/true);
+    if (fits(split) && (!heuristicFits || evaluateSeconds(p, split) <
+                                              evaluateSeconds(p, heuristic))) {
+      heuristic = std::move(split);
+      heuristicFits = true;
+    }
+  }
+  if (heuristicFits) {
+    std::vector<int> cols;
+    std::vector<double> values;
+    for (auto [n, nodeCols] : llvm::enumerate(f.x))
+      for (auto [s, c] : llvm::enumerate(nodeCols)) {
+        cols.push_back(c);
+        values.push_back(s == heuristic[n] ? 1.0 : 0.0);
+      }
+    Cbc_setMIPStartI(ip.get(), cols.size(), cols.data(), values.data());
+  }
+  Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
+  Cbc_solve(ip.get());
+  bool found = Cbc_isProvenOptimal(ip.get()) ||
+               Cbc_numberSavedSolutions(ip.get()) > 0;
+  // Finished (not stopped by the time limit) without a plan: none fits.
+  if (Cbc_isProvenInfeasible(ip.get()) ||
+      (!found && Cbc_status(ip.get()) == 0)) {
+    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
+    return failure();
+  }
+  if (found) {
+    solution.strategy = readStrategies(f, Cbc_getColSolution(ip.get()));
+    solution.optimal = Cbc_isProvenOptimal(ip.get());
+    // Past the time limit, the local search may have done better.
+    if (!solution.optimal && heuristicFits &&
+        evaluateSeconds(p, heuristic) < evaluateSeconds(p, solution.strategy)) {
+      solution.strategy = heuristic;
+      solution.heuristic = true;
+    }
+    return solution;
+  }
+  if (!heuristicFits) {
+    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
+    return failure();
+  }
+  solution.strategy = std::move(heuristic);
+  solution.heuristic = true;
+  return solution;
+}

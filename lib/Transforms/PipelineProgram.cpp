@@ -1,0 +1,587 @@
+//===- PipelineProgram.cpp - one program per pipeline stage ---------------===//
+//
+// How the loss function becomes the stage programs (Pipeline.h):
+//
+//  1. The function is cloned at the micro-batch size: every non-parameter
+//     argument's dim 0 is divided by m and the result types are inferred
+//     again op by op.
+//  2. Each stage's ops become a function of their own, whose arguments are
+//     the inputs it uses and the values it receives from earlier stages
+//     and whose results are the values later stages use (and, on the last
+//     stage, the loss). Constants and other operand-less ops are recomputed
+//     by each stage that uses them rather than sent.
+//  3. That function is differentiated (the autodiff core, with respect to
+//     the stage's parameters and what it received) and split into forward
+//     and backward halves (SplitForwardBackward.h).
+//  4. The stage program unrolls the schedule: for forward action Fj it
+//     slices micro-batch j of its inputs, receives, inlines the forward
+//     half and sends; for Bj it receives the cotangents of what it sent,
+//     inlines the backward half with Fj's residuals, sends the gradients of
+//     what it received back and adds its parameters' gradients to the
+//     running sums; last, one SGD update.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Transforms/Pipeline.h"
+
+#include "shardc/Dialect/CostOpInterface.h"
+#include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/ValueNames.h"
+#include "shardc/Transforms/Autodiff.h"
+#include "shardc/Transforms/SplitForwardBackward.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
+int64_t byteSizeOf(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.getNumElements() *
+         std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+/// A value computed by one stage and used by later ones.
+struct Boundary {
+  Value value;
+  int64_t from;
+  /// The stages using it, ascending.
+  SmallVector<int64_t> to;
+};
+
+/// Records what a builder creates, so that an action's ops can be tagged.
+struct CreatedOps : OpBuilder::Listener {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+  std::vector<Operation *> ops;
+};
+
+/// What one stage's forward and backward halves take and give.
+struct StageHalves {
+  func::FuncOp forward, backward;
+  /// Arguments of the halves' primal part: loss-function argument indices,
+  /// then the received boundaries (indices into `boundaries`).
+  SmallVector<unsigned> usedArgs;
+  SmallVector<unsigned> received;
+  /// Boundaries this stage sends (indices into `boundaries`).
+  SmallVector<unsigned> sent;
+  /// Which primal arguments are differentiated, in gradient order.
+  SmallVector<unsigned> wrt;
+  unsigned numResiduals = 0;
+};
+
+class PipelineBuilder {
+public:
+  PipelineBuilder(func::FuncOp func, const PipelineOptions &options,
+                  PipelineProgram &program)
+      : func(func), options(options), program(program),
+        builder(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult checkFunction();
+  FailureOr<func::FuncOp> cloneAtMicrobatchSize();
+  void findBoundaries(func::FuncOp micro);
+  FailureOr<StageHalves> buildHalves(func::FuncOp micro, int64_t stage);
+  LogicalResult assemble(int64_t stage, const StageHalves &halves);
+
+  func::FuncOp func;
+  const PipelineOptions &options;
+  PipelineProgram &program;
+  OpBuilder builder;
+  SmallVector<unsigned> params;
+  llvm::DenseSet<unsigned> isParam;
+  std::vector<Boundary> boundaries;
+  /// Stage of each op of the micro-batch function.
+  llvm::DenseMap<Operation *, int64_t> stageOf;
+  /// Functions to erase once the stage programs exist.
+  SmallVector<func::FuncOp> scratch;
+};
+
+} // namespace
+
+LogicalResult PipelineBuilder::checkFunction() {
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("pipelining needs a function with a single block");
+  if (func->hasAttr(ShardcDialect::getSpmdAttrName()))
+    return func.emitError() << "cannot pipeline @" << func.getSymName()
+                            << ": it is already partitioned (shardc.spmd); "
+                               "pipeline the global program";
+  if (func.getNumResults() == 0 ||
+      cast<RankedTensorType>(func.getResultTypes()[0]).getRank() != 0 ||
+      !isFloatTensor(func.getResultTypes()[0]))
+    return func.emitError() << "pipelining trains a function whose first "
+                               "result is the scalar float loss; @"
+                            << func.getSymName() << " has none";
+  FailureOr<MeshOp> mesh = getFunctionMesh(func);
+  if (failed(mesh))
+    return failure();
+  program.mesh = *mesh;
+  int64_t size = program.mesh.getAxisSize(options.axis);
+  if (size < 0)
+    return program.mesh.emitError()
+           << "the pipeline axis \"" << options.axis << "\" is not an axis of @"
+           << program.mesh.getSymName() << " (axes "
+           << program.mesh.getAxisNames() << ")";
+  program.axis = options.axis;
+  program.numStages = size;
+  program.numMicrobatches =
+      options.microbatches > 0 ? options.microbatches : size;
+  program.schedule = options.schedule;
+
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (func.getArgAttr(i, ShardcDialect::getParamAttrName())) {
+      if (!isFloatTensor(func.getArgumentTypes()[i]))
+        return func.emitError() << "parameter '" << getArgumentName(func, i)
+                                << "' is not a float tensor";
+      params.push_back(i);
+      isParam.insert(i);
+      continue;
+    }
+    auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+    if (type.getRank() == 0 || type.getDimSize(0) % program.numMicrobatches)
+      return func.emitError()
+             << "input '" << getArgumentName(func, i) << "' (" << type
+             << ") cannot be split into " << program.numMicrobatches
+             << " micro-batches along dim 0";
+  }
+  if (params.empty())
+    return func.emitError() << "pipelining trains parameters: mark inputs of @"
+                            << func.getSymName()
+                            << " as parameters (\"param\": true)";
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (op.getNumResults() != 1)
+      return op.emitError("pipelining expects ops with one result");
+  return success();
+}
+
+FailureOr<func::FuncOp> PipelineBuilder::cloneAtMicrobatchSize() {
+  func::FuncOp micro = func.clone();
+  micro.setSymName((func.getSymName() + ".microbatch").str());
+  builder.setInsertionPointAfter(func);
+  builder.insert(micro);
+  scratch.push_back(micro);
+  Block &body = micro.getBody().front();
+  llvm::DenseSet<Value> changed;
+  for (BlockArgument arg : body.getArguments()) {
+    if (isParam.contains(arg.getArgNumber()))
+      continue;
+    auto type = cast<RankedTensorType>(arg.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] /= program.numMicrobatches;
+    arg.setType(type.clone(shape));
+    changed.insert(arg);
+  }
+  for (auto [i, op] : llvm::enumerate(body.without_terminator())) {
+    stageOf[&op] = program.assignment.opStages[i];
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return changed.contains(v); }))
+      continue;
+    SmallVector<Type> types;
+    if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
+      if (failed(infer.inferReturnTypes(
+              op.getContext(), op.getLoc(), op.getOperands(),
+              op.getRawDictionaryAttrs(), op.getPropertiesStorage(),
+              op.getRegions(), types)))
+        return op.emitError() << "cannot split the batch into micro-batches "
+                                 "through this op";
+    } else if (op.hasTrait<mlir::OpTrait::SameOperandsAndResultType>()) {
+      types.push_back(op.getOperand(0).getType());
+    } else {
+      return op.emitError()
+             << "cannot split the batch into micro-batches through '"
+             << op.getName()
+             << "': its result type does not follow from its operands";
+    }
+    for (auto [result, type] : llvm::zip(op.getResults(), types)) {
+      result.setType(type);
+      changed.insert(result);
+    }
+  }
+  micro.setFunctionType(FunctionType::get(
+      micro.getContext(), body.getArgumentTypes(),
+      body.getTerminator()->getOperandTypes()));
+  if (failed(mlir::verify(micro)))
+    return func.emitError() << "cannot split the batch of @"
+                            << func.getSymName() << " into "
+                            << program.numMicrobatches << " micro-batches";
+  return micro;
+}
+
+void PipelineBuilder::findBoundaries(func::FuncOp micro) {
+  for (Operation &op : micro.getBody().front().without_terminator()) {
+    // An operand-less op (a constant, an iota) is recomputed where needed.
+    if (op.getNumOperands() == 0)
+      continue;
+    Value v = op.getResult(0);
+    Boundary b{v, stageOf.lookup(&op), {}};
+    for (Operation *user : v.getUsers())
+      if (!isa<func::ReturnOp>(user) && stageOf.lookup(user) > b.from &&
+          !llvm::is_contained(b.to, stageOf.lookup(user)))
+        b.to.push_back(stageOf.lookup(user));
+    llvm::sort(b.to);
+    if (!b.to.empty())
+      boundaries.push_back(std::move(b));
+  }
+}
+
+FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
+                                                    int64_t stage) {
+  MLIRContext *ctx = micro.getContext();
+  Block &body = micro.getBody().front();
+  bool last = stage == program.numStages - 1;
+  StageHalves halves;
+  llvm::DenseSet<unsigned> used;
+  for (Operation &op : body.without_terminator())
+    if (stageOf.lookup(&op) == stage)
+      for (Value v : op.getOperands())
+        if (auto arg = dyn_cast<BlockArgument>(v))
+          used.insert(arg.getArgNumber());
+  for (unsigned i = 0; i < micro.getNumArguments(); ++i)
+    if (used.contains(i))
+      halves.usedArgs.push_back(i);
+  for (auto [i, b] : llvm::enumerate(boundaries)) {
+    if (llvm::is_contained(b.to, stage)) {
+      if (!isFloatTensor(b.value.getType()))
+        return b.value.getDefiningOp()->emitError()
+               << describeValue(b.value) << " (" << b.value.getType()
+               << ") is computed by pipeline stage " << b.from
+               << " and used by stage " << stage
+               << "; only float values cross stages";
+      halves.received.push_back(i);
+    }
+    if (b.from == stage)
+      halves.sent.push_back(i);
+  }
+
+  // @stage<k>(used args, received, cotangents) -> (sent, [loss]).
+  SmallVector<Type> argTypes, resultTypes;
+  for (unsigned i : halves.usedArgs)
+    argTypes.push_back(micro.getArgumentTypes()[i]);
+  for (unsigned b : halves.received)
+    argTypes.push_back(boundaries[b].value.getType());
+  for (unsigned b : halves.sent)
+    resultTypes.push_back(boundaries[b].value.getType());
+  Value loss = body.getTerminator()->getOperand(0);
+  if (last)
+    resultTypes.push_back(loss.getType());
+  unsigned numPrimal = argTypes.size(), numOutputs = resultTypes.size();
+  argTypes.append(resultTypes.begin(), resultTypes.end());
+
+  builder.setInsertionPointAfter(micro);
+  auto fn = func::FuncOp::create(
+      builder, micro.getLoc(),
+      (micro.getSymName() + ".stage" + Twine(stage)).str(),
+      FunctionType::get(ctx, argTypes, resultTypes));
+  scratch.push_back(fn);
+  Block *entry = fn.addEntryBlock();
+  auto nameArg = [&](unsigned i, StringRef name) {
+    fn.setArgAttr(i, ShardcDialect::getNameAttrName(),
+                  StringAttr::get(ctx, name));
+  };
+  IRMapping map;
+  for (auto [k, i] : llvm::enumerate(halves.usedArgs)) {
+    map.map(body.getArgument(i), entry->getArgument(k));
+    nameArg(k, getArgumentName(micro, i));
+    if (isParam.contains(i)) {
+      fn.setArgAttr(k, ShardcDialect::getParamAttrName(), UnitAttr::get(ctx));
+      halves.wrt.push_back(k);
+    }
+  }
+  for (auto [k, b] : llvm::enumerate(halves.received)) {
+    unsigned index = halves.usedArgs.size() + k;
+    map.map(boundaries[b].value, entry->getArgument(index));
+    nameArg(index, describeValue(boundaries[b].value));
+    halves.wrt.push_back(index);
+  }
+  for (unsigned k = 0; k < numOutputs; ++k)
+    nameArg(numPrimal + k, "cotangent" + std::to_string(k));
+
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  for (Operation &op : body.without_terminator()) {
+    if (stageOf.lookup(&op) != stage)
+      continue;
+    for (Value v : op.getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && !map.contains(v) && def->getNumOperands() == 0)
+        b.clone(*def, map); // recompute an earlier stage's constant
+    Operation *clone = b.clone(op, map);
+    clone->removeAttr(ShardcDialect::getStageAttrName());
+  }
+  SmallVector<Value> results;
+  for (unsigned s : halves.sent)
+    results.push_back(map.lookup(boundaries[s].value));
+  if (last)
+    results.push_back(map.lookup(loss));
+  auto ret = func::ReturnOp::create(b, micro.getLoc(), results);
+
+  if (failed(checkDifferentiable(fn)))
+    return failure();
+  SmallVector<Value> seeds;
+  for (unsigned k = 0; k < numOutputs; ++k)
+    seeds.push_back(entry->getArgument(numPrimal + k));
+  FailureOr<SmallVector<Value>> gradients =
+      buildGradients(fn, halves.wrt, seeds);
+  if (failed(gradients))
+    return failure();
+  results.append(gradients->begin(), gradients->end());
+  ret->setOperands(results);
+  SmallVector<Type> allResults;
+  for (Value v : results)
+    allResults.push_back(v.getType());
+  fn.setFunctionType(FunctionType::get(ctx, argTypes, allResults));
+
+  std::string name = fn.getSymName().str();
+  FailureOr<ForwardBackwardSplit> split = splitForwardBackward(
+      fn, numPrimal, numOutputs, name + ".forward", name + ".backward");
+  if (failed(split))
+    return failure();
+  halves.forward = split->forward;
+  halves.backward = split->backward;
+  halves.numResiduals = split->numResiduals;
+  scratch.push_back(split->forward);
+  scratch.push_back(split->backward);
+
+  PipelineStage &info = program.stages[stage];
+  for (Operation &op : halves.forward.getBody().front())
+    info.forwardFlops += getOpFlops(&op);
+  for (Operation &op : halves.backward.getBody().front())
+    info.backwardFlops += getOpFlops(&op);
+  // What a micro-batch in flight holds: the backward's non-parameter
+  // primal inputs (micro-batch slices, received activations) and the
+  // residuals, where the backward uses them.
+  Block &backward = halves.backward.getBody().front();
+  for (unsigned i = 0; i < numPrimal + halves.numResiduals; ++i) {
+    BlockArgument arg = backward.getArgument(i);
+    bool param = i < halves.usedArgs.size() &&
+                 isParam.contains(halves.usedArgs[i]);
+    if (!param && !arg.use_empty())
+      info.activationBytesPerMicrobatch += byteSizeOf(arg.getType());
+  }
+  return halves;
+}
+
+/// Clones the body of `fn` with its arguments bound to `args`; returns the
+/// returned values.
+static SmallVector<Value> inlineBody(OpBuilder &b, func::FuncOp fn,
+                                     ValueRange args) {
+  IRMapping map;
+  Block &body = fn.getBody().front();
+  map.map(body.getArguments(), args);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, map);
+  SmallVector<Value> out;
+  for (Value v : body.getTerminator()->getOperands())
+    out.push_back(map.lookupOrDefault(v));
+  return out;
+}
+
+LogicalResult PipelineBuilder::assemble(int64_t stage,
+                                        const StageHalves &halves) {
+  MLIRContext *ctx = func.getContext();
+  PipelineStage &info = program.stages[stage];
+  bool last = stage == program.numStages - 1;
+  int64_t m = program.numMicrobatches;
+  Location loc = func.getLoc();
+  auto meshRef = FlatSymbolRefAttr::get(program.mesh.getSymNameAttr());
+  auto axis = StringAttr::get(ctx, program.axis);
+  auto i64 = [&](int64_t v) {
+    return IntegerAttr::get(IntegerType::get(ctx, 64), v);
+  };
+
+  // @pipeline_stage<k>(used args at full size, learning_rate)
+  //     -> ([loss], next params).
+  SmallVector<Type> argTypes;
+  for (unsigned i : halves.usedArgs) {
+    argTypes.push_back(func.getArgumentTypes()[i]);
+    info.argumentSources.push_back(i);
+  }
+  auto scalar = RankedTensorType::get({}, builder.getF32Type());
+  argTypes.push_back(scalar);
+  info.argumentSources.push_back(-1);
+  SmallVector<Type> resultTypes;
+  if (last) {
+    resultTypes.push_back(func.getResultTypes()[0]);
+    info.resultParams.push_back(-1);
+  }
+  SmallVector<unsigned> stageParams;
+  for (auto [k, i] : llvm::enumerate(halves.usedArgs))
+    if (isParam.contains(i)) {
+      stageParams.push_back(k);
+      resultTypes.push_back(func.getArgumentTypes()[i]);
+      info.resultParams.push_back(i);
+    }
+
+  builder.setInsertionPointToEnd(func->getParentOfType<ModuleOp>().getBody());
+  auto fn = func::FuncOp::create(
+      builder, loc, ("pipeline_stage" + Twine(stage)).str(),
+      FunctionType::get(ctx, argTypes, resultTypes));
+  fn->setAttr(ShardcDialect::getSpmdAttrName(), UnitAttr::get(ctx));
+  fn->setAttr(ShardcDialect::getStageAttrName(), i64(stage));
+  Block *entry = fn.addEntryBlock();
+  for (auto [k, i] : llvm::enumerate(halves.usedArgs)) {
+    fn.setArgAttr(k, ShardcDialect::getNameAttrName(),
+                  StringAttr::get(ctx, getArgumentName(func, i)));
+    if (isParam.contains(i))
+      fn.setArgAttr(k, ShardcDialect::getParamAttrName(), UnitAttr::get(ctx));
+  }
+  fn.setArgAttr(halves.usedArgs.size(), ShardcDialect::getNameAttrName(),
+                StringAttr::get(ctx, "learning_rate"));
+  for (auto [r, p] : llvm::enumerate(info.resultParams))
+    if (p >= 0)
+      fn.setResultAttr(r, ShardcDialect::getNextAttrName(),
+                       StringAttr::get(ctx, getArgumentName(func, p)));
+
+  CreatedOps created;
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  b.setListener(&created);
+  auto tag = [&](StringRef action) {
+    for (Operation *op : created.ops)
+      op->setAttr(ShardcDialect::getPipelineActionAttrName(),
+                  StringAttr::get(ctx, action));
+    created.ops.clear();
+  };
+
+  // Per micro-batch: the forward half's primal arguments and residuals.
+  std::vector<SmallVector<Value>> primals(m), residuals(m);
+  SmallVector<Value> losses;
+  SmallVector<Value> gradientSums(stageParams.size());
+  unsigned numSent = halves.sent.size();
+  for (const PipelineAction &action : program.actions[stage]) {
+    int64_t j = action.microbatch;
+    if (action.phase == PipelineAction::Forward) {
+      SmallVector<Value> args;
+      for (auto [k, i] : llvm::enumerate(halves.usedArgs)) {
+        Value whole = entry->getArgument(k);
+        if (isParam.contains(i)) {
+          args.push_back(whole);
+          continue;
+        }
+        auto type = cast<RankedTensorType>(whole.getType());
+        SmallVector<int64_t> start(type.getRank(), 0),
+            limit(type.getShape());
+        int64_t rows = type.getDimSize(0) / m;
+        start[0] = j * rows;
+        limit[0] = (j + 1) * rows;
+        args.push_back(SliceOp::create(b, loc, whole, start, limit,
+                                       ArrayRef<int64_t>{}));
+      }
+      for (unsigned r : halves.received)
+        args.push_back(RecvOp::create(b, loc, boundaries[r].value.getType(),
+                                      meshRef, axis,
+                                      i64(boundaries[r].from)));
+      SmallVector<Value> out = inlineBody(b, halves.forward, args);
+      for (auto [k, s] : llvm::enumerate(halves.sent))
+        for (int64_t to : boundaries[s].to)
+          SendOp::create(b, loc, out[k], meshRef, axis, i64(to));
+      if (last)
+        losses.push_back(out[numSent]);
+      primals[j] = std::move(args);
+      residuals[j].assign(out.begin() + numSent + (last ? 1 : 0), out.end());
+    } else {
+      // Cotangents of what this stage sent, summed over the stages that
+      // used it; the loss's is 1 (the step's loss is the micro-batches'
+      // sum).
+      SmallVector<Value> args(primals[j]);
+      args.append(residuals[j]);
+      for (unsigned s : halves.sent) {
+        Value sum;
+        for (int64_t from : boundaries[s].to) {
+          Value c = RecvOp::create(b, loc, boundaries[s].value.getType(),
+                                   meshRef, axis, i64(from));
+          sum = sum ? buildAdd(b, loc, sum, c) : c;
+        }
+        args.push_back(sum);
+      }
+      if (last)
+        args.push_back(buildSplatConstant(b, loc, scalar, 1.0));
+      SmallVector<Value> grads = inlineBody(b, halves.backward, args);
+      for (auto [k, r] : llvm::enumerate(halves.received))
+        SendOp::create(b, loc, grads[stageParams.size() + k], meshRef, axis,
+                       i64(boundaries[r].from));
+      for (auto [k, g] : llvm::enumerate(ArrayRef(grads).take_front(
+               stageParams.size())))
+        gradientSums[k] =
+            gradientSums[k] ? buildAdd(b, loc, gradientSums[k], g) : g;
+    }
+    tag(action.str());
+  }
+
+  SmallVector<Value> results;
+  if (last) {
+    Value sum = losses.front();
+    for (Value l : ArrayRef(losses).drop_front())
+      sum = buildAdd(b, loc, sum, l);
+    results.push_back(sum);
+  }
+  Value lr = entry->getArgument(halves.usedArgs.size());
+  for (auto [k, p] : llvm::enumerate(stageParams)) {
+    Value param = entry->getArgument(p);
+    Value step = buildMul(
+        b, loc, buildBroadcastInDim(b, loc, param.getType(), lr, {}),
+        gradientSums[k]);
+    results.push_back(buildSub(b, loc, param, step));
+  }
+  tag("update");
+  func::ReturnOp::create(b, loc, results);
+  info.program = fn;
+  return success();
+}
+
+LogicalResult PipelineBuilder::run() {
+  if (failed(checkFunction()))
+    return failure();
+  FailureOr<StageAssignment> assignment =
+      assignStages(func, program.numStages);
+  if (failed(assignment))
+    return failure();
+  program.assignment = std::move(*assignment);
+  program.actions = buildPipelineSchedule(
+      program.schedule, program.numStages, program.numMicrobatches);
+  program.stages.resize(program.numStages);
+
+  FailureOr<func::FuncOp> micro = cloneAtMicrobatchSize();
+  LogicalResult result = success();
+  if (failed(micro)) {
+    result = failure();
+  } else {
+    findBoundaries(*micro);
+    for (int64_t s = 0; s < program.numStages && succeeded(result); ++s) {
+      FailureOr<StageHalves> halves = buildHalves(*micro, s);
+      if (failed(halves) || failed(assemble(s, *halves)))
+        result = failure();
+    }
+  }
+  for (func::FuncOp f : scratch)
+    f.erase();
+  if (failed(result)) {
+    for (PipelineStage &stage : program.stages)
+      if (stage.program)
+        stage.program.erase();
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<PipelineProgram>
+shardc::buildPipelineProgram(func::FuncOp func, const PipelineOptions &options) {
+  PipelineProgram program;
+  if (failed(PipelineBuilder(func, options, program).run()))
+    return failure();
+  return program;
+}

@@ -1,0 +1,192 @@
+"""Models from PyTorch: exported by torch.onnx.export (torch's defaults and
+do_constant_folding=False), imported by shardc, sharded by a plan on a
+2x2 mesh, run on sim and threads, and compared with PyTorch's forward
+and autograd by shardc's numeric check (max_rel_err <= 1e-5)."""
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import shardc  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PLANS = os.path.join(ROOT, "examples", "plans")
+sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
+import gpt  # noqa: E402
+
+TOLERANCE = 1e-5
+BACKENDS = ["sim", "threads"]
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(16, 64), nn.Linear(64, 16)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+MLP_PLAN = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+            "rules": [["x", ["data", None]],
+                      ["fc1.weight", ["model", None]],
+                      ["fc1.bias", ["model"]],
+                      ["fc2.weight", [None, "model"]]]}
+
+# The encoder layer's MLP is split by columns through the name of its
+# first matmul's output (torch's default export renames its weight); the
+# batch by data.
+ENCODER_PLAN = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+                "rules": [["x", ["data", None, None]],
+                          ["/linear1/MatMul_output_0", [None, None, "model"]]]}
+
+
+def export(model, args, path, names, fold):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gpt.export(model, args, str(path), names, fold)
+
+
+def write_plan(tmp_path, plan):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    return str(path)
+
+
+def check_against_torch(tmp_path, model, args, names, plan, fold, backend):
+    """Forward outputs and (without folding, where parameters keep their
+    state_dict names) parameter gradients equal PyTorch's."""
+    path = tmp_path / "model.onnx"
+    model.eval()
+    export(model, args, path, names, fold)
+    engine = shardc.compile(str(path), plan=plan, backend=backend)
+    assert engine.num_devices == 4
+    engine.load_checkpoint(shardc.read_checkpoint(path))
+
+    params = dict(model.named_parameters())
+    for p in params.values():
+        p.grad = None
+    want = model(*args)
+    got = engine.forward(*[a.numpy() for a in args])
+    assert shardc.max_rel_err(got, want.detach().numpy()) <= TOLERANCE
+
+    cotangent = np.random.default_rng(1).standard_normal(
+        tuple(want.shape)).astype(np.float32)
+    want.backward(torch.from_numpy(cotangent))
+    grads = engine.backward(cotangent)
+    assert grads and set(grads) == set(engine.parameter_names)
+    if fold:
+        return
+    # Every parameter of the module is one of the model's, copies of equal
+    # initial values included (docs/onnx.md).
+    assert set(grads) == set(params)
+    torch_grads = {name: params[name].grad for name in grads}
+    scale = max(float(np.abs(g.numpy()).max()) for g in torch_grads.values())
+    for name, g in grads.items():
+        err = shardc.max_rel_err(g, torch_grads[name].numpy(), scale)
+        assert err <= TOLERANCE, f"gradient of {name}: max_rel_err={err}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fold", [True, False])
+def test_mlp(tmp_path, backend, fold):
+    torch.manual_seed(0)
+    check_against_torch(tmp_path, MLP(), (torch.randn(8, 16),), ["x"],
+                        write_plan(tmp_path, MLP_PLAN), fold, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fold", [True, False])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_encoder_layer(tmp_path, backend, fold, norm_first):
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
+                                       batch_first=True,
+                                       norm_first=norm_first)
+    check_against_torch(tmp_path, layer, (torch.randn(4, 8, 16),), ["x"],
+                        write_plan(tmp_path, ENCODER_PLAN), fold, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fold", [True, False])
+def test_gpt_megatron(tmp_path, backend, fold):
+    torch.manual_seed(0)
+    plan = "gpt_megatron_folded.json" if fold else "gpt_megatron.json"
+    check_against_torch(tmp_path, gpt.GPT(), gpt.example_batch(),
+                        ["idx", "targets"], os.path.join(PLANS, plan), fold,
+                        backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gpt_trains_as_torch_does(tmp_path, backend):
+    """20 SGD steps from the exported weights, sharded by the Megatron
+    plan: the loss of every step is PyTorch's."""
+    torch.manual_seed(0)
+    model = gpt.GPT()
+    idx, targets = gpt.example_batch()
+    path = tmp_path / "gpt.onnx"
+    export(model, (idx, targets), path, ["idx", "targets"], False)
+    engine = shardc.compile(str(path), plan=os.path.join(PLANS, "gpt_megatron.json"),
+                            backend=backend)
+    engine.load_checkpoint(shardc.read_checkpoint(path))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    got, want = [], []
+    for _ in range(20):
+        got.append(float(engine.train_step(idx.numpy(), targets.numpy(),
+                                           optimizer="sgd", lr=0.5)))
+        optimizer.zero_grad()
+        loss = model(idx, targets)
+        loss.backward()
+        optimizer.step()
+        want.append(loss.item())
+    assert want[-1] < want[0] - 0.5, want
+    err = shardc.max_rel_err(np.array(got, np.float32), np.array(want, np.float32))
+    assert err <= TOLERANCE, (got, want)
+    params = engine.parameters()
+    for name, p in model.named_parameters():
+        err = shardc.max_rel_err(params[name], p.detach().numpy())
+        assert err <= TOLERANCE, f"{name} after 20 steps: max_rel_err={err}"
+
+
+def test_plan_names_the_rule_that_matches_nothing(tmp_path):
+    torch.manual_seed(0)
+    path = tmp_path / "mlp.onnx"
+    export(MLP(), (torch.randn(8, 16),), path, ["x"], True)
+    plan = dict(MLP_PLAN, rules=MLP_PLAN["rules"] + [["fc3.weight", [None, None]]])
+    with pytest.raises(shardc.ShardcError,
+                       match=r'rule 4 \("fc3.weight"\) matches no value'):
+        shardc.compile(str(path), plan=write_plan(tmp_path, plan))
+
+
+def test_simulate_with_checkpoint_matches_torch(tmp_path):
+    """The command line: shardc simulate model.onnx --plan --checkpoint
+    --inputs, its reassembled output against PyTorch's."""
+    torch.manual_seed(0)
+    model = gpt.GPT()
+    idx, targets = gpt.example_batch()
+    path = tmp_path / "gpt.onnx"
+    export(model, (idx, targets), path, ["idx", "targets"], False)
+    np.save(tmp_path / "idx.npy", idx.numpy())
+    np.save(tmp_path / "targets.npy", targets.numpy())
+    out = tmp_path / "out"
+    from shardc._tool import SHARDC_TOOL
+    p = subprocess.run(
+        [SHARDC_TOOL, "simulate", str(path), "--plan",
+         os.path.join(PLANS, "gpt_megatron.json"), "--checkpoint", str(path),
+         "--inputs", f"idx={tmp_path / 'idx.npy'}",
+         f"targets={tmp_path / 'targets.npy'}", "--out-dir", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "collectives=9" in p.stdout
+    (written,) = os.listdir(out)
+    with torch.no_grad():
+        want = model(idx, targets).numpy()
+    assert shardc.max_rel_err(np.load(out / written), want) <= TOLERANCE

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Writes the hostile .onnx files of this directory (run it with a python3
+that has the onnx package: Debian's python3-onnx).
+
+usage: make_onnx_inputs.py DIR
+
+Each file is a small model broken in one way; expected.txt says what
+shardc must answer to it.
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def value(name, shape, elem=F):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def relu_model(**kwargs):
+    return model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                 [value("x", [2, 4])], [value("y", [2, 4])], **kwargs)
+
+
+def nested_graph(depth):
+    """A node whose attribute holds a graph whose node holds a graph ...:
+    protobuf's parser must refuse it before its recursion overflows."""
+    leaf = inner = helper.make_graph([], "leaf", [], [])
+    for _ in range(depth):
+        node = helper.make_node("If", ["c"], ["o"], then_branch=inner,
+                                else_branch=leaf)
+        inner = helper.make_graph([node], "g", [], [])
+    return model(inner.node, [value("c", [], TensorProto.BOOL)], [value("o", [1])])
+
+
+def files():
+    good = relu_model().SerializeToString()
+    yield "onnx-truncated.onnx", good[: len(good) // 2]
+    yield "onnx-garbage.onnx", bytes(np.random.default_rng(0).integers(
+        0, 256, 300, dtype=np.uint8))
+    yield "onnx-empty.onnx", b""
+    yield "onnx-opset-11.onnx", relu_model(opset=11).SerializeToString()
+    yield "onnx-unsupported-op.onnx", model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")],
+        [value("x", [1, 1, 4, 4]), value("w", [1, 1, 3, 3])],
+        [value("y", [1, 1, 2, 2])]).SerializeToString()
+    yield "onnx-dynamic-shape.onnx", model(
+        [helper.make_node("Relu", ["x"], ["y"])], [value("x", ["batch", 4])],
+        [value("y", ["batch", 4])]).SerializeToString()
+    yield "onnx-cycle.onnx", model(
+        [helper.make_node("Add", ["x", "b"], ["a"], name="first"),
+         helper.make_node("Relu", ["a"], ["b"], name="second")],
+        [value("x", [2])], [value("b", [2])]).SerializeToString()
+    yield "onnx-undefined-value.onnx", model(
+        [helper.make_node("Add", ["x", "nowhere"], ["y"], name="add")],
+        [value("x", [2])], [value("y", [2])]).SerializeToString()
+    yield "onnx-huge-dims.onnx", model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [value("x", [1 << 40, 1 << 40])], [value("y", [1 << 40, 1 << 40])]
+    ).SerializeToString()
+    short = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+    short.raw_data = short.raw_data[:20]
+    yield "onnx-initializer-too-short.onnx", model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], [value("x", [2, 4])],
+        [value("y", [2, 4])], [short]).SerializeToString()
+    yield "onnx-wrong-type.onnx", model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu_ints")],
+        [value("x", [2, 4], I64)], [value("y", [2, 4], I64)]).SerializeToString()
+    yield "onnx-double-input.onnx", model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [value("x", [2, 4], TensorProto.DOUBLE)],
+        [value("y", [2, 4], TensorProto.DOUBLE)]).SerializeToString()
+    external = TensorProto(name="w", data_type=F, dims=[4, 4])
+    external.data_location = TensorProto.EXTERNAL
+    external.external_data.add(key="location", value="weights.bin")
+    yield "onnx-external-data.onnx", model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], [value("x", [2, 4])],
+        [value("y", [2, 4])], [external]).SerializeToString()
+    yield "onnx-reshape-dynamic.onnx", model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+        [value("x", [2, 4]), value("shape", [2], I64)],
+        [value("y", [4, 2])]).SerializeToString()
+    yield "onnx-constant-of-shape-huge.onnx", model(
+        [helper.make_node("Constant", [], ["s"], value=numpy_helper.from_array(
+            np.array([1 << 20, 1 << 20], np.int64))),
+         helper.make_node("ConstantOfShape", ["s"], ["y"], name="fill")],
+        [], [value("y", [1 << 20, 1 << 20])]).SerializeToString()
+    yield "onnx-matmul-mismatch.onnx", model(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+        [value("x", [2, 4]), value("w", [3, 5])],
+        [value("y", [2, 5])]).SerializeToString()
+    yield "onnx-nested-graphs.onnx", nested_graph(150).SerializeToString()
+    yield "onnx-defined-twice.onnx", model(
+        [helper.make_node("Relu", ["x"], ["y"], name="one"),
+         helper.make_node("Relu", ["x"], ["y"], name="two")],
+        [value("x", [2])], [value("y", [2])]).SerializeToString()
+    yield "onnx-gather-out-of-range.onnx", model(
+        [helper.make_node("Constant", [], ["i"], value=numpy_helper.from_array(
+            np.array([7], np.int64))),
+         helper.make_node("Gather", ["x", "i"], ["y"], name="take")],
+        [value("x", [4, 2])], [value("y", [1, 2])]).SerializeToString()
+
+
+def main():
+    out = sys.argv[1]
+    for name, data in files():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

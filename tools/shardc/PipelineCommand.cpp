@@ -1,0 +1,454 @@
+//===- PipelineCommand.cpp - shardc pipeline ------------------------------===//
+//
+// One pipelined training step (docs/pipeline.md): split the loss function
+// into stages over --pipeline-axis, the batch into --microbatches, build
+// each stage's program for --schedule, run it on --backend, and check the
+// parameters after the step (and the loss) against the unsharded
+// full-batch SGD step. On the simulator it also reports the step time, the
+// bubble against (p-1)/(m+p-1), and the activations each stage holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JobDiagnostics.h"
+#include "ReferenceCheck.h"
+#include "SharedOptions.h"
+#include "ToolCommon.h"
+
+#include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Runtime/PipelineExecution.h"
+#include "shardc/Support/NumericCheck.h"
+#include "shardc/Transforms/Pipeline.h"
+
+#include "shardc/Dialect/ValueNames.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace shardc;
+namespace cl = llvm::cl;
+
+
+static cl::opt<std::string>
+    pipelineAxis("pipeline-axis",
+                 cl::desc("The mesh axis whose coordinate is the stage"),
+                 cl::init("pipe"), cl::sub(pipelineCommand));
+static cl::opt<int64_t>
+    microbatches("microbatches",
+                 cl::desc("Micro-batches per step (default: one per stage)"),
+                 cl::init(0), cl::sub(pipelineCommand));
+static cl::opt<std::string> schedule("schedule",
+                                     cl::desc("gpipe or 1f1b"),
+                                     cl::init("1f1b"),
+                                     cl::sub(pipelineCommand));
+static cl::opt<std::string> backendName("backend",
+                                        cl::desc("sim, threads or mpi"),
+                                        cl::init("sim"),
+                                        cl::sub(pipelineCommand));
+static cl::opt<double> learningRate("learning-rate",
+                                    cl::desc("SGD's learning rate"),
+                                    cl::init(0.01), cl::sub(pipelineCommand));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("mlir: print the stage programs instead of running them"),
+         cl::init(""), cl::sub(pipelineCommand));
+static cl::opt<bool> explain("explain",
+                             cl::desc("Print the stage of every op and each "
+                                      "stage's time per micro-batch"),
+                             cl::init(false), cl::sub(pipelineCommand));
+static cl::opt<std::string>
+    reportJson("report-json", cl::desc("Write the simulation report here"),
+               cl::value_desc("path"), cl::init(""), cl::sub(pipelineCommand));
+static cl::opt<std::string>
+    tracePath("trace", cl::desc("Write a Chrome trace (Perfetto) here"),
+              cl::value_desc("path"), cl::init(""), cl::sub(pipelineCommand));
+static cl::opt<int64_t>
+    timeline("timeline",
+             cl::desc("Print the simulated step as text this many columns "
+                      "wide (0: not at all)"),
+             cl::init(0), cl::sub(pipelineCommand));
+static cl::opt<double> latency("link-latency",
+                               cl::desc("Seconds per message (alpha)"),
+                               cl::init(MachineModel().linkLatencySeconds),
+                               cl::sub(pipelineCommand));
+static cl::opt<double>
+    bandwidth("link-bandwidth", cl::desc("Bytes per second per link (1/beta)"),
+              cl::init(MachineModel().linkBytesPerSecond),
+              cl::sub(pipelineCommand));
+static cl::opt<double> flopRate("flops", cl::desc("FLOP/s per device"),
+                                cl::init(MachineModel().flopsPerSecond),
+                                cl::sub(pipelineCommand));
+static cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Largest accepted max_rel_err of a parameter after the step"),
+    cl::init(1e-4), cl::sub(pipelineCommand));
+
+namespace {
+
+LogicalResult writeText(StringRef path,
+                        llvm::function_ref<void(raw_ostream &)> fn) {
+  std::string error;
+  auto out = openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << "shardc: error: cannot write '" << path << "': " << error
+                 << "\n";
+    return failure();
+  }
+  fn(out->os());
+  out->keep();
+  return success();
+}
+
+/// The unsharded full-batch SGD step of `module`'s entry function on
+/// `inputs`: the loss, and each parameter's value after the step by
+/// argument index.
+struct ReferenceStep {
+  Tensor loss;
+  llvm::DenseMap<int64_t, Tensor> next;
+};
+
+FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
+                                          ArrayRef<Tensor> inputs) {
+  // The optimizer rewrites the function in place: the original's argument
+  // names are read first.
+  std::vector<std::string> argNames;
+  func::FuncOp original = getEntryFunction(reference);
+  for (unsigned i = 0; i < original.getNumArguments(); ++i)
+    argNames.push_back(getArgumentName(original, i));
+  PassManager pm(reference.getContext(), ModuleOp::getOperationName());
+  ShardcOptimizerOptions sgd;
+  sgd.optimizer = "sgd";
+  pm.addPass(createShardcOptimizer(sgd));
+  if (failed(pm.run(reference)))
+    return failure();
+  func::FuncOp step = getEntryFunction(reference);
+  SmallVector<Tensor> args;
+  for (const Tensor &t : inputs)
+    args.push_back(t.clone());
+  llvm::Expected<Tensor> lr = Tensor::allocate({});
+  if (!lr)
+    return step.emitError() << llvm::toString(lr.takeError());
+  lr->values()[0] = float(learningRate);
+  args.push_back(std::move(*lr));
+  FailureOr<SmallVector<Tensor>> out = interpretFunction(step, args);
+  if (failed(out))
+    return failure();
+  ReferenceStep result;
+  result.loss = std::move((*out)[0]);
+  for (unsigned r = 0; r < step.getNumResults(); ++r)
+    if (auto name = step.getResultAttrOfType<StringAttr>(
+            r, ShardcDialect::getNextAttrName()))
+      for (auto [i, argName] : llvm::enumerate(argNames))
+        if (argName == name.getValue())
+          result.next[i] = std::move((*out)[r]);
+  return result;
+}
+
+void printExplanation(func::FuncOp func, const PipelineProgram &program,
+                      const MachineModel &machine) {
+  raw_ostream &os = llvm::outs();
+  os << "stage assignment ("
+     << (program.assignment.explicitStages ? "from \"stage\" annotations"
+                                           : "balanced by forward FLOPs")
+     << "):\n";
+  for (int64_t s = 0; s < program.numStages; ++s) {
+    os << "  stage " << s << ":";
+    for (auto [i, op] :
+         llvm::enumerate(func.getBody().front().without_terminator()))
+      if (program.assignment.opStages[i] == s && op.getNumOperands() != 0)
+        os << " " << getSourceName(op.getResult(0));
+    os << "\n";
+  }
+  os << "per-stage time per micro-batch (" << program.numMicrobatches
+     << " micro-batches):\n";
+  for (auto [s, stage] : llvm::enumerate(program.stages))
+    os << llvm::format("  stage %zu: forward %.3g s, backward %.3g s, "
+                       "activations %lld B\n",
+                       s, stage.forwardFlops / machine.flopsPerSecond,
+                       stage.backwardFlops / machine.flopsPerSecond,
+                       (long long)stage.activationBytesPerMicrobatch);
+}
+
+} // namespace
+
+int shardc::runPipelineCommand() {
+  ToolSession session;
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> module =
+      session.loadInputModel(&func, /*expandComposites=*/true);
+  if (!module)
+    return 1;
+  std::optional<PipelineScheduleKind> kind = parsePipelineSchedule(schedule);
+  if (!kind) {
+    llvm::errs() << "shardc: error: unknown --schedule '" << schedule
+                 << "' (expected gpipe or 1f1b)\n";
+    return 1;
+  }
+  std::optional<BackendKind> backend = parseBackendKind(backendName);
+  if (!backend) {
+    llvm::errs() << "shardc: error: unknown --backend '" << backendName
+                 << "' (expected sim, threads or mpi)\n";
+    return 1;
+  }
+  if (microbatches < 0) {
+    llvm::errs() << "shardc: error: --microbatches must be at least 1\n";
+    return 1;
+  }
+  MachineModel machine;
+  machine.linkLatencySeconds = latency;
+  machine.linkBytesPerSecond = bandwidth;
+  machine.flopsPerSecond = flopRate;
+
+  // The reference runs on the model as given, before the stage programs
+  // join the module.
+  OwningOpRef<ModuleOp> referenceModule = module->clone();
+  PipelineOptions options;
+  options.axis = pipelineAxis;
+  options.microbatches = microbatches;
+  options.schedule = *kind;
+  FailureOr<PipelineProgram> program = buildPipelineProgram(func, options);
+  if (failed(program))
+    return 1;
+  if (emit == "mlir") {
+    program->mesh->print(llvm::outs());
+    llvm::outs() << "\n";
+    for (const PipelineStage &stage : program->stages) {
+      stage.program->print(llvm::outs());
+      llvm::outs() << "\n";
+    }
+    return 0;
+  }
+  if (!emit.empty()) {
+    llvm::errs() << "shardc: error: unknown --emit '" << emit
+                 << "' (expected mlir)\n";
+    return 1;
+  }
+  FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
+  if (failed(inputs))
+    return 1;
+  FailureOr<ReferenceStep> reference =
+      runReferenceStep(*referenceModule, *inputs);
+  if (failed(reference))
+    return 1;
+
+  if (explain)
+    printExplanation(func, *program, machine);
+
+  PipelinePrograms pipeline{program->mesh, program->axis, {}};
+  for (const PipelineStage &stage : program->stages)
+    pipeline.programs.push_back(stage.program);
+  FailureOr<std::vector<int64_t>> stageOf = stagesOfDevices(pipeline);
+  if (failed(stageOf))
+    return 1;
+  int64_t numDevices = static_cast<int64_t>(stageOf->size());
+  auto argsOf = [&](int64_t device) {
+    std::vector<Tensor> args;
+    for (int64_t source :
+         program->stages[(*stageOf)[device]].argumentSources) {
+      if (source >= 0) {
+        args.push_back((*inputs)[source].clone());
+        continue;
+      }
+      Tensor lr = llvm::cantFail(Tensor::allocate({}));
+      lr.values()[0] = float(learningRate);
+      args.push_back(std::move(lr));
+    }
+    return args;
+  };
+
+  // Results by device; under mpi only this rank's.
+  std::vector<std::vector<Tensor>> results(numDevices);
+  std::vector<int64_t> local;
+  PipelineSimulation simulation;
+  double wallSeconds = 0;
+  std::optional<MpiEnvironment> mpi;
+  if (*backend == BackendKind::Mpi) {
+    int argc = 0;
+    char **argv = nullptr;
+    llvm::Expected<MpiEnvironment> env = initializeMpi(argc, argv);
+    if (!env) {
+      llvm::errs() << "shardc: error: " << llvm::toString(env.takeError())
+                   << "\n";
+      return 1;
+    }
+    mpi.emplace(std::move(*env));
+    FailureOr<std::unique_ptr<MpiBackend>> ranks =
+        createMpiBackend(program->mesh);
+    if (failed(ranks))
+      return 1;
+    int64_t rank = mpi->rank();
+    std::vector<Tensor> args = argsOf(rank);
+    FailureOr<std::vector<Tensor>> out =
+        runPipelineOnRank(pipeline, args, (*ranks)->getCommunicator());
+    if (failed(out))
+      return 1;
+    results[rank] = std::move(*out);
+    local.push_back(rank);
+  } else {
+    std::vector<std::vector<Tensor>> deviceArgs;
+    for (int64_t d = 0; d < numDevices; ++d) {
+      deviceArgs.push_back(argsOf(d));
+      local.push_back(d);
+    }
+    FailureOr<std::vector<std::vector<Tensor>>> out = failure();
+    auto start = std::chrono::steady_clock::now();
+    if (*backend == BackendKind::Sim) {
+      SimulationOptions sim;
+      sim.machine = machine;
+      out = simulatePipeline(pipeline, std::move(deviceArgs), sim, simulation);
+    } else {
+      session.getContext().enableMultithreading();
+      ThreadsOptions threads;
+      threads.timeoutSeconds = 600;
+      out = runPipelineOnThreads(pipeline, deviceArgs, threads);
+    }
+    if (failed(out))
+      return 1;
+    wallSeconds = std::chrono::duration<double>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    results = std::move(*out);
+  }
+
+  // Every local device's results against the reference step.
+  bool ok = true;
+  double worst = 0;
+  std::string verdicts;
+  llvm::raw_string_ostream vs(verdicts);
+  for (int64_t d : local) {
+    const PipelineStage &stage = program->stages[(*stageOf)[d]];
+    for (auto [r, param] : llvm::enumerate(stage.resultParams)) {
+      const Tensor &want =
+          param < 0 ? reference->loss : reference->next.find(param)->second;
+      std::string what = param < 0 ? std::string("loss")
+                                   : getArgumentName(func, param) + ".next";
+      auto [rel, abs] = compareToReference(results[d][r], want);
+      (void)abs;
+      worst = std::max(worst, rel);
+      if (!(rel <= tolerance)) {
+        ok = false;
+        vs << "device " << d << ": " << what << " differs from the "
+           << "unsharded full-batch step: max_rel_err=" << rel << "\n";
+      }
+    }
+  }
+
+  if (mpi) {
+    // Rank 0 speaks for the job.
+    llvm::Expected<std::vector<std::string>> all = gatherTextFromEveryRank(
+        (ok ? "1" : "0") + std::to_string(worst) + "\n" + verdicts);
+    if (!all) {
+      llvm::errs() << "shardc: error: " << llvm::toString(all.takeError())
+                   << "\n";
+      return 1;
+    }
+    for (const std::string &text : *all) {
+      ok &= text.front() == '1';
+      StringRef rest = StringRef(text).drop_front();
+      auto [value, messages] = rest.split('\n');
+      double w = 0;
+      if (!value.getAsDouble(w))
+        worst = std::max(worst, w);
+      if (mpi->rank() == 0)
+        llvm::errs() << messages;
+    }
+    if (mpi->rank() != 0)
+      return ok ? 0 : 1;
+  } else {
+    llvm::errs() << verdicts;
+  }
+
+  llvm::outs() << "pipeline: " << program->numStages << " stages over \""
+               << program->axis << "\", " << program->numMicrobatches
+               << " micro-batches, " << stringifyPipelineSchedule(*kind)
+               << ", " << numDevices << " devices ("
+               << stringifyBackendKind(*backend) << ")\n";
+  double ideal =
+      idealBubbleFraction(program->numStages, program->numMicrobatches);
+  std::vector<int64_t> peakPerStage(program->numStages, 0);
+  if (*backend == BackendKind::Sim) {
+    for (int64_t d = 0; d < numDevices; ++d)
+      peakPerStage[(*stageOf)[d]] =
+          std::max(peakPerStage[(*stageOf)[d]],
+                   simulation.peakActivationBytesPerDevice[d]);
+    llvm::outs() << llvm::format(
+        "step %.4g s, bubble %.2f%% (ideal (p-1)/(m+p-1) = %.2f%%)\n",
+        simulation.stepSeconds, 100 * simulation.bubbleFraction, 100 * ideal);
+    llvm::outs() << "peak activations per stage:";
+    for (auto [s, bytes] : llvm::enumerate(peakPerStage))
+      llvm::outs() << " " << bytes << " B ("
+                   << llvm::format(
+                          "%.3g", double(bytes) /
+                                      double(std::max<int64_t>(
+                                          1, program->stages[s]
+                                                 .activationBytesPerMicrobatch)))
+                   << " micro-batches)";
+    llvm::outs() << "\n";
+    if (timeline > 0)
+      llvm::outs() << drawPipelineTimeline(simulation, timeline);
+  }
+  if (*backend == BackendKind::Threads)
+    llvm::outs() << llvm::format("wall time of the step: %.4f s\n",
+                                 wallSeconds);
+  llvm::outs() << llvm::format("parameters after the step vs the unsharded "
+                               "full-batch step: max_rel_err=%.3g %s\n",
+                               worst, ok ? "OK" : "MISMATCH");
+
+  if (!reportJson.empty()) {
+    llvm::json::Array peaks, perMicrobatch, forward, backward;
+    for (auto [s, stage] : llvm::enumerate(program->stages)) {
+      peaks.push_back(peakPerStage[s]);
+      perMicrobatch.push_back(stage.activationBytesPerMicrobatch);
+      forward.push_back(stage.forwardFlops / machine.flopsPerSecond);
+      backward.push_back(stage.backwardFlops / machine.flopsPerSecond);
+    }
+    llvm::json::Object pipelineJson{
+        {"stages", program->numStages},
+        {"microbatches", program->numMicrobatches},
+        {"schedule", stringifyPipelineSchedule(*kind)},
+        {"bubble_fraction", simulation.bubbleFraction},
+        {"ideal_bubble_fraction", ideal},
+        {"peak_activation_bytes_per_stage", std::move(peaks)},
+        {"activation_bytes_per_microbatch", std::move(perMicrobatch)},
+        {"stage_forward_s", std::move(forward)},
+        {"stage_backward_s", std::move(backward)},
+        {"step_time_s", simulation.stepSeconds}};
+    llvm::json::Array sent;
+    for (int64_t bytes : simulation.sentBytesPerDevice)
+      sent.push_back(bytes);
+    llvm::json::Object root{
+        {"devices", numDevices},
+        {"backend", stringifyBackendKind(*backend)},
+        {"max_rel_err", worst},
+        {"pipeline", std::move(pipelineJson)},
+        {"sent_bytes_per_device", std::move(sent)},
+        {"machine",
+         llvm::json::Object{{"link_latency_s", latency.getValue()},
+                            {"link_bytes_per_s", bandwidth.getValue()},
+                            {"flops_per_s", flopRate.getValue()}}}};
+    if (failed(writeText(reportJson, [&](raw_ostream &os) {
+          os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
+             << "\n";
+        })))
+      return 1;
+  }
+  if (!tracePath.empty()) {
+    if (*backend != BackendKind::Sim) {
+      llvm::errs() << "shardc: error: --trace needs --backend sim (the trace "
+                      "is the simulator's timeline)\n";
+      return 1;
+    }
+    if (failed(writeText(tracePath, [&](raw_ostream &os) {
+          writePipelineTrace(simulation, os);
+        })))
+      return 1;
+  }
+  return ok ? 0 : 1;
+}
