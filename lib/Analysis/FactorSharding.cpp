@@ -90,6 +90,21 @@ SmallVector<AxisList> FactorShardings::factorAxesOf(const ShardingRule &rule,
   if (sharding.getRank() != dims.size())
     return out;
   for (auto [d, factors] : llvm::enumerate(dims)) {
+    // A dim of one factor is that factor: it takes the axes, whether or not
+    // they divide it (an uneven dim is padded, docs/sharding.md), until
+    // they split it fully; as below, the axes after that are not followed.
+    if (factors.size() == 1) {
+      int64_t split = 1, whole = rule.getFactor(factors.front()).size;
+      for (StringRef axis : sharding.getDimAxes(d)) {
+        int64_t size = mesh.getAxisSize(axis);
+        if (size < 1 || split == whole ||
+            (whole % (split * size) != 0 && split >= whole))
+          break;
+        out[factors.front()].push_back(axis);
+        split *= size;
+      }
+      continue;
+    }
     size_t k = 0;
     int64_t filled = 1; // product of the axes given to factors[k] so far
     for (StringRef axis : sharding.getDimAxes(d)) {
@@ -109,6 +124,18 @@ SmallVector<AxisList> FactorShardings::factorAxesOf(const ShardingRule &rule,
     }
   }
   return out;
+}
+
+/// True if factor `f` is a dim of its own wherever it appears: then a
+/// device's padded block of the factor is its block of the dim, and the
+/// factor may be split unevenly. In a dim of several factors (a reshape's
+/// merged dim) the blocks of an uneven factor are not blocks of the dim.
+static bool isWholeDimEverywhere(const ShardingRule &rule, int64_t f) {
+  for (unsigned t = 0, e = rule.getNumTensors(); t < e; ++t)
+    for (const DimFactors &dim : rule.getTensor(t))
+      if (dim.size() > 1 && llvm::is_contained(dim, f))
+        return false;
+  return true;
 }
 
 /// True if every tensor of `rule` has every factor.
@@ -197,16 +224,19 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
       conflict.winnerAxes = winner->axes;
       fs.conflicts.push_back(std::move(conflict));
     }
-    // Candidates are built divisible, so this only guards the invariant the
-    // verifier relies on: a factor's axes divide its size.
+    // A factor the axes do not divide is padded on its last devices; that
+    // is only a layout of the tensors where it is a whole dim. Elsewhere
+    // (a merged dim of a reshape) its axes are dropped until they divide,
+    // and the tensor is moved into the layout that remains.
     auto split = [&] {
       int64_t product = 1;
       for (StringRef axis : axes)
         product *= std::max<int64_t>(fs.axisSize(axis), 1);
       return product;
     };
-    while (!axes.empty() && rule.getFactor(f).size % split() != 0)
-      axes.pop_back();
+    if (!isWholeDimEverywhere(rule, f))
+      while (!axes.empty() && rule.getFactor(f).size % split() != 0)
+        axes.pop_back();
     fs.factorAxes[f] = std::move(axes);
     fs.factorSource[f] = fs.factorAxes[f].empty() ? -1 : source;
   }

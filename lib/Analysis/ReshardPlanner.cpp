@@ -2,7 +2,10 @@
 
 #include "shardc/Analysis/ReshardPlanner.h"
 
+#include "shardc/Dialect/UnevenDims.h"
+
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -38,10 +41,19 @@ bool isPrefix(ArrayRef<StringRef> a, ArrayRef<StringRef> b) {
 
 class Planner {
 public:
+  /// `viaReplication`: the dims (a bit each) whose blocks cannot be moved
+  /// group by group (uneven dims whose blocks do not nest, see
+  /// `nestsEvenly`); each is gathered whole first and cut into the target's
+  /// blocks last.
   Planner(MeshOp mesh, ArrayRef<int64_t> globalShape, int64_t elementBytes,
-          FlatSymbolRefAttr meshRef)
+          FlatSymbolRefAttr meshRef, llvm::SmallBitVector viaReplication)
       : mesh(mesh), meshRef(meshRef), globalShape(globalShape),
-        elementBytes(elementBytes) {}
+        elementBytes(elementBytes), viaReplication(std::move(viaReplication)) {}
+
+  /// True if every step of the plan moves whole blocks within its groups.
+  bool isExact() const { return exact; }
+  /// The dims some step of the plan could not move group by group.
+  const llvm::SmallBitVector &getInexactDims() const { return inexactDims; }
 
   int64_t product(ArrayRef<StringRef> axes) const {
     int64_t n = 1;
@@ -53,7 +65,7 @@ public:
   SmallVector<int64_t, 4> localShape(const Layout &l) const {
     SmallVector<int64_t, 4> shape;
     for (auto [d, axes] : llvm::enumerate(l.dims))
-      shape.push_back(globalShape[d] / product(axes));
+      shape.push_back(paddedBlockSize(globalShape[d], product(axes)));
     return shape;
   }
 
@@ -78,8 +90,33 @@ public:
     step.after = after.toAttr(mesh.getContext(), meshRef);
     step.bytesPerDevice =
         collectiveBytesPerDevice(kind, product(axes), localBytes(before));
-    step.groupSize = product(axes);
+    // Uneven dims: a group's blocks must nest in the coarser layout's block.
+    int64_t group = product(axes);
+    step.groupSize = group;
     step.localBytesBefore = localBytes(before);
+    auto check = [&](int64_t d, const Layout &coarse) {
+      if (d >= 0 && !nestsEvenly(globalShape[d], product(coarse.dims[d]),
+                                 group)) {
+        exact = false;
+        inexactDims.set(d);
+      }
+    };
+    switch (kind) {
+    case ReshardStep::Kind::AllGather:
+      check(dim, after);
+      break;
+    case ReshardStep::Kind::AllSlice:
+    case ReshardStep::Kind::ReduceScatter:
+      check(dim, before);
+      break;
+    case ReshardStep::Kind::AllToAll:
+      check(dim, before);
+      check(concatDim, after);
+      break;
+    case ReshardStep::Kind::AllReduce:
+    case ReshardStep::Kind::CollectivePermute:
+      break;
+    }
     plan.bytesPerDevice += step.bytesPerDevice;
     plan.steps.push_back(std::move(step));
   }
@@ -170,6 +207,17 @@ public:
       return plan;
     }
 
+    // 0. Dims moved via replication are gathered whole first (a gather into
+    //    the replicated dim always nests).
+    for (size_t d = 0; d < cur.dims.size(); ++d) {
+      if (!viaReplication.test(d) || cur.dims[d].empty())
+        continue;
+      Layout before = cur;
+      AxisVec axes = cur.dims[d];
+      cur.dims[d].clear();
+      emit(ReshardStep::Kind::AllGather, axes, d, -1, before, cur);
+    }
+
     // 1. Take off every axis that is not where the target wants it, minor
     //    first: to the dim that wants it next (all_to_all), else gathered.
     for (size_t d = 0; d < cur.dims.size(); ++d) {
@@ -188,7 +236,8 @@ public:
         int64_t target = -1;
         AxisVec preSlice;
         for (size_t e = 0; e < to.dims.size() && target < 0; ++e) {
-          if (e == d || !isPrefix(cur.dims[e], to.dims[e]))
+          if (e == d || !isPrefix(cur.dims[e], to.dims[e]) ||
+              viaReplication.test(e))
             continue;
           size_t k = cur.dims[e].size();
           AxisVec slice;
@@ -241,6 +290,8 @@ public:
       if (!llvm::is_contained(to.partial, p))
         pending.push_back(p);
     for (size_t d = 0; d < cur.dims.size() && !pending.empty(); ++d) {
+      if (viaReplication.test(d))
+        continue;
       AxisVec scatter;
       size_t k = cur.dims[d].size();
       while (k < to.dims[d].size() &&
@@ -296,7 +347,10 @@ private:
   FlatSymbolRefAttr meshRef;
   ArrayRef<int64_t> globalShape;
   int64_t elementBytes;
+  llvm::SmallBitVector viaReplication;
   ReshardPlan plan;
+  bool exact = true;
+  llvm::SmallBitVector inexactDims = llvm::SmallBitVector(globalShape.size());
 };
 } // namespace
 
@@ -304,9 +358,12 @@ SmallVector<int64_t, 4> shardc::getLocalShape(ShardingAttr sharding,
                                               MeshOp mesh,
                                               ArrayRef<int64_t> globalShape) {
   SmallVector<int64_t, 4> shape(globalShape);
-  for (size_t d = 0; d < shape.size() && d < sharding.getRank(); ++d)
+  for (size_t d = 0; d < shape.size() && d < sharding.getRank(); ++d) {
+    int64_t split = 1;
     for (StringRef a : sharding.getDimAxes(d))
-      shape[d] /= std::max<int64_t>(1, mesh.getAxisSize(a));
+      split *= std::max<int64_t>(1, mesh.getAxisSize(a));
+    shape[d] = paddedBlockSize(shape[d], split);
+  }
   return shape;
 }
 
@@ -317,8 +374,27 @@ FailureOr<ReshardPlan> shardc::planReshard(ShardingAttr from, ShardingAttr to,
                                            std::string *why) {
   if (from == to)
     return ReshardPlan();
-  return Planner(mesh, globalShape, elementBytes, from.getMesh())
-      .run(from, to, why);
+  // The usual plan moves blocks group by group. Where a step of it meets an
+  // uneven dim whose blocks do not nest (docs/sharding.md#uneven-dims),
+  // those dims go through replication instead, until every step is exact.
+  llvm::SmallBitVector viaReplication(globalShape.size());
+  while (true) {
+    Planner planner(mesh, globalShape, elementBytes, from.getMesh(),
+                    viaReplication);
+    FailureOr<ReshardPlan> plan = planner.run(from, to, why);
+    if (failed(plan) || planner.isExact())
+      return plan;
+    llvm::SmallBitVector more = viaReplication;
+    more |= planner.getInexactDims();
+    // A dim via replication is only gathered whole and cut from whole,
+    // which always nests; this guards that invariant.
+    if (more == viaReplication) {
+      if (why)
+        *why = "an uneven dim's blocks do not nest";
+      return failure();
+    }
+    viaReplication = std::move(more);
+  }
 }
 
 std::optional<ReshardStep> shardc::describeCollective(Operation *op) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/UnevenDims.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringSet.h"
@@ -141,20 +142,27 @@ static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
   return success();
 }
 
-/// Expects `result` to be `input` with dim `dim` scaled by `mul / div`.
+/// Expects `result` to be `input` with each dim of `gathers` concatenated
+/// from the group's `n` blocks and each dim of `splits` cut into `n`. An
+/// uneven dim (docs/sharding.md#uneven-dims) is padded: a cut dim becomes
+/// ceil(size / n), and a gathered dim may drop padding past the size the
+/// result type gives, as long as the input is that size's block
+/// (ceil(result / n)).
 static LogicalResult
 checkScaledType(Operation *op, RankedTensorType input, RankedTensorType result,
-                ArrayRef<std::pair<int64_t, int64_t>> muls,
-                ArrayRef<std::pair<int64_t, int64_t>> divs) {
+                ArrayRef<std::pair<int64_t, int64_t>> gathers,
+                ArrayRef<std::pair<int64_t, int64_t>> splits) {
   SmallVector<int64_t> shape(input.getShape());
-  for (auto [d, n] : divs) {
-    if (shape[d] % n != 0)
-      return op->emitOpError() << "dim " << d << " of size " << shape[d]
-                               << " is not divisible by the group size " << n;
-    shape[d] /= n;
+  for (auto [d, n] : splits)
+    shape[d] = paddedBlockSize(shape[d], n);
+  for (auto [d, n] : gathers) {
+    // The gathered size the result names, if its block is the input's.
+    if (result.getRank() == input.getRank() &&
+        paddedBlockSize(result.getDimSize(d), n) == shape[d])
+      shape[d] = result.getDimSize(d);
+    else
+      shape[d] *= n;
   }
-  for (auto [d, n] : muls)
-    shape[d] *= n;
   auto expected = RankedTensorType::get(shape, input.getElementType());
   if (expected != result)
     return op->emitOpError() << "result type " << result

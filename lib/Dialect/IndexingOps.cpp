@@ -147,6 +147,17 @@ ShardingRule GatherOp::getShardingRule() {
   return rule;
 }
 
+// Padding of the ids (an uneven dim of them) is looked up like any id; in
+// mode "error" it must name a row, so it becomes 0. The table's padding
+// follows its factors (zero on the summed-away axis: a lookup past the
+// table's end in mode "skip" gives zeros, as unsharded).
+PaddingFill GatherOp::getPaddingFill(unsigned operand, const ShardingRule &rule,
+                                     int64_t factor) {
+  if (operand == 1 && getMode() == "error")
+    return PaddingFill::Zero;
+  return getDefaultPaddingFill(rule.getFactor(factor).kind);
+}
+
 // The table's dims, gathered axis included, pass through to the result;
 // the ids' dims are summed away (the updates of every id land in one
 // table).

@@ -2,6 +2,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/UnevenDims.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -38,14 +39,6 @@ void ShardcDialect::initialize() {
   });
 }
 
-/// True inside a function the partitioner produced: there, value types are
-/// local (per-device) shapes and shardings describe the global layout.
-static bool isInSpmdFunction(Operation *op) {
-  auto func = isa<func::FuncOp>(op) ? cast<func::FuncOp>(op)
-                                    : op->getParentOfType<func::FuncOp>();
-  return func && func->hasAttr(ShardcDialect::getSpmdAttrName());
-}
-
 /// `valueName` is only called for a message: verification runs on every
 /// sharded value, and naming one builds a string.
 static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
@@ -62,7 +55,6 @@ static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
            << "sharding of " << valueName() << " names unknown mesh "
            << sharding.getMesh();
   return verifyShardingForType(sharding, mesh, type, valueName,
-                               isInSpmdFunction(anchor),
                                [&] { return anchor->emitOpError(); });
 }
 
@@ -140,6 +132,21 @@ LogicalResult ShardcDialect::verifyRegionResultAttribute(Operation *op,
       return op->emitOpError()
              << "'" << attr.getName().getValue()
              << "' must be a non-empty string (an argument's name)";
+    return success();
+  }
+  if (attr.getName().getValue() == shardc::getGlobalShapeAttrName()) {
+    auto shape = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto type =
+        func && resultIndex < func.getResultTypes().size()
+            ? dyn_cast<RankedTensorType>(func.getResultTypes()[resultIndex])
+            : RankedTensorType();
+    if (!shape || !type || shape.size() != type.getRank() ||
+        llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 0; }))
+      return op->emitOpError()
+             << "'" << attr.getName().getValue()
+             << "' must be an array<i64> of one size >= 0 per dim of the "
+                "result";
     return success();
   }
   if (attr.getName().getValue() != getShardingAttrName())

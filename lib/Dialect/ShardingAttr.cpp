@@ -233,7 +233,6 @@ MeshOp shardc::lookupMesh(Operation *from, FlatSymbolRefAttr mesh) {
 LogicalResult
 shardc::verifyShardingForType(ShardingAttr sharding, MeshOp mesh, Type type,
                               function_ref<std::string()> valueName,
-                              bool localShapes,
                               function_ref<InFlightDiagnostic()> emitError) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
@@ -258,25 +257,11 @@ shardc::verifyShardingForType(ShardingAttr sharding, MeshOp mesh, Type type,
   for (Attribute axis : sharding.getPartial())
     if (failed(axisSize(axis)))
       return failure();
-  for (auto [d, axes] : llvm::enumerate(sharding.getDims())) {
-    int64_t split = 1;
-    for (Attribute axis : axes) {
-      FailureOr<int64_t> size = axisSize(axis);
-      if (failed(size))
+  // Every dim's axes are checked; their product need not divide it: a dim
+  // the axes do not divide is padded (docs/sharding.md#uneven-dims).
+  for (ArrayAttr axes : sharding.getDims())
+    for (Attribute axis : axes)
+      if (failed(axisSize(axis)))
         return failure();
-      split *= *size;
-    }
-    int64_t size = tensor.getDimSize(d);
-    if (!localShapes && size % split != 0) {
-      std::string axesText;
-      llvm::raw_string_ostream os(axesText);
-      llvm::interleaveComma(sharding.getDimAxes(d), os,
-                            [&](StringRef a) { os << "\"" << a << "\""; });
-      return emitError() << "sharding of " << valueName() << ": dim " << d
-                         << " of size " << size << " is not divisible by "
-                         << split << " (axes [" << axesText
-                         << "]); uneven dims are not supported";
-    }
-  }
   return success();
 }

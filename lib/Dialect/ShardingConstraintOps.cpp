@@ -24,7 +24,7 @@ LogicalResult ShardingConstraintOp::verify() {
   return verifyShardingForType(
       sharding, mesh, getInput().getType(),
       [&] { return describeValue(getResult()); },
-      /*localShapes=*/false, [&] { return emitOpError(); });
+      [&] { return emitOpError(); });
 }
 
 // A sharding constraint moves no data in the global program: identity. (It

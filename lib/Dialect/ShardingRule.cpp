@@ -31,6 +31,19 @@ StringRef shardc::stringifyFactorKind(FactorKind kind) {
   return "unknown";
 }
 
+PaddingFill shardc::getDefaultPaddingFill(FactorKind kind) {
+  switch (kind) {
+  case FactorKind::Reduction:
+    return PaddingFill::Zero;
+  case FactorKind::MaxReduction:
+    return PaddingFill::Lowest;
+  case FactorKind::Parallel:
+  case FactorKind::NeedReplication:
+    return PaddingFill::Any;
+  }
+  return PaddingFill::Any;
+}
+
 int64_t ShardingRule::addFactor(int64_t size, FactorKind kind) {
   factors.push_back({size, kind});
   return static_cast<int64_t>(factors.size()) - 1;

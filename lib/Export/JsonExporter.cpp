@@ -13,6 +13,7 @@
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/UnevenDims.h"
 #include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -531,7 +532,8 @@ LogicalResult GraphExporter::exportOutputs(func::FuncOp func,
     DictionaryAttr resultAttrs = func.getResultAttrDict(i);
     for (NamedAttribute attr : attrsOf(resultAttrs)) {
       if (attr.getName() == ShardcDialect::getGradientOfAttrName() ||
-          attr.getName() == ShardcDialect::getNextAttrName())
+          attr.getName() == ShardcDialect::getNextAttrName() ||
+          attr.getName() == getGlobalShapeAttrName())
         continue; // after the sharding
       if (attr.getName() != ShardcDialect::getShardingAttrName())
         return func.emitError()
@@ -546,6 +548,11 @@ LogicalResult GraphExporter::exportOutputs(func::FuncOp func,
                 role == "next" ? ShardcDialect::getNextAttrName()
                                : ShardcDialect::getGradientOfAttrName()))
           entry[role.str()] = of.getValue().str();
+    if (resultAttrs)
+      if (auto shape = resultAttrs.getAs<DenseI64ArrayAttr>(
+              getGlobalShapeAttrName()))
+        entry["global_shape"] = std::vector<int64_t>(shape.asArrayRef().begin(),
+                                                     shape.asArrayRef().end());
     outputs.push_back(std::move(entry));
   }
   graph["outputs"] = std::move(outputs);

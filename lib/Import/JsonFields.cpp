@@ -491,7 +491,7 @@ LogicalResult shardc::jsonimport::checkShardingFits(const JVal &at,
   ImportState &state = at.state();
   return verifyShardingForType(
       sharding, state.mesh.op, type, [&] { return valueDesc.str(); },
-      state.spmd, [&] { return at.error(); });
+      [&] { return at.error(); });
 }
 
 FailureOr<SmallVector<std::string>>

@@ -12,6 +12,8 @@
 
 #include "ImportState.h"
 
+#include "shardc/Dialect/UnevenDims.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
@@ -380,10 +382,24 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
     if (failed(name))
       return failure();
     if (failed(checkFields(
-            entry, {"name", "sharding", "partial", "gradient_of", "next"},
+            entry,
+            {"name", "sharding", "partial", "gradient_of", "next",
+             "global_shape"},
             {"name"})))
       return failure();
     NamedAttrList roles;
+    // A partitioned program's uneven result: its global shape
+    // (docs/sharding.md#uneven-dims).
+    if (JVal field = entry.field("global_shape"); field.present()) {
+      if (!st.spmd)
+        return field.error() << "only a partitioned (\"spmd\": true) "
+                                "program gives an output's global shape";
+      FailureOr<SmallVector<int64_t>> shape = readShape(field);
+      if (failed(shape))
+        return failure();
+      roles.append(getGlobalShapeAttrName(),
+                   DenseI64ArrayAttr::get(st.ctx, *shape));
+    }
     for (StringRef role : {"gradient_of", "next"}) {
       JVal field = entry.field(role);
       if (!field.present())
@@ -402,6 +418,13 @@ LogicalResult GraphImporter::readOutputs(func::FuncOp func) {
                    st.builder.getStringAttr(*of));
     }
     Value value = values.lookup(*name);
+    if (value && roles.get(getGlobalShapeAttrName()) &&
+        cast<DenseI64ArrayAttr>(roles.get(getGlobalShapeAttrName())).size() !=
+            cast<RankedTensorType>(value.getType()).getRank())
+      return entry.field("global_shape").error()
+             << "has one size per dim of output \"" << printable(*name)
+             << "\", which has rank "
+             << cast<RankedTensorType>(value.getType()).getRank();
     if (!value)
       return entry.field("name").error()
              << "names no input or op output \"" << printable(*name) << "\""

@@ -30,18 +30,24 @@ FailureOr<MeshTopology> shardc::getMeshTopology(MeshOp mesh) {
   return std::move(*topology);
 }
 
-/// Checks that `dim` indexes the operand and, if `parts` > 0, splits evenly.
+/// Checks that `dim` indexes the operand.
 static LogicalResult checkDim(Operation *op, const Tensor &input,
-                              StringRef what, int64_t dim, int64_t parts) {
+                              StringRef what, int64_t dim) {
   if (dim < 0 || dim >= input.rank())
     return op->emitError() << "'" << op->getName() << "' " << what << " " << dim
                            << " is out of range for operand "
                            << input.describe();
-  if (parts > 0 && input.dim(dim) % parts != 0)
-    return op->emitError() << "'" << op->getName() << "' operand dim " << dim
-                           << " of size " << input.dim(dim)
-                           << " is not divisible by the group size " << parts;
   return success();
+}
+
+/// `t` with dim `dim` padded to `parts` blocks of ceil(size / parts): the
+/// communicators split evenly, and the padding of an uneven dim
+/// (docs/sharding.md#uneven-dims) goes to the last members.
+static llvm::Expected<Tensor> padToBlocks(const Tensor &t, int64_t dim,
+                                          int64_t parts) {
+  if (parts <= 0 || t.dim(dim) % parts == 0)
+    return t.clone();
+  return tryResizeDim(t, dim, (t.dim(dim) + parts - 1) / parts * parts);
 }
 
 static LogicalResult checkPairs(CollectivePermuteOp op, int64_t groupSize) {
@@ -120,33 +126,57 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
              << "'" << op->getName() << "' failed on device " << device;
     return answer;
   };
+  // Padding added before the communicator call or dropped after it, as a
+  // diagnostic at the op.
+  auto reshaped = [&](llvm::Expected<Tensor> t) -> FailureOr<Tensor> {
+    if (!t)
+      return op->emitError() << "'" << op->getName() << "' on device " << device
+                             << ": " << llvm::toString(t.takeError());
+    return std::move(*t);
+  };
+  // A gather concatenates the group's blocks; past the result's size they
+  // are padding of an uneven dim, dropped.
+  auto dropPadding = [&](FailureOr<Tensor> t, int64_t d) -> FailureOr<Tensor> {
+    if (failed(t) || t->dim(d) == resultType.getDimSize(d))
+      return t;
+    return reshaped(tryResizeDim(*t, d, resultType.getDimSize(d)));
+  };
   FailureOr<Tensor> result = failure();
   int64_t dim = collective.getCollectiveDim();
   switch (collective.getCollectiveKind()) {
   case CollectiveKind::AllGather:
-    if (succeeded(checkDim(op, input, "dim", dim, 0)))
-      result = viaCommunicator(communicator->allGather(input, group, dim));
+    if (succeeded(checkDim(op, input, "dim", dim)))
+      result = dropPadding(
+          viaCommunicator(communicator->allGather(input, group, dim)), dim);
     break;
-  case CollectiveKind::ReduceScatter:
-    if (succeeded(checkDim(op, input, "dim", dim, groupSize)))
+  case CollectiveKind::ReduceScatter: {
+    if (failed(checkDim(op, input, "dim", dim)))
+      break;
+    FailureOr<Tensor> padded = reshaped(padToBlocks(input, dim, groupSize));
+    if (succeeded(padded))
       result = viaCommunicator(communicator->reduceScatter(
-          input, group, dim, toCommunicatorReduction(collective.getCollectiveReduction())));
+          *padded, group, dim,
+          toCommunicatorReduction(collective.getCollectiveReduction())));
     break;
+  }
   case CollectiveKind::AllReduce:
     result = viaCommunicator(communicator->allReduce(
         input, group, toCommunicatorReduction(collective.getCollectiveReduction())));
     break;
   case CollectiveKind::AllToAll: {
     int64_t concatDim = collective.getCollectiveConcatDim();
-    if (failed(checkDim(op, input, "split_dim", dim, groupSize)) ||
-        failed(checkDim(op, input, "concat_dim", concatDim, 0)))
+    if (failed(checkDim(op, input, "split_dim", dim)) ||
+        failed(checkDim(op, input, "concat_dim", concatDim)))
       break;
     if (dim == concatDim) {
       result = op->emitError("split_dim and concat_dim must differ");
       break;
     }
-    result = viaCommunicator(
-        communicator->allToAll(input, group, dim, concatDim));
+    FailureOr<Tensor> padded = reshaped(padToBlocks(input, dim, groupSize));
+    if (succeeded(padded))
+      result = dropPadding(viaCommunicator(communicator->allToAll(
+                               *padded, group, dim, concatDim)),
+                           concatDim);
     break;
   }
   case CollectiveKind::CollectivePermute: {
@@ -158,9 +188,9 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
     break;
   }
   case CollectiveKind::AllSlice: {
-    if (failed(checkDim(op, input, "dim", dim, groupSize)))
+    if (failed(checkDim(op, input, "dim", dim)))
       break;
-    llvm::Expected<Tensor> block = trySliceBlock(
+    llvm::Expected<Tensor> block = trySlicePaddedBlock(
         input, dim, groupSize, topology.groupIndex(device, axes));
     if (!block)
       result = op->emitError() << llvm::toString(block.takeError());

@@ -2,6 +2,7 @@
 
 #include "shardc/Runtime/DeviceLayout.h"
 
+#include "shardc/Dialect/UnevenDims.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/TensorBlocks.h"
 
@@ -58,11 +59,17 @@ shardc::assembleResults(func::FuncOp spmd, MeshOp mesh,
                                 << results[d].size() << " results";
       blocks.push_back(&results[d][i]);
     }
-    // The global shape: the local one scaled back by the result's axes.
+    // The global shape: the partitioner's record where a dim is uneven
+    // (padded), else the local one scaled back by the result's axes.
     SmallVector<int64_t> shape(blocks.front()->shape());
-    for (size_t dim = 0; dim < shape.size() && dim < sharding.getRank(); ++dim)
-      for (StringRef a : sharding.getDimAxes(dim))
-        shape[dim] *= mesh.getAxisSize(a);
+    if (auto global = spmd.getResultAttrOfType<DenseI64ArrayAttr>(
+            i, getGlobalShapeAttrName()))
+      shape.assign(global.asArrayRef().begin(), global.asArrayRef().end());
+    else
+      for (size_t dim = 0; dim < shape.size() && dim < sharding.getRank();
+           ++dim)
+        for (StringRef a : sharding.getDimAxes(dim))
+          shape[dim] *= mesh.getAxisSize(a);
     std::string why;
     FailureOr<Tensor> global =
         assembleGlobal(blocks, sharding, mesh, *topology, shape, why);

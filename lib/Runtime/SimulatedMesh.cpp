@@ -115,6 +115,17 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
     into = std::move(*t);
     return true;
   };
+  // An uneven dim (docs/sharding.md#uneven-dims): blocks are cut from the
+  // input padded to n blocks, and what a gather concatenates past the
+  // result's size is padding, dropped.
+  ArrayRef<int64_t> resultShape =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  auto dropPadding = [&](Tensor &t, int64_t d) -> bool {
+    if (t.dim(d) == resultShape[d])
+      return true;
+    return unwrap(tryResizeDim(t, d, resultShape[d], options.maxTensorBytes),
+                  t);
+  };
   for (int64_t dev = 0; dev < numDevices; ++dev) {
     if (done[dev])
       continue;
@@ -127,7 +138,8 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
     switch (kind) {
     case CollectiveKind::AllGather: {
       Tensor all;
-      if (!unwrap(tryConcatenate(inputs, dim, options.maxTensorBytes), all))
+      if (!unwrap(tryConcatenate(inputs, dim, options.maxTensorBytes), all) ||
+          !dropPadding(all, dim))
         return failure();
       for (int64_t m : group)
         out[m] = all.clone();
@@ -142,7 +154,7 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
     case CollectiveKind::ReduceScatter: {
       Tensor sum = reduceTensors(inputs, reduction);
       for (auto [g, m] : llvm::enumerate(group))
-        if (!unwrap(trySliceBlock(sum, dim, n, g), out[m]))
+        if (!unwrap(trySlicePaddedBlock(sum, dim, n, g), out[m]))
           return failure();
       break;
     }
@@ -151,18 +163,19 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
         std::vector<Tensor> pieces(inputs.size());
         SmallVector<const Tensor *> refs;
         for (auto [i, t] : llvm::enumerate(inputs)) {
-          if (!unwrap(trySliceBlock(*t, dim, n, j), pieces[i]))
+          if (!unwrap(trySlicePaddedBlock(*t, dim, n, j), pieces[i]))
             return failure();
           refs.push_back(&pieces[i]);
         }
         if (!unwrap(tryConcatenate(refs, concatDim, options.maxTensorBytes),
-                    out[m]))
+                    out[m]) ||
+            !dropPadding(out[m], concatDim))
           return failure();
       }
       break;
     case CollectiveKind::AllSlice:
       for (auto [g, m] : llvm::enumerate(group))
-        if (!unwrap(trySliceBlock(*inputs[g], dim, n, g), out[m]))
+        if (!unwrap(trySlicePaddedBlock(*inputs[g], dim, n, g), out[m]))
           return failure();
       break;
     case CollectiveKind::CollectivePermute: {

@@ -2,6 +2,8 @@
 
 #include "shardc/Runtime/TensorBlocks.h"
 
+#include "shardc/Analysis/ReshardPlanner.h"
+
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -74,7 +76,10 @@ llvm::Expected<Tensor> shardc::extractDeviceBlock(const Tensor &global,
        llvm::enumerate(blockCoords(sharding, mesh, topology, device))) {
     if (bc.second == 1)
       continue;
-    llvm::Expected<Tensor> next = trySliceBlock(block, d, bc.second, bc.first);
+    // An uneven dim's last blocks are padded with zeros
+    // (docs/sharding.md#uneven-dims).
+    llvm::Expected<Tensor> next =
+        trySlicePaddedBlock(block, d, bc.second, bc.first);
     if (!next)
       return next.takeError();
     block = std::move(*next);
@@ -134,27 +139,59 @@ FailureOr<Tensor> shardc::assembleGlobal(ArrayRef<const Tensor *> blocks,
     return true;
   };
   DType dtype = blocks.front()->dtype();
-  Tensor global = make(globalShape, dtype);
+  // Blocks are placed into the global shape padded to whole blocks (the
+  // padding of uneven dims, docs/sharding.md#uneven-dims), which is then
+  // cut back to the global shape.
+  SmallVector<int64_t, 4> local = getLocalShape(sharding, mesh, globalShape);
+  for (int64_t dev = 0; dev < topology.numDevices(); ++dev)
+    if (blocks[dev]->shape() != ArrayRef<int64_t>(local)) {
+      why = "device " + std::to_string(dev) + " holds a block of shape " +
+            blocks[dev]->describe() + ", expected " + formatShape(local);
+      return failure();
+    }
+  SmallVector<std::pair<int64_t, int64_t>> counts =
+      blockCoords(sharding, mesh, topology, 0);
+  SmallVector<int64_t> paddedShape(globalShape);
+  for (size_t d = 0; d < paddedShape.size(); ++d)
+    paddedShape[d] = counts[d].second * local[d];
+  auto unpad = [&](Tensor t) -> FailureOr<Tensor> {
+    for (size_t d = 0; d < paddedShape.size(); ++d) {
+      if (paddedShape[d] == globalShape[d])
+        continue;
+      llvm::Expected<Tensor> cut = tryResizeDim(t, d, globalShape[d]);
+      if (!cut) {
+        why = llvm::toString(cut.takeError());
+        return failure();
+      }
+      t = std::move(*cut);
+    }
+    return t;
+  };
+  Tensor global = make(paddedShape, dtype);
   if (!partial.empty()) {
     // The value is the sum of the blocks over the partial axes; add them in
     // device order.
     for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
       if (!isReference(dev))
         continue;
-      Tensor tmp = make(globalShape, dtype);
+      Tensor tmp = make(paddedShape, dtype);
       placeBlock(tmp, *blocks[dev], blockCoords(sharding, mesh, topology, dev));
       accumulateInto(global, tmp, Reduction::Sum);
     }
-    return global;
+    return unpad(std::move(global));
   }
   for (int64_t dev = 0; dev < topology.numDevices(); ++dev)
     if (isReference(dev))
       placeBlock(global, *blocks[dev],
                  blockCoords(sharding, mesh, topology, dev));
-  // Every replica must hold exactly the reference copy's data.
+  FailureOr<Tensor> result = unpad(std::move(global));
+  if (failed(result))
+    return failure();
+  // Every replica must hold exactly the reference copy's data (padding
+  // excepted: what it holds is unspecified).
   for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
     llvm::Expected<Tensor> block =
-        extractDeviceBlock(global, sharding, mesh, topology, dev);
+        extractDeviceBlock(*result, sharding, mesh, topology, dev);
     if (!block) {
       why = llvm::toString(block.takeError());
       return failure();
@@ -171,16 +208,28 @@ FailureOr<Tensor> shardc::assembleGlobal(ArrayRef<const Tensor *> blocks,
             ", expected " + expected.describe();
       return failure();
     }
+    SmallVector<std::pair<int64_t, int64_t>> coords =
+        blockCoords(sharding, mesh, topology, dev);
+    auto isPadding = [&](int64_t i) {
+      for (int64_t d = got.rank() - 1; d >= 0; --d) {
+        int64_t idx = i % got.dim(d);
+        i /= got.dim(d);
+        if (coords[d].first * got.dim(d) + idx >= globalShape[d])
+          return true;
+      }
+      return false;
+    };
     for (int64_t i = 0; i < got.numElements(); ++i)
-      if (got.dtype() == DType::F32
-              ? !(expected.data()[i] == got.data()[i]) &&
-                    !(std::isnan(expected.data()[i]) &&
-                      std::isnan(got.data()[i]))
-              : expected.elementAsDouble(i) != got.elementAsDouble(i)) {
+      if (!isPadding(i) &&
+          (got.dtype() == DType::F32
+               ? !(expected.data()[i] == got.data()[i]) &&
+                     !(std::isnan(expected.data()[i]) &&
+                       std::isnan(got.data()[i]))
+               : expected.elementAsDouble(i) != got.elementAsDouble(i))) {
         why = "replicas disagree: device " + std::to_string(dev) +
               " differs from its replica at element " + std::to_string(i);
         return failure();
       }
   }
-  return global;
+  return result;
 }

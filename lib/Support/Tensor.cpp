@@ -346,6 +346,51 @@ llvm::Expected<Tensor> shardc::trySliceBlock(const Tensor &tensor, int64_t dim,
   return out;
 }
 
+llvm::Expected<Tensor> shardc::tryResizeDim(const Tensor &tensor, int64_t dim,
+                                            int64_t size, uint64_t maxBytes) {
+  if (dim < 0 || dim >= tensor.rank())
+    return makeError("cannot resize " + tensor.describe() + " along dim " +
+                     llvm::Twine(dim) + ": out of range");
+  if (size < 0)
+    return makeError("cannot resize dim " + llvm::Twine(dim) + " of " +
+                     tensor.describe() + " to " + llvm::Twine(size));
+  if (size == tensor.dim(dim))
+    return tensor.clone();
+  SmallVector<int64_t> shape(tensor.shape());
+  shape[dim] = size;
+  // Zeroed: the rows past the old size are padding.
+  llvm::Expected<Tensor> out = Tensor::allocate(shape, tensor.dtype(), maxBytes);
+  if (!out)
+    return out.takeError();
+  int64_t outer, inner;
+  splitAround(tensor.shape(), dim, outer, inner);
+  int64_t width = tensor.elementByteWidth();
+  int64_t run = std::min(size, tensor.dim(dim)) * inner * width;
+  int64_t srcRow = tensor.dim(dim) * inner * width;
+  int64_t dstRow = size * inner * width;
+  for (int64_t o = 0; o < outer && run > 0; ++o)
+    std::memcpy(out->rawData() + o * dstRow, tensor.rawData() + o * srcRow,
+                run);
+  return out;
+}
+
+llvm::Expected<Tensor> shardc::trySlicePaddedBlock(const Tensor &tensor,
+                                                   int64_t dim,
+                                                   int64_t numBlocks,
+                                                   int64_t index) {
+  if (dim < 0 || dim >= tensor.rank() || numBlocks <= 0)
+    return trySliceBlock(tensor, dim, numBlocks, index);
+  if (tensor.dim(dim) % numBlocks == 0)
+    return trySliceBlock(tensor, dim, numBlocks, index);
+  int64_t block = (tensor.dim(dim) + numBlocks - 1) / numBlocks;
+  llvm::Expected<Tensor> padded =
+      tryResizeDim(tensor, dim, block * numBlocks,
+                   std::numeric_limits<uint64_t>::max());
+  if (!padded)
+    return padded.takeError();
+  return trySliceBlock(*padded, dim, numBlocks, index);
+}
+
 llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
                                               int64_t dim, uint64_t maxBytes) {
   if (parts.empty())

@@ -26,6 +26,7 @@
 #include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/UnevenDims.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -147,6 +148,11 @@ private:
   /// max_reduction factor), with the sharding `after`.
   Value emitAllReduceMax(Value local, ArrayRef<StringRef> axes,
                          ShardingAttr after, Location loc);
+  /// Overwrites, in `locals`, the padding of every unevenly split dim that
+  /// `op` would fold into real elements with the fill the op asks for
+  /// (ShardingRuleOpInterface::getPaddingFill).
+  void fillPadding(Operation *op, const ShardingRule &rule,
+                   const LayoutChoice &layout, SmallVectorImpl<Value> &locals);
   LogicalResult partitionRuleOp(Operation *op, const ShardingRule &rule);
   LogicalResult partitionConstant(Operation *op);
 
@@ -171,6 +177,9 @@ private:
   llvm::DenseMap<std::tuple<Attribute, Attribute, Type>, ReshardPlan> plans;
   /// "shardc.sharding", uniqued once per function instead of once per op.
   StringAttr shardingAttrName;
+  /// Padding already filled: (local value, dim, fill) -> filled value, so a
+  /// value read by several sums (forward and backward) is masked once.
+  llvm::DenseMap<std::tuple<Value, int64_t, unsigned>, Value> filled;
 };
 
 ShardingAttr FunctionPartitioner::getAssigned(Value v) {
@@ -363,7 +372,9 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       int64_t shards = 1;
       for (StringRef axis : fs.getFactorAxes(f))
         shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
-      localSizes.push_back(double(rule.getFactor(f).size) / double(shards));
+      // Devices compute their padding too.
+      localSizes.push_back(
+          double(paddedBlockSize(rule.getFactor(f).size, shards)));
     }
     return cost.getFlops(localSizes) / machine.flopsPerSecond;
   };
@@ -503,6 +514,40 @@ Value FunctionPartitioner::emitAllReduceMax(Value local,
   return op->getResult(0);
 }
 
+void FunctionPartitioner::fillPadding(Operation *op, const ShardingRule &rule,
+                                      const LayoutChoice &layout,
+                                      SmallVectorImpl<Value> &locals) {
+  const FactorShardings &factors = *layout.factors;
+  auto ruled = cast<ShardingRuleOpInterface>(op);
+  for (unsigned i = 0; i < rule.getNumOperands(); ++i) {
+    for (auto [d, dimFactors] : llvm::enumerate(rule.getOperand(i))) {
+      // Only a dim of one factor is split unevenly (FactorShardings).
+      if (dimFactors.size() != 1)
+        continue;
+      int64_t f = dimFactors.front();
+      ArrayRef<StringRef> axes = factors.getFactorAxes(f);
+      int64_t split = 1;
+      for (StringRef axis : axes)
+        split *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
+      int64_t size = rule.getFactor(f).size;
+      if (!isUnevenSplit(size, split))
+        continue;
+      PaddingFill fill = ruled.getPaddingFill(i, rule, f);
+      if (fill == PaddingFill::Any)
+        continue;
+      auto key = std::make_tuple(locals[i], int64_t(d), unsigned(fill));
+      Value &done = filled[key];
+      if (!done) {
+        done = buildPaddingFill(builder, stripName(op->getLoc()), locals[i], d,
+                                size, meshRef, axes, fill);
+        // The masked value keeps the operand's layout.
+        done.getDefiningOp()->setAttr(shardingAttrName, layout.operands[i]);
+      }
+      locals[i] = done;
+    }
+  }
+}
+
 LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
                                                    const ShardingRule &rule) {
   std::string why;
@@ -528,6 +573,9 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
       return failure();
     locals.push_back(*local);
   }
+  // Uneven dims: padding a sum, max or contraction would fold into real
+  // elements holds the op's neutral element first.
+  fillPadding(op, rule, *best, locals);
   AxisList maxAxes = best->factors->getMaxReducedAxes();
   SmallVector<Type, 2> localTypes;
   for (auto [i, v] : llvm::enumerate(op->getResults()))
@@ -648,6 +696,26 @@ LogicalResult FunctionPartitioner::run() {
   SmallVector<Type> resultTypes;
   for (Value v : newBlock->getTerminator()->getOperands())
     resultTypes.push_back(v.getType());
+  // A result whose sharding leaves padding: its local shape and sharding no
+  // longer say its global shape, which reassembly needs.
+  for (auto [i, v] : llvm::enumerate(oldBlock.getTerminator()->getOperands())) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto sharding = func.getResultAttrOfType<ShardingAttr>(
+        i, ShardcDialect::getShardingAttrName());
+    SmallVector<int64_t, 4> local =
+        getLocalShape(sharding, mesh, type.getShape());
+    bool padded = false;
+    for (size_t d = 0; d < local.size(); ++d) {
+      int64_t split = 1;
+      for (StringRef a : sharding.getDimAxes(d))
+        split *= std::max<int64_t>(mesh.getAxisSize(a), 1);
+      padded |= local[d] * split != type.getDimSize(d);
+    }
+    if (padded)
+      func.setResultAttr(i, getGlobalShapeAttrName(),
+                         DenseI64ArrayAttr::get(func.getContext(),
+                                                type.getShape()));
+  }
   func.getBody().push_back(newBlock);
   oldBlock.dropAllDefinedValueUses();
   oldBlock.erase();

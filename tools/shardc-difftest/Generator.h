@@ -79,6 +79,10 @@ struct GeneratorOptions {
   bool nonFinite = false;
   /// Fraction of cases also run on the threads backend.
   double threadsFraction = 0.1;
+  /// Fraction of cases drawing uneven dims: sizes the mesh axes do not
+  /// divide (primes, sizes below an axis size) and shardings that split
+  /// them (docs/sharding.md#uneven-dims).
+  double unevenFraction = 0.3;
 };
 
 /// The optimizer step of a TrainStep case.
@@ -103,6 +107,8 @@ struct GeneratedCase {
   bool threads = false;
   /// Tensor ops built (for the verbose log).
   int numOps = 0;
+  /// Sharding annotations drawn that split a dim unevenly.
+  int unevenShardings = 0;
 };
 
 /// Generates one random case into `ctx`.

@@ -2,9 +2,10 @@
 //
 // Meshes have 1 to 4 axes of sizes 1 to 5 (odd ones included) and up to 16
 // devices. Dims are mostly products of axis sizes, so that most random
-// shardings divide them; every sharding is still checked for divisibility
-// against the actual shape (uneven dims are a separate issue), so
-// annotations are always valid.
+// shardings divide them. In a case drawing uneven dims, dims are also
+// primes and sizes below the axis sizes, and shardings split dims their
+// axes do not divide (padded, docs/sharding.md#uneven-dims); otherwise
+// every sharding divides the actual shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,6 +68,10 @@ void ProgramBuilder::drawMesh() {
 }
 
 int64_t ProgramBuilder::randomDim() {
+  // Primes and sizes below an axis size: blocks with padding, and devices
+  // holding nothing but padding.
+  if (uneven && rng.chance(0.35))
+    return rng.pick<int64_t>({1, 2, 3, 5, 7, 11, 13});
   if (rng.chance(0.25))
     return rng.pick<int64_t>({1, 2, 3, 4, 5, 6, 8, 12, 16});
   // A product of some axis sizes, perhaps doubled: divisible by them.
@@ -113,7 +118,7 @@ ShardingAttr ProgramBuilder::randomSharding(ArrayRef<int64_t> shape,
   for (int64_t a : randomPermutation(axisNames.size())) {
     if (!shape.empty() && rng.chance(0.6)) {
       int64_t d = rng.uniform(shape.size());
-      if (shape[d] % (products[d] * axisSizes[a]) == 0) {
+      if (uneven || shape[d] % (products[d] * axisSizes[a]) == 0) {
         products[d] *= axisSizes[a];
         dims[d].push_back(axisNames[a]);
       }
@@ -121,6 +126,11 @@ ShardingAttr ProgramBuilder::randomSharding(ArrayRef<int64_t> shape,
       partial.push_back(axisNames[a]);
     }
   }
+  for (auto [d, product] : llvm::enumerate(products))
+    if (shape[d] % product != 0) {
+      ++unevenShardings;
+      break;
+    }
   return ShardingAttr::get(&ctx, meshRef, dims, partial);
 }
 

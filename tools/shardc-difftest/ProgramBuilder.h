@@ -84,8 +84,9 @@ public:
   llvm::SmallVector<int64_t> randomShape(int64_t minRank, int64_t maxRank);
   /// A random permutation of [0, n).
   llvm::SmallVector<int64_t> randomPermutation(int64_t n);
-  /// Each axis at most once: on a dim it divides evenly, in the partial set
-  /// (if `allowPartial`), or unused.
+  /// Each axis at most once: on a dim (one it divides evenly, unless the
+  /// case draws uneven dims), in the partial set (if `allowPartial`), or
+  /// unused.
   ShardingAttr randomSharding(llvm::ArrayRef<int64_t> shape,
                               bool allowPartial);
 
@@ -146,6 +147,10 @@ public:
   int numOps = 0;
   /// Draw inputs of extreme magnitude in this case.
   bool extremeMagnitudes = false;
+  /// Draw sizes the axes do not divide, and shardings that split them.
+  bool uneven = false;
+  /// Annotations drawn that split a dim unevenly.
+  int unevenShardings = 0;
   /// The program will be differentiated: discontinuous masks need exact
   /// operands.
   bool differentiated = false;

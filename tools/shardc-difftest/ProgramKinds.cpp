@@ -169,6 +169,7 @@ GeneratedCase shardc::generateCase(MLIRContext &ctx, DiffRng &rng,
   // cotangent. Extreme magnitudes stay in programs that are not
   // differentiated.
   pb.extremeMagnitudes = !pb.differentiated && rng.chance(0.15);
+  pb.uneven = rng.chance(options.unevenFraction);
   pb.drawMesh();
 
   OpBuilder &b = pb.b;
@@ -264,6 +265,7 @@ GeneratedCase shardc::generateCase(MLIRContext &ctx, DiffRng &rng,
   out.module = std::move(pb.module);
   out.domains = std::move(pb.domains);
   out.numOps = pb.numOps;
+  out.unevenShardings = pb.unevenShardings;
   out.threads = rng.chance(options.threadsFraction);
   return out;
 }

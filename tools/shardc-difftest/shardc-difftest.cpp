@@ -75,6 +75,11 @@ static cl::opt<double> threadsFraction(
     "threads-fraction",
     cl::desc("Fraction of cases also run on the threads backend"),
     cl::init(0.1));
+static cl::opt<double> unevenFraction(
+    "uneven-fraction",
+    cl::desc("Fraction of cases drawing dims their shardings' axes do not "
+             "divide (padded)"),
+    cl::init(0.3));
 
 namespace {
 
@@ -84,8 +89,8 @@ std::string describeCase(const shardc::GeneratedCase &c, uint64_t caseSeed,
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "// shardc-difftest --seed " << baseSeed << " --only-case " << n
-     << (nonFinite ? " --non-finite" : "")
-     << " (threads fraction " << threadsFraction << ")\n"
+     << (nonFinite ? " --non-finite" : "") << " --uneven-fraction "
+     << unevenFraction << " (threads fraction " << threadsFraction << ")\n"
      << "// kind: " << shardc::stringifyProgramKind(c.kind)
      << ", input seed " << caseSeed << (c.threads ? ", threads too" : "")
      << "\n// inputs:";
@@ -174,11 +179,12 @@ int main(int argc, char **argv) {
   shardc::GeneratorOptions options;
   options.nonFinite = nonFinite;
   options.threadsFraction = threadsFraction;
+  options.unevenFraction = unevenFraction;
 
   auto start = std::chrono::steady_clock::now();
   int64_t maxReductions = 0, linearOnSummands = 0;
   int64_t failedCases = 0, invalid = 0, collectives = 0, onThreads = 0,
-          ran = 0;
+          ran = 0, unevenCases = 0, unevenShardings = 0;
   std::map<shardc::ProgramKind, int64_t> kinds;
   int64_t first = onlyCase >= 0 ? onlyCase.getValue() : 0;
   int64_t last = onlyCase >= 0 ? onlyCase + 1 : numCases.getValue();
@@ -215,6 +221,8 @@ int main(int argc, char **argv) {
     ++ran;
     ++kinds[c.kind];
     onThreads += r.ranThreads;
+    unevenCases += c.unevenShardings > 0;
+    unevenShardings += c.unevenShardings;
     collectives += r.collectives;
     maxReductions += r.maxReductions;
     linearOnSummands += r.linearOnSummands;
@@ -256,6 +264,9 @@ int main(int argc, char **argv) {
                << " all_reduce max after a split reduce_max, "
                << linearOnSummands
                << " elementwise ops on pending sums\n";
+  llvm::outs() << "difftest: " << unevenCases
+               << " cases with uneven dims (" << unevenShardings
+               << " annotations split a dim unevenly)\n";
   llvm::outs() << "difftest: " << ran << " cases, " << collectives
                << " collectives inserted, " << failedCases << " failed\n";
   llvm::outs() << (ran - failedCases) << " passed, " << failedCases

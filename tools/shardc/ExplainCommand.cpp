@@ -56,10 +56,38 @@ shardc::ShardingAttr shardingOf(func::FuncOp func, Value v) {
       shardc::ShardcDialect::getShardingAttrName());
 }
 
-/// `rows 4-7` style range label of block `b` of `n` over a dim of `size`.
+/// `rows 4-7` style range label of block `b` of `n` over a dim of `size`;
+/// blocks of an uneven dim are ceil(size / n) long, the last ones ending
+/// in padding (docs/sharding.md#uneven-dims): `189-249+2pad`, `pad`.
 std::string rangeLabel(int64_t b, int64_t n, int64_t size) {
-  int64_t len = size / n;
-  return std::to_string(b * len) + "-" + std::to_string(b * len + len - 1);
+  int64_t len = (size + n - 1) / n;
+  int64_t first = b * len, last = std::min(b * len + len, size) - 1;
+  if (first >= size)
+    return "pad";
+  std::string label = std::to_string(first) + "-" + std::to_string(last);
+  if (last - first + 1 < len)
+    label += "+" + std::to_string(len - (last - first + 1)) + "pad";
+  return label;
+}
+
+/// One line per dim split unevenly: how much padding the devices hold.
+void describePadding(Value v, shardc::ShardingAttr sharding,
+                     shardc::MeshOp mesh) {
+  auto type = cast<RankedTensorType>(v.getType());
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t n = 1;
+    for (StringRef a : sharding.getDimAxes(d))
+      n *= mesh.getAxisSize(a);
+    int64_t size = type.getDimSize(d), len = (size + n - 1) / n;
+    if (n <= 1 || size % n == 0)
+      continue;
+    int64_t padding = len * n - size;
+    llvm::outs() << llvm::format(
+        "  dim %lld of size %lld over %lld: blocks of %lld, %lld padded "
+        "elements on the last devices (%.2f %%)\n",
+        (long long)d, (long long)size, (long long)n, (long long)len,
+        (long long)padding, 100.0 * double(padding) / double(len * n));
+  }
 }
 
 void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
@@ -133,6 +161,7 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
                                   ' ');
     llvm::outs() << "\n";
   }
+  describePadding(v, sharding, mesh);
   if (sharding.isPartial()) {
     llvm::outs() << "  (each block is a partial sum over";
     for (StringRef a : sharding.getPartialAxes())

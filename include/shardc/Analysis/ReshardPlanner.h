@@ -67,8 +67,8 @@ struct ReshardPlan {
   }
 };
 
-/// The per-device shape of a tensor of `globalShape` under `sharding`
-/// (dims divided by the product of their axes' sizes).
+/// The per-device shape of a tensor of `globalShape` under `sharding`:
+/// each dim's paddedBlockSize over the product of its axes' sizes.
 llvm::SmallVector<int64_t, 4>
 getLocalShape(ShardingAttr sharding, MeshOp mesh,
               llvm::ArrayRef<int64_t> globalShape);

@@ -40,7 +40,10 @@ def Shardc_GatherOp : Shardc_TensorOp<"gather", [InferTypeOpAdaptor]> {
     table's `axis` is sharded: device `d` holds rows `[d * n, (d + 1) * n)`,
     looks up `ids - d * n` in its block and gets zeros for the ids other
     devices hold, so the result is a partial sum over the table's axes (one
-    all-reduce completes it).
+    all-reduce completes it). Where the ids' dims are split unevenly, their
+    padding is set to 0 before a lookup in mode `"error"`, so that it
+    cannot name a row that does not exist
+    (docs/partitioning.md#uneven-dims).
 
     The gradient of the table is `scatter_add` of the cotangent at the ids;
     the ids (integers) get none.
@@ -59,6 +62,8 @@ def Shardc_GatherOp : Shardc_TensorOp<"gather", [InferTypeOpAdaptor]> {
         ::mlir::ValueRange localOperands, ::mlir::TypeRange localResultTypes,
         const ::shardc::FactorLayout &layout,
         ::llvm::SmallVectorImpl<::mlir::Value> &results);
+    ::shardc::PaddingFill getPaddingFill(unsigned operand,
+        const ::shardc::ShardingRule &rule, int64_t factor);
   }];
 }
 

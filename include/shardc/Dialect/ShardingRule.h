@@ -57,6 +57,24 @@ enum class FactorKind : uint8_t {
 /// "parallel", "reduction", "max_reduction" or "need_replication".
 llvm::StringRef stringifyFactorKind(FactorKind kind);
 
+/// What the padding of an operand's unevenly split dim must hold when an op
+/// reads it (docs/partitioning.md#uneven-dims): a device's block of a dim
+/// the mesh axes do not divide ends in padding whose contents are
+/// unspecified.
+enum class PaddingFill : uint8_t {
+  /// Anything: the op never folds it into a real element (a parallel
+  /// factor: padding stays where it is, in the result's padding).
+  Any,
+  /// Zero: summed away (reduce_sum, both sides of a contraction) or used as
+  /// an index that must stay in range (a gather's ids).
+  Zero,
+  /// The lowest value of the element type (-inf for floats): maxed away.
+  Lowest,
+};
+/// The fill a factor's kind implies: parallel and need-replication Any,
+/// reduction Zero, max_reduction Lowest (the default of
+/// ShardingRuleOpInterface::getPaddingFill).
+PaddingFill getDefaultPaddingFill(FactorKind kind);
 /// One factor of an op's iteration space.
 struct Factor {
   int64_t size;

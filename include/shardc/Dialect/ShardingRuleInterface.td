@@ -58,6 +58,24 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
             results);
       }]>,
     InterfaceMethod<[{
+        What the padding of operand `operand` must hold along a dim made of
+        factor `factor` of `rule` (the op's rule) when the partitioner splits
+        that factor over mesh axes that do not divide it
+        (docs/partitioning.md#uneven-dims). Each device's block then ends in
+        padding of unspecified contents; the partitioner overwrites it with
+        this fill before the op's local computation reads it. The default
+        follows the factor's kind: a parallel factor carries padding into
+        the result's padding (`Any`), a reduction factor sums it (`Zero`,
+        on both sides of a contraction), a max_reduction factor maxes it
+        (`Lowest`). An op reading padding otherwise says so here: `gather`
+        in mode "error" wants its ids' padding `Zero`, an id in range.
+      }],
+      "::shardc::PaddingFill", "getPaddingFill",
+      (ins "unsigned":$operand, "const ::shardc::ShardingRule &":$rule,
+           "int64_t":$factor), [{}], [{
+        return ::shardc::getDefaultPaddingFill(rule.getFactor(factor).kind);
+      }]>,
+    InterfaceMethod<[{
         The sets of operands through which a pending partial sum may pass:
         each entry is a bit mask of operands such that, when exactly those
         operands are pending sums over the same mesh axes and every other

@@ -16,14 +16,14 @@
 
 namespace shardc {
 
-/// Checks `sharding` against `mesh` and the global tensor type `type`: rank,
-/// axes known, and (unless `localShapes`) every dim divisible by its axes.
+/// Checks `sharding` against `mesh` and the tensor type `type`: rank and
+/// axes known. A dim its axes do not divide is padded, not an error
+/// (docs/sharding.md#uneven-dims).
 /// `valueName` names the value in the message; it is only called on an
 /// error, since the verifier runs on every sharded value and most pass.
 mlir::LogicalResult
 verifyShardingForType(ShardingAttr sharding, MeshOp mesh, mlir::Type type,
                       llvm::function_ref<std::string()> valueName,
-                      bool localShapes,
                       llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Finds the mesh a sharding or collective names, starting from `from`.

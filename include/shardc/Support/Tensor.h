@@ -245,6 +245,19 @@ private:
 llvm::Expected<Tensor> trySliceBlock(const Tensor &tensor, int64_t dim,
                                      int64_t numBlocks, int64_t index);
 
+/// `tensor` with dim `dim` cut or zero-padded to `size` elements: how a
+/// block padded for an uneven dim (docs/sharding.md#uneven-dims) gains or
+/// drops its padding.
+llvm::Expected<Tensor> tryResizeDim(const Tensor &tensor, int64_t dim,
+                                    int64_t size,
+                                    uint64_t maxBytes = defaultMaxTensorBytes());
+
+/// Block `index` of `tensor` split along `dim` into `numBlocks` blocks of
+/// ceil(size / numBlocks) elements, the last ones zero-padded (possibly all
+/// padding): the block a device holds of an uneven dim.
+llvm::Expected<Tensor> trySlicePaddedBlock(const Tensor &tensor, int64_t dim,
+                                           int64_t numBlocks, int64_t index);
+
 /// Concatenation of `parts` along `dim`; every other dim must agree.
 llvm::Expected<Tensor>
 tryConcatenate(llvm::ArrayRef<const Tensor *> parts, int64_t dim,

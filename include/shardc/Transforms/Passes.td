@@ -278,7 +278,8 @@ def ShardcPropagate : Pass<"shardc-propagate", "::mlir::ModuleOp"> {
       to the longest; otherwise user annotations beat propagated shardings,
       then the larger tensor's sharding is kept, then operand order; a mesh
       axis shards at most one factor of an op, parallel factors first. A
-      factor's axes always divide its size, so no uneven dim is produced.
+      factor's axes divide its size unless the factor is a whole dim of
+      every tensor holding it (then the dim is padded, docs/sharding.md).
     * Running the pass twice gives the same module.
 
     Functions marked `shardc.spmd` (already partitioned) and external
