@@ -158,7 +158,7 @@ static LogicalResult reportFailure(MLIRContext *context, bool abort, int rank,
   if (context)
     emitError(UnknownLoc::get(context)) << text;
   else
-    llvm::errs() << "shardc: error: " << text << "\n";
+    llvm::errs() << ("shardc: error: " + text + "\n");
   return failure();
 }
 
@@ -168,10 +168,14 @@ LogicalResult MpiCommunicator::Impl::fail(const llvm::Twine &message) {
 
 void shardc::abortMpiJob(const llvm::Twine &message) {
   int rank = detail::worldRank();
-  llvm::errs() << "shardc: error: " << message << "\n"
-               << "shardc: error: rank " << rank
-               << " is ending the MPI job (MPI_Abort with exit code 1) so "
-                  "that no rank waits for it forever\n";
+  // One write: stderr is unbuffered, and mpirun's own report of the abort
+  // (or another rank's) would otherwise land between the pieces of a line.
+  std::string text = ("shardc: error: " + message + "\n" +
+                      "shardc: error: rank " + llvm::Twine(rank) +
+                      " is ending the MPI job (MPI_Abort with exit code 1) "
+                      "so that no rank waits for it forever\n")
+                         .str();
+  llvm::errs() << text;
   llvm::errs().flush();
   if (rank >= 0)
     MPI_Abort(MPI_COMM_WORLD, 1);
