@@ -92,20 +92,6 @@ static cl::opt<double> tolerance(
 
 namespace {
 
-LogicalResult writeText(StringRef path,
-                        llvm::function_ref<void(raw_ostream &)> fn) {
-  std::string error;
-  auto out = openOutputFile(path, &error);
-  if (!out) {
-    llvm::errs() << "shardc: error: cannot write '" << path << "': " << error
-                 << "\n";
-    return failure();
-  }
-  fn(out->os());
-  out->keep();
-  return success();
-}
-
 /// The unsharded full-batch SGD step of `module`'s entry function on
 /// `inputs`: the loss, and each parameter's value after the step by
 /// argument index.

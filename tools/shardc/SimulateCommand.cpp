@@ -65,21 +65,6 @@ static cl::opt<int> testDropAllReduce(
 static cl::opt<bool> quiet("quiet", cl::desc("Print only the summary line"),
                            cl::init(false), cl::sub(shardc::simulateCommand));
 
-namespace {
-LogicalResult writeText(StringRef path,
-                        llvm::function_ref<void(raw_ostream &)> fn) {
-  std::string error;
-  auto out = openOutputFile(path, &error);
-  if (!out) {
-    llvm::errs() << "shardc: error: cannot write '" << path << "': " << error
-                 << "\n";
-    return failure();
-  }
-  fn(out->os());
-  out->keep();
-  return success();
-}
-} // namespace
 
 int shardc::runSimulateCommand() {
   ToolSession session;

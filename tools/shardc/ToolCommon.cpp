@@ -7,6 +7,9 @@
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
 using namespace mlir;
 using namespace shardc;
 namespace cl = llvm::cl;
@@ -172,4 +175,18 @@ LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
                          /*explain=*/false, /*withAutoShard=*/false)))
     return failure();
   return pm.run(module);
+}
+
+LogicalResult shardc::writeText(StringRef path,
+                                llvm::function_ref<void(raw_ostream &)> fn) {
+  std::string error;
+  auto out = mlir::openOutputFile(path, &error);
+  if (!out) {
+    llvm::errs() << "shardc: error: cannot write '" << path << "': " << error
+                 << "\n";
+    return failure();
+  }
+  fn(out->os());
+  out->keep();
+  return success();
 }

@@ -58,6 +58,12 @@ mlir::LogicalResult addCommandPipeline(mlir::OpPassManager &pm,
 /// diagnostic.
 mlir::LogicalResult applyAutodiff(mlir::ModuleOp module, bool propagateFirst);
 
+/// Writes `path` with what `fn` prints; fails after a diagnostic naming the
+/// file when it cannot be written.
+mlir::LogicalResult
+writeText(llvm::StringRef path,
+          llvm::function_ref<void(llvm::raw_ostream &)> fn);
+
 /// Subcommand entry points; each returns the process exit code.
 int runCompileCommand();
 int runRunCommand();
