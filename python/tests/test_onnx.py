@@ -178,12 +178,15 @@ def test_simulate_with_checkpoint_matches_torch(tmp_path):
     np.save(tmp_path / "targets.npy", targets.numpy())
     out = tmp_path / "out"
     from shardc._tool import SHARDC_TOOL
+    # Without a preloaded sanitizer runtime: the tool links its own.
+    from shardc._compile import _tool_environment
     p = subprocess.run(
         [SHARDC_TOOL, "simulate", str(path), "--plan",
          os.path.join(PLANS, "gpt_megatron.json"), "--checkpoint", str(path),
          "--inputs", f"idx={tmp_path / 'idx.npy'}",
          f"targets={tmp_path / 'targets.npy'}", "--out-dir", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_tool_environment())
     assert p.returncode == 0, p.stderr
     assert "collectives=9" in p.stdout
     (written,) = os.listdir(out)
