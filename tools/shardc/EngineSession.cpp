@@ -79,17 +79,8 @@ mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
   if (*kind == BackendKind::Threads)
     context.enableMultithreading();
   if (*kind == BackendKind::Mpi) {
-    // mpirun passes what MPI needs in the environment; the command line
-    // was parsed already.
-    int argc = 0;
-    char **argv = nullptr;
-    llvm::Expected<MpiEnvironment> env = initializeMpi(argc, argv);
-    if (!env) {
-      llvm::errs() << "shardc: error: " << llvm::toString(env.takeError())
-                   << "\n";
+    if (!startMpiForCommand(mpi))
       return mlir::failure();
-    }
-    mpi.emplace(std::move(*env));
     // Before any rank communicates: every rank finds a job of the wrong
     // size alike, and the meeting prints that once.
     bool fits = true;

@@ -139,3 +139,16 @@ int shardc::finishJobDiagnostics(int code) {
   }
   return meetRanks(code != 0) ? code : 1;
 }
+
+bool shardc::startMpiForCommand(std::optional<MpiEnvironment> &mpi) {
+  int argc = 0;
+  char **argv = nullptr;
+  llvm::Expected<MpiEnvironment> env = initializeMpi(argc, argv);
+  if (!env) {
+    llvm::errs() << "shardc: error: " << llvm::toString(env.takeError())
+                 << "\n";
+    return false;
+  }
+  mpi.emplace(std::move(*env));
+  return true;
+}

@@ -16,7 +16,15 @@
 #ifndef SHARDC_TOOLS_JOBDIAGNOSTICS_H
 #define SHARDC_TOOLS_JOBDIAGNOSTICS_H
 
+#include <optional>
+
 namespace shardc {
+class MpiEnvironment;
+
+/// Initializes MPI for a subcommand whose command line is parsed already
+/// (mpirun passes what MPI needs in the environment) into `mpi`; false
+/// after printing the error.
+bool startMpiForCommand(std::optional<MpiEnvironment> &mpi);
 
 /// Starts capturing stderr if this process is a rank of an mpirun job of
 /// more than one rank; does nothing otherwise.

@@ -256,15 +256,8 @@ int shardc::runPipelineCommand() {
   double wallSeconds = 0;
   std::optional<MpiEnvironment> mpi;
   if (*backend == BackendKind::Mpi) {
-    int argc = 0;
-    char **argv = nullptr;
-    llvm::Expected<MpiEnvironment> env = initializeMpi(argc, argv);
-    if (!env) {
-      llvm::errs() << "shardc: error: " << llvm::toString(env.takeError())
-                   << "\n";
+    if (!startMpiForCommand(mpi))
       return 1;
-    }
-    mpi.emplace(std::move(*env));
     FailureOr<std::unique_ptr<MpiBackend>> ranks =
         createMpiBackend(program->mesh);
     if (failed(ranks))
