@@ -35,12 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  << llvm::toString(reread.takeError()) << "\n";
     abort();
   }
-  llvm::ArrayRef<float> before = tensor->values(), after = reread->values();
+  // Bytes, not floats: the reader gives every dtype it knows (f32, i32,
+  // i64, bool), and values() is the f32 view only.
   if (tensor->shape() != reread->shape() ||
-      !std::equal(before.begin(), before.end(), after.begin(), after.end(),
-                  [](float a, float b) {
-                    return std::memcmp(&a, &b, sizeof(float)) == 0;
-                  })) {
+      tensor->dtype() != reread->dtype() ||
+      tensor->byteSize() != reread->byteSize() ||
+      std::memcmp(tensor->rawData(), reread->rawData(),
+                  tensor->byteSize()) != 0) {
     llvm::errs() << "a written tensor reads back different\n";
     abort();
   }
