@@ -94,11 +94,17 @@ shardc::runPipelineOnRank(const PipelinePrograms &pipeline,
                              std::make_move_iterator(out->end()));
 }
 
+/// A send or a collective: drawn apart from the compute it overlaps or
+/// interrupts.
+static bool isCommunication(const PipelineSpan &span) {
+  return span.category == "send" || span.category == "collective";
+}
+
 void shardc::writePipelineTrace(const PipelineSimulation &report,
                                 llvm::raw_ostream &os) {
   llvm::json::Array events;
   // Track 2d: device d's forwards and backwards; 2d+1: its sends, which
-  // overlap its compute.
+  // overlap its compute, and its stage's collectives.
   for (int64_t d = 0; d < report.numDevices; ++d)
     for (int64_t track = 0; track < 2; ++track)
       events.push_back(llvm::json::Object{
@@ -115,7 +121,7 @@ void shardc::writePipelineTrace(const PipelineSimulation &report,
         {"cat", span.category},
         {"ph", "X"},
         {"pid", 0},
-        {"tid", 2 * span.device + (span.category == "send" ? 1 : 0)},
+        {"tid", 2 * span.device + (isCommunication(span) ? 1 : 0)},
         {"ts", span.startSeconds * 1e6},
         {"dur", span.durationSeconds * 1e6}});
   llvm::json::Object root{{"traceEvents", std::move(events)},
@@ -132,7 +138,7 @@ std::string shardc::drawPipelineTimeline(const PipelineSimulation &report,
   for (int64_t d = 0; d < report.numDevices; ++d) {
     std::string row(columns, '.');
     for (const PipelineSpan &span : report.trace) {
-      if (span.device != d || span.category == "send")
+      if (span.device != d || isCommunication(span))
         continue;
       char c = 'u';
       if (span.category != "update") {

@@ -10,10 +10,19 @@
 // times and the trace are deterministic. A sweep in which no device moves
 // is a deadlock, reported at each waiting recv.
 //
+// A stage sharded over the other mesh axes runs collectives among the
+// devices of its stage (a group never spans two pipeline coordinates, since
+// no sharding names the pipeline axis). A device reaching a collective
+// leaves its operand and waits; the last member of the group to arrive
+// combines them (combineCollectiveGroup, the lockstep simulator's code),
+// and every member resumes when the slowest arrived plus the collective's
+// time under the shared cost model (MachineModel::collectiveSeconds).
+//
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Runtime/PipelineExecution.h"
 
+#include "shardc/Analysis/ReshardPlanner.h"
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
@@ -34,6 +43,27 @@ namespace {
 struct Message {
   Tensor tensor;
   double arrivalSeconds;
+};
+
+/// One collective of one group, while its members arrive and leave.
+struct PendingCollective {
+  SmallVector<int64_t> group;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<bool> arrived;
+  int64_t numArrived = 0, numLeft = 0;
+  /// When the last member arrived, and how long the collective takes.
+  double startSeconds = 0, seconds = 0;
+  int64_t bytesPerDevice = 0;
+  bool combined = false;
+};
+
+/// What the devices share: messages in flight and collectives under way.
+struct SharedState {
+  const MeshTopology &topology;
+  const SimulationOptions &options;
+  std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mailboxes;
+  /// By the op and the first device of its group.
+  std::map<std::pair<Operation *, int64_t>, PendingCollective> collectives;
 };
 
 StringRef actionOf(Operation *op) {
@@ -85,11 +115,13 @@ public:
 
   /// Runs ops until the device returns or waits for a message. Sets
   /// `moved` when it ran at least one op.
-  LogicalResult advance(std::map<std::pair<int64_t, int64_t>,
-                                 std::deque<Message>> &mailboxes,
-                        const SimulationOptions &options, bool &moved);
+  LogicalResult advance(SharedState &shared, bool &moved);
 
 private:
+  /// Runs collective `op` as far as it can: sets `waiting` while members
+  /// of its group have not arrived.
+  LogicalResult runCollective(Operation &op, SharedState &shared,
+                              bool &moved, bool &waiting);
   void define(Value v, Tensor t) {
     liveBytes += t.byteSize();
     report.peakBytesPerDevice[device] =
@@ -150,9 +182,68 @@ private:
   std::vector<Tensor> results;
 };
 
-LogicalResult DeviceRun::advance(
-    std::map<std::pair<int64_t, int64_t>, std::deque<Message>> &mailboxes,
-    const SimulationOptions &options, bool &moved) {
+LogicalResult DeviceRun::runCollective(Operation &op, SharedState &shared,
+                                       bool &moved, bool &waiting) {
+  std::optional<ReshardStep> desc = describeCollective(&op);
+  if (!desc)
+    return op.emitOpError("is not a collective");
+  SmallVector<int64_t> group = shared.topology.groupOf(device, desc->axes);
+  auto key = std::make_pair(&op, group.front());
+  PendingCollective &pending = shared.collectives[key];
+  if (pending.group.empty()) {
+    pending.group = group;
+    pending.inputs.resize(group.size());
+    pending.arrived.assign(group.size(), false);
+  }
+  int64_t g = llvm::find(group, device) - group.begin();
+  if (!pending.arrived[g]) {
+    pending.arrived[g] = true;
+    pending.inputs[g] = values[op.getOperand(0)].clone();
+    pending.startSeconds = std::max(pending.startSeconds, clock);
+    ++pending.numArrived;
+    moved = true;
+  }
+  int64_t n = static_cast<int64_t>(group.size());
+  waiting = pending.numArrived < n;
+  if (waiting)
+    return success();
+  if (!pending.combined) {
+    SmallVector<const Tensor *> inputs;
+    for (const Tensor &t : pending.inputs)
+      inputs.push_back(&t);
+    FailureOr<std::vector<Tensor>> out = combineCollectiveGroup(
+        &op, inputs, shared.options.maxTensorBytes);
+    if (failed(out))
+      return failure();
+    pending.outputs = std::move(*out);
+    auto collective = cast<CollectiveOpInterface>(op);
+    int64_t localBytes = pending.inputs.front().byteSize();
+    pending.bytesPerDevice = collective.getBytesSentPerDevice(n, localBytes);
+    pending.seconds = pending.bytesPerDevice
+                          ? shared.options.machine.collectiveSeconds(
+                                collective.getCollectiveKind(), n, localBytes)
+                          : 0;
+    pending.inputs.clear();
+    pending.combined = true;
+  }
+  // The wait and the transfer are no part of the action's compute span.
+  closeSpan();
+  clock = pending.startSeconds + pending.seconds;
+  report.sentBytesPerDevice[device] += pending.bytesPerDevice;
+  if (pending.seconds > 0)
+    report.trace.push_back(
+        {device,
+         op.getName().stripDialect().str() + " " + actionOf(&op).str(),
+         "collective", pending.startSeconds, pending.seconds});
+  define(op.getResult(0), std::move(pending.outputs[g]));
+  if (++pending.numLeft == n)
+    shared.collectives.erase(key);
+  return success();
+}
+
+LogicalResult DeviceRun::advance(SharedState &shared, bool &moved) {
+  const SimulationOptions &options = shared.options;
+  auto &mailboxes = shared.mailboxes;
   while (!finished) {
     Operation &op = *pc;
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -197,11 +288,17 @@ LogicalResult DeviceRun::advance(
                               "send " + actionOf(&op).str() + " -> " +
                                   std::to_string(*peer),
                               "send", clock, seconds});
-    } else if (isa<CollectiveOpInterface, AxisIndexOp>(op)) {
-      return op.emitError()
-             << "the pipeline simulator runs stage programs without "
-                "collectives; run a pipeline whose stages are sharded over "
-                "other mesh axes with --backend threads or mpi";
+    } else if (isa<CollectiveOpInterface>(op)) {
+      bool waiting = false;
+      if (failed(runCollective(op, shared, moved, waiting)))
+        return failure();
+      if (waiting)
+        return success(); // the rest of its group moves first
+    } else if (isa<AxisIndexOp>(op)) {
+      FailureOr<Tensor> r = evaluateAxisIndex(&op, device);
+      if (failed(r))
+        return failure();
+      define(op.getResult(0), std::move(*r));
     } else {
       SmallVector<const Tensor *> operands;
       for (Value v : op.getOperands())
@@ -262,11 +359,14 @@ shardc::simulatePipeline(const PipelinePrograms &pipeline,
     devices.push_back(std::make_unique<DeviceRun>(
         d, program, std::move(deviceArgs[d]), report));
   }
-  std::map<std::pair<int64_t, int64_t>, std::deque<Message>> mailboxes;
+  FailureOr<MeshTopology> topology = getMeshTopology(pipeline.mesh);
+  if (failed(topology))
+    return failure();
+  SharedState shared{*topology, options, {}, {}};
   while (llvm::any_of(devices, [](const auto &d) { return !d->done(); })) {
     bool moved = false;
     for (auto &device : devices)
-      if (failed(device->advance(mailboxes, options, moved)))
+      if (failed(device->advance(shared, moved)))
         return failure();
     if (moved)
       continue;
@@ -274,7 +374,7 @@ shardc::simulatePipeline(const PipelinePrograms &pipeline,
       if (!device->done())
         device->current()->emitError()
             << "pipeline deadlock: device " << d
-            << " waits for a message no device will send";
+            << " waits for a message or a collective no device will join";
     return failure();
   }
 

@@ -88,7 +88,11 @@ void LockstepExecutor::advance(Operation *op, StringRef name,
   now += seconds;
 }
 
-LogicalResult LockstepExecutor::runCollective(Operation *op) {
+} // namespace
+
+FailureOr<std::vector<Tensor>>
+shardc::combineCollectiveGroup(Operation *op, ArrayRef<const Tensor *> inputs,
+                               uint64_t maxTensorBytes) {
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   std::optional<ReshardStep> desc = describeCollective(op);
   if (!collective || !desc)
@@ -97,11 +101,8 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   int64_t dim = desc->dim, concatDim = desc->concatDim;
   Reduction reduction =
       toCommunicatorReduction(collective.getCollectiveReduction());
-  ArrayRef<StringRef> axes = desc->axes;
-  int64_t n = topology.groupSize(axes);
-  const std::vector<Tensor> &in = values[op->getOperand(0)];
-  std::vector<Tensor> out(numDevices);
-  std::vector<bool> done(numDevices, false);
+  int64_t n = static_cast<int64_t>(inputs.size());
+  std::vector<Tensor> out(n);
   ArrayRef<std::pair<int64_t, int64_t>> pairs = desc->pairs;
 
   // Block movement fails only on shapes the verifier already rejected;
@@ -123,9 +124,77 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   auto dropPadding = [&](Tensor &t, int64_t d) -> bool {
     if (t.dim(d) == resultShape[d])
       return true;
-    return unwrap(tryResizeDim(t, d, resultShape[d], options.maxTensorBytes),
-                  t);
+    return unwrap(tryResizeDim(t, d, resultShape[d], maxTensorBytes), t);
   };
+  switch (kind) {
+  case CollectiveKind::AllGather: {
+    Tensor all;
+    if (!unwrap(tryConcatenate(inputs, dim, maxTensorBytes), all) ||
+        !dropPadding(all, dim))
+      return failure();
+    for (int64_t g = 0; g < n; ++g)
+      out[g] = all.clone();
+    break;
+  }
+  case CollectiveKind::AllReduce: {
+    Tensor sum = reduceTensors(inputs, reduction);
+    for (int64_t g = 0; g < n; ++g)
+      out[g] = sum.clone();
+    break;
+  }
+  case CollectiveKind::ReduceScatter: {
+    Tensor sum = reduceTensors(inputs, reduction);
+    for (int64_t g = 0; g < n; ++g)
+      if (!unwrap(trySlicePaddedBlock(sum, dim, n, g), out[g]))
+        return failure();
+    break;
+  }
+  case CollectiveKind::AllToAll:
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<Tensor> pieces(inputs.size());
+      SmallVector<const Tensor *> refs;
+      for (auto [i, t] : llvm::enumerate(inputs)) {
+        if (!unwrap(trySlicePaddedBlock(*t, dim, n, j), pieces[i]))
+          return failure();
+        refs.push_back(&pieces[i]);
+      }
+      if (!unwrap(tryConcatenate(refs, concatDim, maxTensorBytes), out[j]) ||
+          !dropPadding(out[j], concatDim))
+        return failure();
+    }
+    break;
+  case CollectiveKind::AllSlice:
+    for (int64_t g = 0; g < n; ++g)
+      if (!unwrap(trySlicePaddedBlock(*inputs[g], dim, n, g), out[g]))
+        return failure();
+    break;
+  case CollectiveKind::CollectivePermute: {
+    for (int64_t g = 0; g < n; ++g) {
+      out[g] = inputs.front()->clone();
+      std::memset(out[g].rawData(), 0, out[g].byteSize());
+    }
+    for (auto [s, t] : pairs)
+      out[t] = inputs[s]->clone();
+    break;
+  }
+  }
+  return out;
+}
+
+namespace {
+
+LogicalResult LockstepExecutor::runCollective(Operation *op) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  std::optional<ReshardStep> desc = describeCollective(op);
+  if (!collective || !desc)
+    return op->emitOpError("is not a collective");
+  CollectiveKind kind = collective.getCollectiveKind();
+  int64_t dim = desc->dim, concatDim = desc->concatDim;
+  ArrayRef<StringRef> axes = desc->axes;
+  int64_t n = topology.groupSize(axes);
+  const std::vector<Tensor> &in = values[op->getOperand(0)];
+  std::vector<Tensor> out(numDevices);
+  std::vector<bool> done(numDevices, false);
   for (int64_t dev = 0; dev < numDevices; ++dev) {
     if (done[dev])
       continue;
@@ -135,59 +204,12 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
       inputs.push_back(&in[m]);
       done[m] = true;
     }
-    switch (kind) {
-    case CollectiveKind::AllGather: {
-      Tensor all;
-      if (!unwrap(tryConcatenate(inputs, dim, options.maxTensorBytes), all) ||
-          !dropPadding(all, dim))
-        return failure();
-      for (int64_t m : group)
-        out[m] = all.clone();
-      break;
-    }
-    case CollectiveKind::AllReduce: {
-      Tensor sum = reduceTensors(inputs, reduction);
-      for (int64_t m : group)
-        out[m] = sum.clone();
-      break;
-    }
-    case CollectiveKind::ReduceScatter: {
-      Tensor sum = reduceTensors(inputs, reduction);
-      for (auto [g, m] : llvm::enumerate(group))
-        if (!unwrap(trySlicePaddedBlock(sum, dim, n, g), out[m]))
-          return failure();
-      break;
-    }
-    case CollectiveKind::AllToAll:
-      for (auto [j, m] : llvm::enumerate(group)) {
-        std::vector<Tensor> pieces(inputs.size());
-        SmallVector<const Tensor *> refs;
-        for (auto [i, t] : llvm::enumerate(inputs)) {
-          if (!unwrap(trySlicePaddedBlock(*t, dim, n, j), pieces[i]))
-            return failure();
-          refs.push_back(&pieces[i]);
-        }
-        if (!unwrap(tryConcatenate(refs, concatDim, options.maxTensorBytes),
-                    out[m]) ||
-            !dropPadding(out[m], concatDim))
-          return failure();
-      }
-      break;
-    case CollectiveKind::AllSlice:
-      for (auto [g, m] : llvm::enumerate(group))
-        if (!unwrap(trySlicePaddedBlock(*inputs[g], dim, n, g), out[m]))
-          return failure();
-      break;
-    case CollectiveKind::CollectivePermute: {
-      for (int64_t m : group) {
-        out[m] = inputs.front()->clone();
-        std::memset(out[m].rawData(), 0, out[m].byteSize());
-      }
-      for (auto [s, t] : pairs)
-        out[group[t]] = inputs[s]->clone();
-      break;
-    }
-    }
+    FailureOr<std::vector<Tensor>> results =
+        combineCollectiveGroup(op, inputs, options.maxTensorBytes);
+    if (failed(results))
+      return failure();
+    for (auto [g, m] : llvm::enumerate(group))
+      out[m] = std::move((*results)[g]);
   }
 
   int64_t localBytes = in.front().byteSize();

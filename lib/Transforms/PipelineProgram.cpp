@@ -20,10 +20,18 @@
 //     what it received back and adds its parameters' gradients to the
 //     running sums; last, one SGD update.
 //
+// When the loss function states shardings, its stages are sharded over the
+// other mesh axes (3D parallelism): the micro-batch function is propagated
+// once, so that every value crossing stages has one sharding, and each
+// stage's differentiated function is partitioned with those values pinned
+// to it before step 3 (PipelineSharding.h). The stage programs then work on
+// each device's blocks and hold the stage's collectives.
+//
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Transforms/Pipeline.h"
 
+#include "PipelineSharding.h"
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcOps.h"
@@ -82,6 +90,10 @@ struct StageHalves {
   /// Which primal arguments are differentiated, in gradient order.
   SmallVector<unsigned> wrt;
   unsigned numResiduals = 0;
+  /// Per used argument: its type in the stage program (a device's block of
+  /// the whole batch) and, when the stage is sharded, its sharding.
+  SmallVector<Type> stageArgTypes;
+  SmallVector<ShardingAttr> argShardings;
 };
 
 class PipelineBuilder {
@@ -111,6 +123,8 @@ private:
   llvm::DenseMap<Operation *, int64_t> stageOf;
   /// Functions to erase once the stage programs exist.
   SmallVector<func::FuncOp> scratch;
+  /// Whether the stages are sharded over the other mesh axes.
+  bool sharded = false;
 };
 
 } // namespace
@@ -345,6 +359,35 @@ FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
   for (Value v : results)
     allResults.push_back(v.getType());
   fn.setFunctionType(FunctionType::get(ctx, argTypes, allResults));
+  if (sharded) {
+    // What crosses stages keeps the sharding the whole function gave it,
+    // its cotangent and gradient too, so both ends hold the same block.
+    SmallVector<ShardingAttr> argShardings, outputShardings;
+    for (unsigned i : halves.usedArgs)
+      argShardings.push_back(getStatedSharding(body.getArgument(i)));
+    for (unsigned r : halves.received)
+      argShardings.push_back(getStatedSharding(boundaries[r].value));
+    for (unsigned s : halves.sent)
+      outputShardings.push_back(getStatedSharding(boundaries[s].value));
+    if (last)
+      outputShardings.push_back(getStatedSharding(loss));
+    SmallVector<ShardingAttr> resultShardings(outputShardings);
+    for (unsigned k : halves.wrt)
+      resultShardings.push_back(argShardings[k]);
+    argShardings.append(outputShardings);
+    if (failed(partitionStageFunction(fn, program.mesh, argShardings,
+                                      resultShardings)))
+      return failure();
+  }
+  for (auto [k, i] : llvm::enumerate(halves.usedArgs)) {
+    auto type = cast<RankedTensorType>(fn.getArgumentTypes()[k]);
+    SmallVector<int64_t> shape(type.getShape());
+    if (!isParam.contains(i))
+      shape[0] *= program.numMicrobatches;
+    halves.stageArgTypes.push_back(type.clone(shape));
+    halves.argShardings.push_back(fn.getArgAttrOfType<ShardingAttr>(
+        k, ShardcDialect::getShardingAttrName()));
+  }
 
   std::string name = fn.getSymName().str();
   FailureOr<ForwardBackwardSplit> split = splitForwardBackward(
@@ -407,8 +450,8 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   // @pipeline_stage<k>(used args at full size, learning_rate)
   //     -> ([loss], next params).
   SmallVector<Type> argTypes;
-  for (unsigned i : halves.usedArgs) {
-    argTypes.push_back(func.getArgumentTypes()[i]);
+  for (auto [k, i] : llvm::enumerate(halves.usedArgs)) {
+    argTypes.push_back(halves.stageArgTypes[k]);
     info.argumentSources.push_back(i);
   }
   auto scalar = RankedTensorType::get({}, builder.getF32Type());
@@ -423,7 +466,7 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   for (auto [k, i] : llvm::enumerate(halves.usedArgs))
     if (isParam.contains(i)) {
       stageParams.push_back(k);
-      resultTypes.push_back(func.getArgumentTypes()[i]);
+      resultTypes.push_back(halves.stageArgTypes[k]);
       info.resultParams.push_back(i);
     }
 
@@ -439,13 +482,23 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
                   StringAttr::get(ctx, getArgumentName(func, i)));
     if (isParam.contains(i))
       fn.setArgAttr(k, ShardcDialect::getParamAttrName(), UnitAttr::get(ctx));
+    // The global layout the device's block is a piece of (as in any SPMD
+    // function), for whoever hands the blocks out.
+    if (ShardingAttr sharding = halves.argShardings[k])
+      fn.setArgAttr(k, ShardcDialect::getShardingAttrName(), sharding);
   }
   fn.setArgAttr(halves.usedArgs.size(), ShardcDialect::getNameAttrName(),
                 StringAttr::get(ctx, "learning_rate"));
-  for (auto [r, p] : llvm::enumerate(info.resultParams))
-    if (p >= 0)
-      fn.setResultAttr(r, ShardcDialect::getNextAttrName(),
-                       StringAttr::get(ctx, getArgumentName(func, p)));
+  for (auto [r, p] : llvm::enumerate(info.resultParams)) {
+    if (p < 0)
+      continue;
+    fn.setResultAttr(r, ShardcDialect::getNextAttrName(),
+                     StringAttr::get(ctx, getArgumentName(func, p)));
+    unsigned k = llvm::find(halves.usedArgs, unsigned(p)) -
+                 halves.usedArgs.begin();
+    if (ShardingAttr sharding = halves.argShardings[k])
+      fn.setResultAttr(r, ShardcDialect::getShardingAttrName(), sharding);
+  }
 
   CreatedOps created;
   OpBuilder b = OpBuilder::atBlockEnd(entry);
@@ -462,6 +515,7 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   SmallVector<Value> losses;
   SmallVector<Value> gradientSums(stageParams.size());
   unsigned numSent = halves.sent.size();
+  func::FuncOp forward = halves.forward; // a handle; its getters are not const
   for (const PipelineAction &action : program.actions[stage]) {
     int64_t j = action.microbatch;
     if (action.phase == PipelineAction::Forward) {
@@ -481,10 +535,12 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
         args.push_back(SliceOp::create(b, loc, whole, start, limit,
                                        ArrayRef<int64_t>{}));
       }
-      for (unsigned r : halves.received)
-        args.push_back(RecvOp::create(b, loc, boundaries[r].value.getType(),
-                                      meshRef, axis,
-                                      i64(boundaries[r].from)));
+      // The halves' types are a device's blocks.
+      for (auto [k, r] : llvm::enumerate(halves.received))
+        args.push_back(RecvOp::create(
+            b, loc,
+            forward.getArgumentTypes()[halves.usedArgs.size() + k],
+            meshRef, axis, i64(boundaries[r].from)));
       SmallVector<Value> out = inlineBody(b, halves.forward, args);
       for (auto [k, s] : llvm::enumerate(halves.sent))
         for (int64_t to : boundaries[s].to)
@@ -499,10 +555,10 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
       // sum).
       SmallVector<Value> args(primals[j]);
       args.append(residuals[j]);
-      for (unsigned s : halves.sent) {
+      for (auto [k, s] : llvm::enumerate(halves.sent)) {
         Value sum;
         for (int64_t from : boundaries[s].to) {
-          Value c = RecvOp::create(b, loc, boundaries[s].value.getType(),
+          Value c = RecvOp::create(b, loc, forward.getResultTypes()[k],
                                    meshRef, axis, i64(from));
           sum = sum ? buildAdd(b, loc, sum, c) : c;
         }
@@ -546,6 +602,10 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
 LogicalResult PipelineBuilder::run() {
   if (failed(checkFunction()))
     return failure();
+  FailureOr<bool> statesShardings = shardc::statesShardings(func, options.axis);
+  if (failed(statesShardings))
+    return failure();
+  sharded = *statesShardings;
   FailureOr<StageAssignment> assignment =
       assignStages(func, program.numStages);
   if (failed(assignment))
@@ -557,6 +617,17 @@ LogicalResult PipelineBuilder::run() {
 
   FailureOr<func::FuncOp> micro = cloneAtMicrobatchSize();
   LogicalResult result = success();
+  if (succeeded(micro) && sharded) {
+    // Every value of the micro-batch function gets its sharding, in place
+    // (propagation only adds attributes, so the ops keep their stages).
+    size_t numOps = micro->getBody().front().getOperations().size();
+    if (failed(shardFunctionAlone(*micro, program.mesh,
+                                  ShardingStage::Propagate)))
+      micro = failure();
+    else if (micro->getBody().front().getOperations().size() != numOps)
+      micro = func.emitError("propagation changed the ops of the pipelined "
+                             "function; cannot keep their stages");
+  }
   if (failed(micro)) {
     result = failure();
   } else {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineStep.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
@@ -217,6 +218,11 @@ LogicalResult explainAutoShard(ModuleOp module,
 } // namespace
 
 int shardc::runExplainCommand() {
+  if (pipelineRequested()) { // the stage assignment and per-stage time
+    PipelineStepSettings pipeline;
+    pipeline.explain = true;
+    return runPipelineStep(pipeline);
+  }
   ToolSession session;
   OwningOpRef<ModuleOp> module = session.loadInputModel();
   if (!module)

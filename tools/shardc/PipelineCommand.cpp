@@ -10,12 +10,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "JobDiagnostics.h"
+#include "PipelineStep.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/PipelineExecution.h"
+#include "shardc/Runtime/TensorBlocks.h"
 #include "shardc/Support/NumericCheck.h"
 #include "shardc/Transforms/Pipeline.h"
 
@@ -36,18 +38,21 @@ using namespace shardc;
 namespace cl = llvm::cl;
 
 
+// Shared with simulate and explain, where giving one pipelines the step.
 static cl::opt<std::string>
     pipelineAxis("pipeline-axis",
                  cl::desc("The mesh axis whose coordinate is the stage"),
-                 cl::init("pipe"), cl::sub(pipelineCommand));
+                 cl::init("pipe"), cl::sub(pipelineCommand),
+                 cl::sub(simulateCommand), cl::sub(explainCommand));
 static cl::opt<int64_t>
     microbatches("microbatches",
                  cl::desc("Micro-batches per step (default: one per stage)"),
-                 cl::init(0), cl::sub(pipelineCommand));
-static cl::opt<std::string> schedule("schedule",
-                                     cl::desc("gpipe or 1f1b"),
-                                     cl::init("1f1b"),
-                                     cl::sub(pipelineCommand));
+                 cl::init(0), cl::sub(pipelineCommand),
+                 cl::sub(simulateCommand), cl::sub(explainCommand));
+static cl::opt<std::string>
+    schedule("schedule", cl::desc("gpipe or 1f1b"), cl::init("1f1b"),
+             cl::sub(pipelineCommand), cl::sub(simulateCommand),
+             cl::sub(explainCommand));
 static cl::opt<std::string> backendName("backend",
                                         cl::desc("sim, threads or mpi"),
                                         cl::init("sim"),
@@ -101,7 +106,8 @@ struct ReferenceStep {
 };
 
 FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
-                                          ArrayRef<Tensor> inputs) {
+                                          ArrayRef<Tensor> inputs,
+                                          double learningRate) {
   // The optimizer rewrites the function in place: the original's argument
   // names are read first.
   std::vector<std::string> argNames;
@@ -164,7 +170,36 @@ void printExplanation(func::FuncOp func, const PipelineProgram &program,
 
 } // namespace
 
+bool shardc::pipelineRequested() {
+  return pipelineAxis.getNumOccurrences() || microbatches.getNumOccurrences() ||
+         schedule.getNumOccurrences();
+}
+
 int shardc::runPipelineCommand() {
+  PipelineStepSettings settings;
+  settings.backend = backendName;
+  settings.learningRate = learningRate;
+  settings.emit = emit;
+  settings.explain = explain;
+  settings.reportJson = reportJson;
+  settings.tracePath = tracePath;
+  settings.timeline = timeline;
+  settings.machine.linkLatencySeconds = latency;
+  settings.machine.linkBytesPerSecond = bandwidth;
+  settings.machine.flopsPerSecond = flopRate;
+  settings.tolerance = tolerance;
+  return runPipelineStep(settings);
+}
+
+int shardc::runPipelineStep(const PipelineStepSettings &settings) {
+  const std::string &backendName = settings.backend;
+  const std::string &emit = settings.emit;
+  const std::string &reportJson = settings.reportJson;
+  const std::string &tracePath = settings.tracePath;
+  double learningRate = settings.learningRate;
+  int64_t timeline = settings.timeline;
+  double tolerance = settings.tolerance.value_or(1e-4);
+  const MachineModel &machine = settings.machine;
   ToolSession session;
   func::FuncOp func;
   OwningOpRef<ModuleOp> module =
@@ -187,11 +222,6 @@ int shardc::runPipelineCommand() {
     llvm::errs() << "shardc: error: --microbatches must be at least 1\n";
     return 1;
   }
-  MachineModel machine;
-  machine.linkLatencySeconds = latency;
-  machine.linkBytesPerSecond = bandwidth;
-  machine.flopsPerSecond = flopRate;
-
   // The reference runs on the model as given, before the stage programs
   // join the module.
   OwningOpRef<ModuleOp> referenceModule = module->clone();
@@ -220,11 +250,11 @@ int shardc::runPipelineCommand() {
   if (failed(inputs))
     return 1;
   FailureOr<ReferenceStep> reference =
-      runReferenceStep(*referenceModule, *inputs);
+      runReferenceStep(*referenceModule, *inputs, learningRate);
   if (failed(reference))
     return 1;
 
-  if (explain)
+  if (settings.explain)
     printExplanation(func, *program, machine);
 
   PipelinePrograms pipeline{program->mesh, program->axis, {}};
@@ -234,12 +264,35 @@ int shardc::runPipelineCommand() {
   if (failed(stageOf))
     return 1;
   int64_t numDevices = static_cast<int64_t>(stageOf->size());
-  auto argsOf = [&](int64_t device) {
+  FailureOr<MeshTopology> topology = getMeshTopology(program->mesh);
+  if (failed(topology))
+    return 1;
+  // Device `device`'s block of `global` under result or argument `index`'s
+  // sharding of its stage program (the whole tensor where it has none: the
+  // stage is not sharded).
+  auto blockOf = [&](int64_t device, const Tensor &global,
+                     ShardingAttr sharding) -> FailureOr<Tensor> {
+    if (!sharding)
+      return global.clone();
+    llvm::Expected<Tensor> block = extractDeviceBlock(
+        global, sharding, program->mesh, *topology, device);
+    if (!block)
+      return program->mesh.emitError()
+             << "device " << device << ": " << llvm::toString(block.takeError());
+    return std::move(*block);
+  };
+  StringRef shardingName = ShardcDialect::getShardingAttrName();
+  auto argsOf = [&](int64_t device) -> FailureOr<std::vector<Tensor>> {
     std::vector<Tensor> args;
-    for (int64_t source :
-         program->stages[(*stageOf)[device]].argumentSources) {
+    const PipelineStage &stage = program->stages[(*stageOf)[device]];
+    for (auto [k, source] : llvm::enumerate(stage.argumentSources)) {
       if (source >= 0) {
-        args.push_back((*inputs)[source].clone());
+        FailureOr<Tensor> block = blockOf(
+            device, (*inputs)[source],
+            func::FuncOp(stage.program).getArgAttrOfType<ShardingAttr>(k, shardingName));
+        if (failed(block))
+          return failure();
+        args.push_back(std::move(*block));
         continue;
       }
       Tensor lr = llvm::cantFail(Tensor::allocate({}));
@@ -263,9 +316,11 @@ int shardc::runPipelineCommand() {
     if (failed(ranks))
       return 1;
     int64_t rank = mpi->rank();
-    std::vector<Tensor> args = argsOf(rank);
+    FailureOr<std::vector<Tensor>> args = argsOf(rank);
+    if (failed(args))
+      return 1;
     FailureOr<std::vector<Tensor>> out =
-        runPipelineOnRank(pipeline, args, (*ranks)->getCommunicator());
+        runPipelineOnRank(pipeline, *args, (*ranks)->getCommunicator());
     if (failed(out))
       return 1;
     results[rank] = std::move(*out);
@@ -273,7 +328,10 @@ int shardc::runPipelineCommand() {
   } else {
     std::vector<std::vector<Tensor>> deviceArgs;
     for (int64_t d = 0; d < numDevices; ++d) {
-      deviceArgs.push_back(argsOf(d));
+      FailureOr<std::vector<Tensor>> args = argsOf(d);
+      if (failed(args))
+        return 1;
+      deviceArgs.push_back(std::move(*args));
       local.push_back(d);
     }
     FailureOr<std::vector<std::vector<Tensor>>> out = failure();
@@ -304,11 +362,15 @@ int shardc::runPipelineCommand() {
   for (int64_t d : local) {
     const PipelineStage &stage = program->stages[(*stageOf)[d]];
     for (auto [r, param] : llvm::enumerate(stage.resultParams)) {
-      const Tensor &want =
-          param < 0 ? reference->loss : reference->next.find(param)->second;
+      // A sharded stage's device holds its block of each parameter.
+      FailureOr<Tensor> want = blockOf(
+          d, param < 0 ? reference->loss : reference->next.find(param)->second,
+          func::FuncOp(stage.program).getResultAttrOfType<ShardingAttr>(r, shardingName));
+      if (failed(want))
+        return 1;
       std::string what = param < 0 ? std::string("loss")
                                    : getArgumentName(func, param) + ".next";
-      auto [rel, abs] = compareToReference(results[d][r], want);
+      auto [rel, abs] = compareToReference(results[d][r], *want);
       (void)abs;
       worst = std::max(worst, rel);
       if (!(rel <= tolerance)) {
@@ -409,9 +471,9 @@ int shardc::runPipelineCommand() {
         {"pipeline", std::move(pipelineJson)},
         {"sent_bytes_per_device", std::move(sent)},
         {"machine",
-         llvm::json::Object{{"link_latency_s", latency.getValue()},
-                            {"link_bytes_per_s", bandwidth.getValue()},
-                            {"flops_per_s", flopRate.getValue()}}}};
+         llvm::json::Object{{"link_latency_s", machine.linkLatencySeconds},
+                            {"link_bytes_per_s", machine.linkBytesPerSecond},
+                            {"flops_per_s", machine.flopsPerSecond}}}};
     if (failed(writeText(reportJson, [&](raw_ostream &os) {
           os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
              << "\n";

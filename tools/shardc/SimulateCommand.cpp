@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineStep.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -67,6 +68,15 @@ static cl::opt<bool> quiet("quiet", cl::desc("Print only the summary line"),
 
 
 int shardc::runSimulateCommand() {
+  if (pipelineRequested()) { // docs/pipeline.md: a pipelined training step
+    PipelineStepSettings pipeline;
+    pipeline.reportJson = reportJson;
+    pipeline.tracePath = tracePath;
+    pipeline.machine = {latency, bandwidth, flopRate};
+    if (tolerance.getNumOccurrences())
+      pipeline.tolerance = tolerance;
+    return runPipelineStep(pipeline);
+  }
   ToolSession session;
   func::FuncOp func;
   OwningOpRef<ModuleOp> module =

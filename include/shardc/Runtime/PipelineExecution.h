@@ -46,8 +46,10 @@ stagesOfDevices(const PipelinePrograms &pipeline);
 /// One forward or backward of a micro-batch on one device, or a send.
 struct PipelineSpan {
   int64_t device;
-  std::string name;     ///< "F3", "B3", "update", or "send F3 -> 2"
-  std::string category; ///< "forward", "backward", "update" or "send"
+  /// "F3", "B3", "update", "send F3 -> 2" or "all_reduce F3"
+  std::string name;
+  /// "forward", "backward", "update", "send" or "collective"
+  std::string category;
   double startSeconds, durationSeconds;
 };
 

@@ -84,6 +84,15 @@ simulateOnMesh(mlir::func::FuncOp spmd, MeshOp mesh,
                std::vector<std::vector<Tensor>> deviceArgs,
                const SimulationOptions &options, SimulationReport &report);
 
+/// Runs collective `op` within one group: `inputs[g]` is the operand of
+/// the member with group index g. Returns every member's result in the
+/// same order. The lockstep simulator and the pipeline simulator (whose
+/// stages run their collectives at different times) share it.
+mlir::FailureOr<std::vector<Tensor>>
+combineCollectiveGroup(mlir::Operation *op,
+                       llvm::ArrayRef<const Tensor *> inputs,
+                       uint64_t maxTensorBytes);
+
 /// Writes `report.trace` as a Chrome trace event file (one track per
 /// device; Perfetto and chrome://tracing open it).
 void writeChromeTrace(const SimulationReport &report, llvm::raw_ostream &os);
