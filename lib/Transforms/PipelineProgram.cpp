@@ -4,12 +4,13 @@
 //
 //  1. The function is cloned at the micro-batch size: every non-parameter
 //     argument's dim 0 is divided by m and the result types are inferred
-//     again op by op.
+//     again op by op (PipelineMicrobatch.h).
 //  2. Each stage's ops become a function of their own, whose arguments are
 //     the inputs it uses and the values it receives from earlier stages
 //     and whose results are the values later stages use (and, on the last
-//     stage, the loss). Constants and other operand-less ops are recomputed
-//     by each stage that uses them rather than sent.
+//     stage, the loss). Constants and what is computed from them alone (a
+//     causal mask) are recomputed by each stage that uses them rather than
+//     sent.
 //  3. That function is differentiated (the autodiff core, with respect to
 //     the stage's parameters and what it received) and split into forward
 //     and backward halves (SplitForwardBackward.h).
@@ -31,7 +32,9 @@
 
 #include "shardc/Transforms/Pipeline.h"
 
+#include "PipelineMicrobatch.h"
 #include "PipelineSharding.h"
+
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcOps.h"
@@ -45,6 +48,8 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace shardc;
@@ -107,7 +112,6 @@ public:
 
 private:
   LogicalResult checkFunction();
-  FailureOr<func::FuncOp> cloneAtMicrobatchSize();
   void findBoundaries(func::FuncOp micro);
   FailureOr<StageHalves> buildHalves(func::FuncOp micro, int64_t stage);
   LogicalResult assemble(int64_t stage, const StageHalves &halves);
@@ -121,6 +125,8 @@ private:
   std::vector<Boundary> boundaries;
   /// Stage of each op of the micro-batch function.
   llvm::DenseMap<Operation *, int64_t> stageOf;
+  /// Its values computed from no argument, recomputed where used.
+  llvm::DenseSet<Value> argumentFree;
   /// Functions to erase once the stage programs exist.
   SmallVector<func::FuncOp> scratch;
   /// Whether the stages are sharded over the other mesh axes.
@@ -184,63 +190,11 @@ LogicalResult PipelineBuilder::checkFunction() {
   return success();
 }
 
-FailureOr<func::FuncOp> PipelineBuilder::cloneAtMicrobatchSize() {
-  func::FuncOp micro = func.clone();
-  micro.setSymName((func.getSymName() + ".microbatch").str());
-  builder.setInsertionPointAfter(func);
-  builder.insert(micro);
-  scratch.push_back(micro);
-  Block &body = micro.getBody().front();
-  llvm::DenseSet<Value> changed;
-  for (BlockArgument arg : body.getArguments()) {
-    if (isParam.contains(arg.getArgNumber()))
-      continue;
-    auto type = cast<RankedTensorType>(arg.getType());
-    SmallVector<int64_t> shape(type.getShape());
-    shape[0] /= program.numMicrobatches;
-    arg.setType(type.clone(shape));
-    changed.insert(arg);
-  }
-  for (auto [i, op] : llvm::enumerate(body.without_terminator())) {
-    stageOf[&op] = program.assignment.opStages[i];
-    if (llvm::none_of(op.getOperands(),
-                      [&](Value v) { return changed.contains(v); }))
-      continue;
-    SmallVector<Type> types;
-    if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
-      if (failed(infer.inferReturnTypes(
-              op.getContext(), op.getLoc(), op.getOperands(),
-              op.getRawDictionaryAttrs(), op.getPropertiesStorage(),
-              op.getRegions(), types)))
-        return op.emitError() << "cannot split the batch into micro-batches "
-                                 "through this op";
-    } else if (op.hasTrait<mlir::OpTrait::SameOperandsAndResultType>()) {
-      types.push_back(op.getOperand(0).getType());
-    } else {
-      return op.emitError()
-             << "cannot split the batch into micro-batches through '"
-             << op.getName()
-             << "': its result type does not follow from its operands";
-    }
-    for (auto [result, type] : llvm::zip(op.getResults(), types)) {
-      result.setType(type);
-      changed.insert(result);
-    }
-  }
-  micro.setFunctionType(FunctionType::get(
-      micro.getContext(), body.getArgumentTypes(),
-      body.getTerminator()->getOperandTypes()));
-  if (failed(mlir::verify(micro)))
-    return func.emitError() << "cannot split the batch of @"
-                            << func.getSymName() << " into "
-                            << program.numMicrobatches << " micro-batches";
-  return micro;
-}
-
 void PipelineBuilder::findBoundaries(func::FuncOp micro) {
+  argumentFree = findArgumentFreeValues(micro);
   for (Operation &op : micro.getBody().front().without_terminator()) {
-    // An operand-less op (a constant, an iota) is recomputed where needed.
-    if (op.getNumOperands() == 0)
+    // A constant, or a mask built from iotas, is recomputed where needed.
+    if (argumentFree.contains(op.getResult(0)))
       continue;
     Value v = op.getResult(0);
     Boundary b{v, stageOf.lookup(&op), {}};
@@ -327,13 +281,21 @@ FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
     nameArg(numPrimal + k, "cotangent" + std::to_string(k));
 
   OpBuilder b = OpBuilder::atBlockEnd(entry);
+  // An argument-free value is built, with what it is built from, where the
+  // stage first uses it.
+  std::function<void(Value)> recompute = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || map.contains(v) || !argumentFree.contains(v))
+      return;
+    for (Value operand : def->getOperands())
+      recompute(operand);
+    b.clone(*def, map)->removeAttr(ShardcDialect::getStageAttrName());
+  };
   for (Operation &op : body.without_terminator()) {
-    if (stageOf.lookup(&op) != stage)
+    if (stageOf.lookup(&op) != stage || argumentFree.contains(op.getResult(0)))
       continue;
     for (Value v : op.getOperands())
-      if (Operation *def = v.getDefiningOp();
-          def && !map.contains(v) && def->getNumOperands() == 0)
-        b.clone(*def, map); // recompute an earlier stage's constant
+      recompute(v);
     Operation *clone = b.clone(op, map);
     clone->removeAttr(ShardcDialect::getStageAttrName());
   }
@@ -615,7 +577,11 @@ LogicalResult PipelineBuilder::run() {
       program.schedule, program.numStages, program.numMicrobatches);
   program.stages.resize(program.numStages);
 
-  FailureOr<func::FuncOp> micro = cloneAtMicrobatchSize();
+  FailureOr<func::FuncOp> micro =
+      cloneAtMicrobatchSize(func, program.numMicrobatches, isParam,
+                            program.assignment.opStages, stageOf);
+  if (succeeded(micro))
+    scratch.push_back(*micro);
   LogicalResult result = success();
   if (succeeded(micro) && sharded) {
     // Every value of the micro-batch function gets its sharding, in place

@@ -220,7 +220,7 @@ LogicalResult explainAutoShard(ModuleOp module,
 int shardc::runExplainCommand() {
   if (pipelineRequested()) { // the stage assignment and per-stage time
     PipelineStepSettings pipeline;
-    pipeline.explain = true;
+    pipeline.explain = pipeline.explainOnly = true;
     return runPipelineStep(pipeline);
   }
   ToolSession session;

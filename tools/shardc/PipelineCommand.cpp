@@ -246,6 +246,10 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
                  << "' (expected mlir)\n";
     return 1;
   }
+  if (settings.explainOnly) {
+    printExplanation(func, *program, machine);
+    return 0;
+  }
   FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
   if (failed(inputs))
     return 1;
@@ -254,7 +258,7 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   if (failed(reference))
     return 1;
 
-  if (settings.explain)
+  if (settings.explain && !settings.explainOnly)
     printExplanation(func, *program, machine);
 
   PipelinePrograms pipeline{program->mesh, program->axis, {}};

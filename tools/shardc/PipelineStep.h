@@ -23,8 +23,9 @@ struct PipelineStepSettings {
   double learningRate = 0.01;
   /// "mlir": print the stage programs instead of running them.
   std::string emit;
-  /// Print the stage assignment and per-stage time.
-  bool explain = false;
+  /// Print the stage assignment and per-stage time; with `explainOnly`,
+  /// only that (`shardc explain`: no inputs needed, nothing run).
+  bool explain = false, explainOnly = false;
   std::string reportJson, tracePath;
   /// Columns of the ASCII timeline (0: none).
   int64_t timeline = 0;
