@@ -101,9 +101,10 @@ static LogicalResult checkEven(func::FuncOp fn, MeshOp mesh,
     int64_t split = 1;
     for (StringRef a : sharding.getDimAxes(d))
       split *= std::max<int64_t>(mesh.getAxisSize(a), 1);
+    // At the location alone: the function is the builder's scratch copy.
     if (tensor.getDimSize(d) % split)
-      return fn.emitError()
-             << what() << " (" << tensor << ") in a pipeline stage: dim " << d
+      return mlir::emitError(fn.getLoc())
+             << what() << " " << tensor << " in a pipeline stage: dim " << d
              << " of size " << tensor.getDimSize(d)
              << " does not split evenly over " << split
              << " devices; choose a batch and micro-batch count whose "
