@@ -19,7 +19,7 @@
 //     half and sends; for Bj it receives the cotangents of what it sent,
 //     inlines the backward half with Fj's residuals, sends the gradients of
 //     what it received back and adds its parameters' gradients to the
-//     running sums; last, one SGD update.
+//     running sums; last, one optimizer step (PipelineUpdate.h).
 //
 // When the loss function states shardings, its stages are sharded over the
 // other mesh axes (3D parallelism): the micro-batch function is propagated
@@ -34,6 +34,7 @@
 
 #include "PipelineMicrobatch.h"
 #include "PipelineSharding.h"
+#include "PipelineUpdate.h"
 
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
@@ -47,6 +48,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 #include <functional>
@@ -409,8 +411,26 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
     return IntegerAttr::get(IntegerType::get(ctx, 64), v);
   };
 
-  // @pipeline_stage<k>(used args at full size, learning_rate)
-  //     -> ([loss], next params).
+  // @pipeline_stage<k>(used args at full size, learning_rate, state)
+  //     -> ([loss], next params, next state).
+  SmallVector<unsigned> stageParams;
+  SmallVector<Type> paramTypes;
+  SmallVector<std::string> paramNames;
+  for (auto [k, i] : llvm::enumerate(halves.usedArgs))
+    if (isParam.contains(i)) {
+      stageParams.push_back(k);
+      paramTypes.push_back(halves.stageArgTypes[k]);
+      paramNames.push_back(getArgumentName(func, i));
+    }
+  FailureOr<OwningOpRef<ModuleOp>> update = buildOptimizerStep(
+      func.getLoc(), program.mesh, paramTypes, paramNames, options.optimizer);
+  if (failed(update))
+    return failure();
+  auto step = cast<func::FuncOp>((*update)->getBody()->back());
+  size_t numParams = stageParams.size();
+  unsigned firstState = 2 * numParams + 1;
+  unsigned numState = step.getNumArguments() - firstState;
+
   SmallVector<Type> argTypes;
   for (auto [k, i] : llvm::enumerate(halves.usedArgs)) {
     argTypes.push_back(halves.stageArgTypes[k]);
@@ -419,18 +439,23 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   auto scalar = RankedTensorType::get({}, builder.getF32Type());
   argTypes.push_back(scalar);
   info.argumentSources.push_back(-1);
+  for (unsigned s = 0; s < numState; ++s) {
+    argTypes.push_back(step.getArgumentTypes()[firstState + s]);
+    info.argumentSources.push_back(-2);
+  }
   SmallVector<Type> resultTypes;
   if (last) {
     resultTypes.push_back(func.getResultTypes()[0]);
     info.resultParams.push_back(-1);
   }
-  SmallVector<unsigned> stageParams;
-  for (auto [k, i] : llvm::enumerate(halves.usedArgs))
-    if (isParam.contains(i)) {
-      stageParams.push_back(k);
-      resultTypes.push_back(halves.stageArgTypes[k]);
-      info.resultParams.push_back(i);
-    }
+  for (auto [k, type] : llvm::enumerate(paramTypes)) {
+    resultTypes.push_back(type);
+    info.resultParams.push_back(halves.usedArgs[stageParams[k]]);
+  }
+  for (unsigned s = 0; s < numState; ++s) {
+    resultTypes.push_back(step.getArgumentTypes()[firstState + s]);
+    info.resultParams.push_back(-2);
+  }
 
   builder.setInsertionPointToEnd(func->getParentOfType<ModuleOp>().getBody());
   auto fn = func::FuncOp::create(
@@ -451,6 +476,13 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   }
   fn.setArgAttr(halves.usedArgs.size(), ShardcDialect::getNameAttrName(),
                 StringAttr::get(ctx, "learning_rate"));
+  for (unsigned s = 0; s < numState; ++s) {
+    fn.setArgAttrs(halves.usedArgs.size() + 1 + s,
+                   step.getArgAttrDict(firstState + s));
+    fn.setResultAttrs(resultTypes.size() - numState + s,
+                      step.getResultAttrDict(step.getNumResults() - numState +
+                                             s));
+  }
   for (auto [r, p] : llvm::enumerate(info.resultParams)) {
     if (p < 0)
       continue;
@@ -547,16 +579,24 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
       sum = buildAdd(b, loc, sum, l);
     results.push_back(sum);
   }
-  Value lr = entry->getArgument(halves.usedArgs.size());
-  for (auto [k, p] : llvm::enumerate(stageParams)) {
-    Value param = entry->getArgument(p);
-    Value step = buildMul(
-        b, loc, buildBroadcastInDim(b, loc, param.getType(), lr, {}),
-        gradientSums[k]);
-    results.push_back(buildSub(b, loc, param, step));
-  }
+  // The optimizer's step, on the gradients summed over the micro-batches;
+  // its linear loss and pass-through gradients are dropped below.
+  SmallVector<Value> stepArgs;
+  for (unsigned p : stageParams)
+    stepArgs.push_back(entry->getArgument(p));
+  stepArgs.append(gradientSums.begin(), gradientSums.end());
+  for (unsigned a = halves.usedArgs.size(); a < entry->getNumArguments(); ++a)
+    stepArgs.push_back(entry->getArgument(a));
+  SmallVector<Value> next = inlineBody(b, step, stepArgs);
+  results.append(next.begin() + 1 + numParams, next.end());
   tag("update");
   func::ReturnOp::create(b, loc, results);
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry))) {
+    auto action = op.getAttrOfType<StringAttr>(
+        ShardcDialect::getPipelineActionAttrName());
+    if (action && action.getValue() == "update" && isOpTriviallyDead(&op))
+      op.erase();
+  }
   info.program = fn;
   return success();
 }

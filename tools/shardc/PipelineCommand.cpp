@@ -57,8 +57,12 @@ static cl::opt<std::string> backendName("backend",
                                         cl::desc("sim, threads or mpi"),
                                         cl::init("sim"),
                                         cl::sub(pipelineCommand));
+static cl::opt<std::string>
+    optimizerName("optimizer",
+                  cl::desc("The update after the micro-batches: sgd or adam"),
+                  cl::init("sgd"), cl::sub(pipelineCommand));
 static cl::opt<double> learningRate("learning-rate",
-                                    cl::desc("SGD's learning rate"),
+                                    cl::desc("The optimizer's learning rate"),
                                     cl::init(0.01), cl::sub(pipelineCommand));
 static cl::opt<std::string>
     emit("emit",
@@ -97,9 +101,26 @@ static cl::opt<double> tolerance(
 
 namespace {
 
-/// The unsharded full-batch SGD step of `module`'s entry function on
-/// `inputs`: the loss, and each parameter's value after the step by
-/// argument index.
+/// Argument `arg` of `fn`, an optimizer state, at its initial value (its
+/// `shardc.optimizer_state`: Adam's moments 0, its beta powers 1).
+FailureOr<Tensor> initialState(func::FuncOp fn, unsigned arg) {
+  auto type = cast<RankedTensorType>(fn.getArgumentTypes()[arg]);
+  auto value = fn.getArgAttrOfType<FloatAttr>(
+      arg, ShardcDialect::getOptimizerStateAttrName());
+  if (!value)
+    return fn.emitError() << "argument #" << arg
+                          << " is no optimizer state";
+  llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
+  if (!t)
+    return fn.emitError() << llvm::toString(t.takeError());
+  for (float &x : t->values())
+    x = float(value.getValueAsDouble());
+  return std::move(*t);
+}
+
+/// The unsharded full-batch step of `module`'s entry function on `inputs`
+/// with `optimizer` (sgd or adam, from its initial state): the loss, and
+/// each parameter's value after the step by argument index.
 struct ReferenceStep {
   Tensor loss;
   llvm::DenseMap<int64_t, Tensor> next;
@@ -107,7 +128,8 @@ struct ReferenceStep {
 
 FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
                                           ArrayRef<Tensor> inputs,
-                                          double learningRate) {
+                                          double learningRate,
+                                          StringRef optimizer) {
   // The optimizer rewrites the function in place: the original's argument
   // names are read first.
   std::vector<std::string> argNames;
@@ -115,9 +137,9 @@ FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
   for (unsigned i = 0; i < original.getNumArguments(); ++i)
     argNames.push_back(getArgumentName(original, i));
   PassManager pm(reference.getContext(), ModuleOp::getOperationName());
-  ShardcOptimizerOptions sgd;
-  sgd.optimizer = "sgd";
-  pm.addPass(createShardcOptimizer(sgd));
+  ShardcOptimizerOptions options;
+  options.optimizer = optimizer.str();
+  pm.addPass(createShardcOptimizer(options));
   if (failed(pm.run(reference)))
     return failure();
   func::FuncOp step = getEntryFunction(reference);
@@ -129,6 +151,12 @@ FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
     return step.emitError() << llvm::toString(lr.takeError());
   lr->values()[0] = float(learningRate);
   args.push_back(std::move(*lr));
+  while (args.size() < step.getNumArguments()) {
+    FailureOr<Tensor> state = initialState(step, args.size());
+    if (failed(state))
+      return failure();
+    args.push_back(std::move(*state));
+  }
   FailureOr<SmallVector<Tensor>> out = interpretFunction(step, args);
   if (failed(out))
     return failure();
@@ -179,6 +207,7 @@ int shardc::runPipelineCommand() {
   PipelineStepSettings settings;
   settings.backend = backendName;
   settings.learningRate = learningRate;
+  settings.optimizer = optimizerName;
   settings.emit = emit;
   settings.explain = explain;
   settings.reportJson = reportJson;
@@ -229,6 +258,12 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   options.axis = pipelineAxis;
   options.microbatches = microbatches;
   options.schedule = *kind;
+  if (settings.optimizer != "sgd" && settings.optimizer != "adam") {
+    llvm::errs() << "shardc: error: unknown --optimizer '" << settings.optimizer
+                 << "' (expected sgd or adam)\n";
+    return 1;
+  }
+  options.optimizer.optimizer = settings.optimizer;
   FailureOr<PipelineProgram> program = buildPipelineProgram(func, options);
   if (failed(program))
     return 1;
@@ -254,7 +289,8 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   if (failed(inputs))
     return 1;
   FailureOr<ReferenceStep> reference =
-      runReferenceStep(*referenceModule, *inputs, learningRate);
+      runReferenceStep(*referenceModule, *inputs, learningRate,
+                       settings.optimizer);
   if (failed(reference))
     return 1;
 
@@ -297,6 +333,13 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
         if (failed(block))
           return failure();
         args.push_back(std::move(*block));
+        continue;
+      }
+      if (source == -2) { // a device's block of a state is its initial value
+        FailureOr<Tensor> state = initialState(stage.program, k);
+        if (failed(state))
+          return failure();
+        args.push_back(std::move(*state));
         continue;
       }
       Tensor lr = llvm::cantFail(Tensor::allocate({}));
@@ -366,6 +409,8 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   for (int64_t d : local) {
     const PipelineStage &stage = program->stages[(*stageOf)[d]];
     for (auto [r, param] : llvm::enumerate(stage.resultParams)) {
+      if (param == -2)
+        continue; // optimizer state: it shows in the parameters
       // A sharded stage's device holds its block of each parameter.
       FailureOr<Tensor> want = blockOf(
           d, param < 0 ? reference->loss : reference->next.find(param)->second,

@@ -20,6 +20,8 @@ namespace shardc {
 
 struct PipelineStepSettings {
   std::string backend = "sim";
+  /// The update after the micro-batches: "sgd" or "adam".
+  std::string optimizer = "sgd";
   double learningRate = 0.01;
   /// "mlir": print the stage programs instead of running them.
   std::string emit;

@@ -8,7 +8,8 @@
 // schedule (shardc/Analysis/PipelineSchedule.h), receiving activations from
 // earlier stages and gradients from later ones with `shardc.recv` and
 // handing them on with `shardc.send`, summing its parameters' gradients
-// over the micro-batches, and ending with one SGD update of its parameters.
+// over the micro-batches, and ending with one optimizer step (SGD or Adam,
+// the optimizer pass's) of its parameters.
 // Every device whose coordinate on the pipeline axis is k runs stage k's
 // program; the other axes replicate it.
 //
@@ -19,6 +20,7 @@
 
 #include "shardc/Analysis/PipelineSchedule.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -34,6 +36,14 @@ struct PipelineOptions {
   /// Micro-batches per step; 0 means one per stage.
   int64_t microbatches = 0;
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// The update after the micro-batches (--shardc-optimizer's options:
+  /// `optimizer` sgd or adam, its betas and epsilon).
+  ShardcOptimizerOptions optimizer = sgdOptions();
+  static ShardcOptimizerOptions sgdOptions() {
+    ShardcOptimizerOptions o;
+    o.optimizer = "sgd";
+    return o;
+  }
 };
 
 /// Where each op of the loss function runs.
@@ -59,10 +69,13 @@ mlir::FailureOr<StageAssignment> assignStages(mlir::func::FuncOp func,
 struct PipelineStage {
   mlir::func::FuncOp program;
   /// For each argument of `program`: the index of the loss function's
-  /// argument it is, or -1 for the learning rate (the last argument).
+  /// argument it is, -1 for the learning rate, or -2 for optimizer state
+  /// (Adam's moments, which start at the argument's
+  /// `shardc.optimizer_state`).
   std::vector<int64_t> argumentSources;
   /// For each result: the index of the parameter whose value after the
-  /// step it is, or -1 for the loss (the last stage's first result).
+  /// step it is, -1 for the loss (the last stage's first result), or -2
+  /// for the optimizer state after the step.
   std::vector<int64_t> resultParams;
   /// FLOPs of one micro-batch's forward and backward on this stage.
   double forwardFlops = 0, backwardFlops = 0;
