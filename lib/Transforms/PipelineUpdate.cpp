@@ -54,5 +54,11 @@ shardc::buildOptimizerStep(Location loc, MeshOp mesh,
   if (failed(pm.run(*module)))
     return mlir::emitError(loc) << "cannot build the " << options.optimizer
                                 << " update of a pipeline stage";
+  // The gradient of the linear loss is g itself: the update reads g, and
+  // the VJP's product with a broadcast 1 is left dead for the caller to
+  // drop (with the loss).
+  Operation *ret = fn.getBody().front().getTerminator();
+  for (size_t k = 0; k < n; ++k)
+    ret->getOperand(1 + k).replaceAllUsesWith(fn.getArgument(n + k));
   return module;
 }

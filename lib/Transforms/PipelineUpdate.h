@@ -27,8 +27,9 @@ namespace shardc {
 ///   @update(params..., gradients..., learning_rate, state...)
 ///       -> (linear loss, gradients..., next params..., next state...)
 /// the state and its attributes (`shardc.optimizer_state`, its initial
-/// value) as --shardc-optimizer adds them. Fails with a diagnostic at
-/// `loc`.
+/// value) as --shardc-optimizer adds them, the update reading the gradient
+/// arguments directly (the linear loss and its VJP are left dead). Fails
+/// with a diagnostic at `loc`.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 buildOptimizerStep(mlir::Location loc, MeshOp mesh,
                    llvm::ArrayRef<mlir::Type> paramTypes,
