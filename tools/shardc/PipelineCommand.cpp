@@ -61,6 +61,11 @@ static cl::opt<std::string>
     optimizerName("optimizer",
                   cl::desc("The update after the micro-batches: sgd or adam"),
                   cl::init("sgd"), cl::sub(pipelineCommand));
+static cl::opt<int64_t>
+    steps("steps",
+          cl::desc("Training steps, each fed the parameters (and optimizer "
+                   "state) the previous one returned"),
+          cl::init(1), cl::sub(pipelineCommand));
 static cl::opt<double> learningRate("learning-rate",
                                     cl::desc("The optimizer's learning rate"),
                                     cl::init(0.01), cl::sub(pipelineCommand));
@@ -118,9 +123,22 @@ FailureOr<Tensor> initialState(func::FuncOp fn, unsigned arg) {
   return std::move(*t);
 }
 
-/// The unsharded full-batch step of `module`'s entry function on `inputs`
-/// with `optimizer` (sgd or adam, from its initial state): the loss, and
-/// each parameter's value after the step by argument index.
+/// Feeds a step's results back as the next step's arguments: each result
+/// with `shardc.next = "<name>"` replaces `fn`'s argument named <name>.
+void feedBack(func::FuncOp fn, std::vector<Tensor> &args,
+              std::vector<Tensor> &results) {
+  for (unsigned r = 0; r < fn.getNumResults(); ++r)
+    if (auto name = fn.getResultAttrOfType<StringAttr>(
+            r, ShardcDialect::getNextAttrName()))
+      for (unsigned a = 0; a < fn.getNumArguments(); ++a)
+        if (getArgumentName(fn, a) == name.getValue())
+          args[a] = results[r].clone();
+}
+
+/// `numSteps` unsharded full-batch steps of `module`'s entry function on
+/// `inputs` with `optimizer` (sgd or adam, from its initial state): the
+/// last step's loss, and each parameter's value after the last step by
+/// argument index.
 struct ReferenceStep {
   Tensor loss;
   llvm::DenseMap<int64_t, Tensor> next;
@@ -129,7 +147,8 @@ struct ReferenceStep {
 FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
                                           ArrayRef<Tensor> inputs,
                                           double learningRate,
-                                          StringRef optimizer) {
+                                          StringRef optimizer,
+                                          int64_t numSteps) {
   // The optimizer rewrites the function in place: the original's argument
   // names are read first.
   std::vector<std::string> argNames;
@@ -143,7 +162,7 @@ FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
   if (failed(pm.run(reference)))
     return failure();
   func::FuncOp step = getEntryFunction(reference);
-  SmallVector<Tensor> args;
+  std::vector<Tensor> args;
   for (const Tensor &t : inputs)
     args.push_back(t.clone());
   llvm::Expected<Tensor> lr = Tensor::allocate({});
@@ -157,9 +176,18 @@ FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
       return failure();
     args.push_back(std::move(*state));
   }
-  FailureOr<SmallVector<Tensor>> out = interpretFunction(step, args);
-  if (failed(out))
-    return failure();
+  FailureOr<SmallVector<Tensor>> out = failure();
+  for (int64_t s = 0; s < numSteps; ++s) {
+    out = interpretFunction(step, args);
+    if (failed(out))
+      return failure();
+    std::vector<Tensor> results(std::make_move_iterator(out->begin()),
+                                std::make_move_iterator(out->end()));
+    if (s + 1 < numSteps)
+      feedBack(step, args, results);
+    out->assign(std::make_move_iterator(results.begin()),
+                std::make_move_iterator(results.end()));
+  }
   ReferenceStep result;
   result.loss = std::move((*out)[0]);
   for (unsigned r = 0; r < step.getNumResults(); ++r)
@@ -208,6 +236,7 @@ int shardc::runPipelineCommand() {
   settings.backend = backendName;
   settings.learningRate = learningRate;
   settings.optimizer = optimizerName;
+  settings.steps = steps;
   settings.emit = emit;
   settings.explain = explain;
   settings.reportJson = reportJson;
@@ -245,6 +274,10 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   if (!backend) {
     llvm::errs() << "shardc: error: unknown --backend '" << backendName
                  << "' (expected sim, threads or mpi)\n";
+    return 1;
+  }
+  if (settings.steps < 1) {
+    llvm::errs() << "shardc: error: --steps must be at least 1\n";
     return 1;
   }
   if (microbatches < 0) {
@@ -290,7 +323,7 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
     return 1;
   FailureOr<ReferenceStep> reference =
       runReferenceStep(*referenceModule, *inputs, learningRate,
-                       settings.optimizer);
+                       settings.optimizer, settings.steps);
   if (failed(reference))
     return 1;
 
@@ -366,11 +399,15 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
     FailureOr<std::vector<Tensor>> args = argsOf(rank);
     if (failed(args))
       return 1;
-    FailureOr<std::vector<Tensor>> out =
-        runPipelineOnRank(pipeline, *args, (*ranks)->getCommunicator());
-    if (failed(out))
-      return 1;
-    results[rank] = std::move(*out);
+    func::FuncOp rankProgram = program->stages[(*stageOf)[rank]].program;
+    for (int64_t s = 0; s < settings.steps; ++s) {
+      FailureOr<std::vector<Tensor>> out =
+          runPipelineOnRank(pipeline, *args, (*ranks)->getCommunicator());
+      if (failed(out))
+        return 1;
+      results[rank] = std::move(*out);
+      feedBack(rankProgram, *args, results[rank]);
+    }
     local.push_back(rank);
   } else {
     std::vector<std::vector<Tensor>> deviceArgs;
@@ -381,24 +418,38 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
       deviceArgs.push_back(std::move(*args));
       local.push_back(d);
     }
-    FailureOr<std::vector<std::vector<Tensor>>> out = failure();
-    auto start = std::chrono::steady_clock::now();
-    if (*backend == BackendKind::Sim) {
-      SimulationOptions sim;
-      sim.machine = machine;
-      out = simulatePipeline(pipeline, std::move(deviceArgs), sim, simulation);
-    } else {
+    if (*backend == BackendKind::Threads)
       session.getContext().enableMultithreading();
-      ThreadsOptions threads;
-      threads.timeoutSeconds = 600;
-      out = runPipelineOnThreads(pipeline, deviceArgs, threads);
+    for (int64_t s = 0; s < settings.steps; ++s) {
+      FailureOr<std::vector<std::vector<Tensor>>> out = failure();
+      auto start = std::chrono::steady_clock::now();
+      if (*backend == BackendKind::Sim) {
+        SimulationOptions sim;
+        sim.machine = machine;
+        std::vector<std::vector<Tensor>> stepArgs;
+        for (const std::vector<Tensor> &device : deviceArgs) {
+          stepArgs.emplace_back();
+          for (const Tensor &t : device)
+            stepArgs.back().push_back(t.clone());
+        }
+        // The report is the last step's.
+        out = simulatePipeline(pipeline, std::move(stepArgs), sim, simulation);
+      } else {
+        ThreadsOptions threads;
+        threads.timeoutSeconds = 600;
+        out = runPipelineOnThreads(pipeline, deviceArgs, threads);
+      }
+      if (failed(out))
+        return 1;
+      // The wall time is the last step's.
+      wallSeconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+      results = std::move(*out);
+      for (int64_t d = 0; d < numDevices; ++d)
+        feedBack(program->stages[(*stageOf)[d]].program, deviceArgs[d],
+                 results[d]);
     }
-    if (failed(out))
-      return 1;
-    wallSeconds = std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
-    results = std::move(*out);
   }
 
   // Every local device's results against the reference step.
@@ -487,9 +538,16 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   if (*backend == BackendKind::Threads)
     llvm::outs() << llvm::format("wall time of the step: %.4f s\n",
                                  wallSeconds);
-  llvm::outs() << llvm::format("parameters after the step vs the unsharded "
-                               "full-batch step: max_rel_err=%.3g %s\n",
-                               worst, ok ? "OK" : "MISMATCH");
+  if (settings.steps == 1)
+    llvm::outs() << llvm::format("parameters after the step vs the unsharded "
+                                 "full-batch step: max_rel_err=%.3g %s\n",
+                                 worst, ok ? "OK" : "MISMATCH");
+  else
+    llvm::outs() << llvm::format(
+        "parameters after %lld steps vs %lld unsharded full-batch steps: "
+        "max_rel_err=%.3g %s\n",
+        (long long)settings.steps, (long long)settings.steps, worst,
+        ok ? "OK" : "MISMATCH");
 
   if (!reportJson.empty()) {
     llvm::json::Array peaks, perMicrobatch, forward, backward;

@@ -23,6 +23,8 @@ struct PipelineStepSettings {
   /// The update after the micro-batches: "sgd" or "adam".
   std::string optimizer = "sgd";
   double learningRate = 0.01;
+  /// Training steps, each from the parameters and state the last returned.
+  int64_t steps = 1;
   /// "mlir": print the stage programs instead of running them.
   std::string emit;
   /// Print the stage assignment and per-stage time; with `explainOnly`,
