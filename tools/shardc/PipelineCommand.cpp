@@ -15,6 +15,7 @@
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
+#include "shardc/Analysis/ReshardPlanner.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/PipelineExecution.h"
 #include "shardc/Runtime/TensorBlocks.h"
@@ -199,8 +200,41 @@ FailureOr<ReferenceStep> runReferenceStep(ModuleOp reference,
   return result;
 }
 
+/// The seconds of a stage's collectives in one micro-batch's forward and
+/// backward (its actions F0 and B0) under the cost model: what a sharded
+/// stage adds to its compute time.
+std::pair<double, double> stageCollectiveSeconds(func::FuncOp stage,
+                                                 const MeshTopology &topology,
+                                                 const MachineModel &machine) {
+  double forward = 0, backward = 0;
+  for (Operation &op : stage.getBody().front()) {
+    auto collective = dyn_cast<CollectiveOpInterface>(op);
+    auto action = op.getAttrOfType<StringAttr>(
+        ShardcDialect::getPipelineActionAttrName());
+    std::optional<ReshardStep> desc = describeCollective(&op);
+    if (!collective || !action || !desc)
+      continue;
+    auto type = cast<RankedTensorType>(op.getOperand(0).getType());
+    int64_t n = topology.groupSize(desc->axes);
+    int64_t localBytes =
+        type.getNumElements() *
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    double seconds =
+        collective.getBytesSentPerDevice(n, localBytes)
+            ? machine.collectiveSeconds(collective.getCollectiveKind(), n,
+                                        localBytes)
+            : 0;
+    if (action.getValue() == "F0")
+      forward += seconds;
+    else if (action.getValue() == "B0")
+      backward += seconds;
+  }
+  return {forward, backward};
+}
+
 void printExplanation(func::FuncOp func, const PipelineProgram &program,
                       const MachineModel &machine) {
+  FailureOr<MeshTopology> topology = getMeshTopology(program.mesh);
   raw_ostream &os = llvm::outs();
   os << "stage assignment ("
      << (program.assignment.explicitStages ? "from \"stage\" annotations"
@@ -216,12 +250,21 @@ void printExplanation(func::FuncOp func, const PipelineProgram &program,
   }
   os << "per-stage time per micro-batch (" << program.numMicrobatches
      << " micro-batches):\n";
-  for (auto [s, stage] : llvm::enumerate(program.stages))
+  for (auto [s, stage] : llvm::enumerate(program.stages)) {
     os << llvm::format("  stage %zu: forward %.3g s, backward %.3g s, "
-                       "activations %lld B\n",
+                       "activations %lld B",
                        s, stage.forwardFlops / machine.flopsPerSecond,
                        stage.backwardFlops / machine.flopsPerSecond,
                        (long long)stage.activationBytesPerMicrobatch);
+    if (succeeded(topology)) {
+      auto [forward, backward] =
+          stageCollectiveSeconds(stage.program, *topology, machine);
+      if (forward > 0 || backward > 0)
+        os << llvm::format("; its collectives forward %.3g s, backward %.3g s",
+                           forward, backward);
+    }
+    os << "\n";
+  }
 }
 
 } // namespace
@@ -550,8 +593,13 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
         ok ? "OK" : "MISMATCH");
 
   if (!reportJson.empty()) {
-    llvm::json::Array peaks, perMicrobatch, forward, backward;
+    llvm::json::Array peaks, perMicrobatch, forward, backward,
+        collectiveForward, collectiveBackward;
     for (auto [s, stage] : llvm::enumerate(program->stages)) {
+      auto [cf, cb] =
+          stageCollectiveSeconds(stage.program, *topology, machine);
+      collectiveForward.push_back(cf);
+      collectiveBackward.push_back(cb);
       peaks.push_back(peakPerStage[s]);
       perMicrobatch.push_back(stage.activationBytesPerMicrobatch);
       forward.push_back(stage.forwardFlops / machine.flopsPerSecond);
@@ -567,6 +615,8 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
         {"activation_bytes_per_microbatch", std::move(perMicrobatch)},
         {"stage_forward_s", std::move(forward)},
         {"stage_backward_s", std::move(backward)},
+        {"stage_collective_forward_s", std::move(collectiveForward)},
+        {"stage_collective_backward_s", std::move(collectiveBackward)},
         {"step_time_s", simulation.stepSeconds}};
     llvm::json::Array sent;
     for (int64_t bytes : simulation.sentBytesPerDevice)
