@@ -508,6 +508,9 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   std::vector<SmallVector<Value>> primals(m), residuals(m);
   SmallVector<Value> losses;
   SmallVector<Value> gradientSums(stageParams.size());
+  // Per parameter: the all_reduce its summed gradient still needs (a
+  // detached template), if any.
+  SmallVector<Operation *> deferredReductions(stageParams.size(), nullptr);
   unsigned numSent = halves.sent.size();
   func::FuncOp forward = halves.forward; // a handle; its getters are not const
   for (const PipelineAction &action : program.actions[stage]) {
@@ -565,9 +568,25 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
         SendOp::create(b, loc, grads[stageParams.size() + k], meshRef, axis,
                        i64(boundaries[r].from));
       for (auto [k, g] : llvm::enumerate(ArrayRef(grads).take_front(
-               stageParams.size())))
-        gradientSums[k] =
-            gradientSums[k] ? buildAdd(b, loc, gradientSums[k], g) : g;
+               stageParams.size()))) {
+        // A gradient the backward half all-reduces (over the data axes) is
+        // summed unreduced: one all_reduce of the sum after the last
+        // micro-batch replaces one per micro-batch (the sum is linear).
+        Value summand = g;
+        if (auto reduce = g.getDefiningOp<AllReduceOp>();
+            reduce && g.use_empty() &&
+            cast<CollectiveOpInterface>(*reduce).getCollectiveReduction() ==
+                ReductionKind::Sum) {
+          summand = reduce.getOperand();
+          if (!deferredReductions[k])
+            deferredReductions[k] = reduce->clone();
+          llvm::erase(created.ops, reduce.getOperation());
+          reduce.erase();
+        }
+        gradientSums[k] = gradientSums[k]
+                              ? buildAdd(b, loc, gradientSums[k], summand)
+                              : summand;
+      }
     }
     tag(action.str());
   }
@@ -578,6 +597,13 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
     for (Value l : ArrayRef(losses).drop_front())
       sum = buildAdd(b, loc, sum, l);
     results.push_back(sum);
+  }
+  for (auto [k, reduce] : llvm::enumerate(deferredReductions)) {
+    if (!reduce)
+      continue;
+    reduce->setOperand(0, gradientSums[k]);
+    b.insert(reduce);
+    gradientSums[k] = reduce->getResult(0);
   }
   // The optimizer's step, on the gradients summed over the micro-batches;
   // its linear loss and pass-through gradients are dropped below.
