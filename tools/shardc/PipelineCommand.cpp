@@ -319,6 +319,19 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
                  << "' (expected sim, threads or mpi)\n";
     return 1;
   }
+  // simulate and explain take these for their own programs; a pipelined
+  // step is a training step of its own, planned from the model's shardings.
+  FailureOr<std::optional<ShardcAutoShardOptions>> autoShard =
+      getAutoShardOptions();
+  if (failed(autoShard))
+    return 1;
+  if (isAutodiffRequested() || *autoShard) {
+    llvm::errs() << "shardc: error: --autodiff, --train-step and --auto-shard "
+                    "do not combine with --pipeline-axis, --microbatches or "
+                    "--schedule: the pipelined step is a training step of its "
+                    "own (its optimizer: shardc pipeline --optimizer)\n";
+    return 1;
+  }
   if (settings.steps < 1) {
     llvm::errs() << "shardc: error: --steps must be at least 1\n";
     return 1;
