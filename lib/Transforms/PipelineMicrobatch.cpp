@@ -56,7 +56,6 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
   if (!def || !type || type.getRank() == 0)
     return failure();
   SmallVector<int64_t> shape(type.getShape());
-  int64_t oldRows = shape[0];
   shape[0] = rows;
   RankedTensorType newType = type.clone(shape);
   OpBuilder b(def->getContext());
@@ -94,7 +93,6 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
   } else {
     return failure();
   }
-  (void)oldRows;
   made->getResult(0).setType(newType);
   stageOf[made] = stageOf.lookup(def);
   done[{v, rows}] = made->getResult(0);
