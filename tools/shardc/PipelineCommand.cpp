@@ -107,21 +107,17 @@ static cl::opt<double> tolerance(
 
 namespace {
 
-/// Argument `arg` of `fn`, an optimizer state, at its initial value (its
-/// `shardc.optimizer_state`: Adam's moments 0, its beta powers 1).
+/// Argument `arg` of `fn`, an optimizer state, at its initial value
+/// (initialOptimizerState, the interpreter's: Adam's moments 0, its beta
+/// powers 1); a diagnostic when it is none.
 FailureOr<Tensor> initialState(func::FuncOp fn, unsigned arg) {
-  auto type = cast<RankedTensorType>(fn.getArgumentTypes()[arg]);
-  auto value = fn.getArgAttrOfType<FloatAttr>(
-      arg, ShardcDialect::getOptimizerStateAttrName());
-  if (!value)
-    return fn.emitError() << "argument #" << arg
-                          << " is no optimizer state";
-  llvm::Expected<Tensor> t = Tensor::allocate(type.getShape());
-  if (!t)
-    return fn.emitError() << llvm::toString(t.takeError());
-  for (float &x : t->values())
-    x = float(value.getValueAsDouble());
-  return std::move(*t);
+  llvm::Expected<std::optional<Tensor>> state =
+      initialOptimizerState(fn, arg);
+  if (!state)
+    return fn.emitError() << llvm::toString(state.takeError());
+  if (!*state)
+    return fn.emitError() << "argument #" << arg << " is no optimizer state";
+  return std::move(**state);
 }
 
 /// Feeds a step's results back as the next step's arguments: each result
