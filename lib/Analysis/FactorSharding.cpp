@@ -34,6 +34,8 @@ StringRef shardc::describeConflictReason(ConflictReason reason) {
     return "same priority, the larger tensor is kept";
   case ConflictReason::MoreSplit:
     return "same priority and size, the more split factor is kept";
+  case ConflictReason::StationaryTensor:
+    return "same priority and size, the parameter stays in place";
   case ConflictReason::TensorOrder:
     return "same priority and size, the earlier tensor wins";
   case ConflictReason::FactorOrder:
@@ -57,11 +59,14 @@ struct Candidate {
   int tensor;
   bool isUser;
   int64_t numElements;
+  bool isStationary;
 
-  /// Strict ranking: user first, then larger tensor, then earlier tensor.
+  /// Strict ranking: user first, then larger tensor, then a parameter, then
+  /// earlier tensor.
   bool ranksBefore(const Candidate &o) const {
-    return std::make_tuple(!isUser, -numElements, tensor) <
-           std::make_tuple(!o.isUser, -o.numElements, o.tensor);
+    return std::make_tuple(!isUser, -numElements, !isStationary, tensor) <
+           std::make_tuple(!o.isUser, -o.numElements, !o.isStationary,
+                           o.tensor);
   }
   /// Why `*this` (ranked first) beats `o`.
   ConflictReason reasonOver(const Candidate &o) const {
@@ -69,6 +74,8 @@ struct Candidate {
       return ConflictReason::UserPriority;
     if (numElements != o.numElements)
       return ConflictReason::LargerTensor;
+    if (isStationary != o.isStationary)
+      return ConflictReason::StationaryTensor;
     return ConflictReason::TensorOrder;
   }
 };
@@ -182,7 +189,8 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
       }
       candidates[f].push_back({std::move(axes[f]), static_cast<int>(t),
                                tensors[t].isUser,
-                               rule.getTensorNumElements(t)});
+                               rule.getTensorNumElements(t),
+                               tensors[t].isStationary});
     }
   }
 
@@ -265,7 +273,7 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
   auto rank = [&](int64_t f) {
     const Candidate &c = *best[f];
     return std::make_tuple(isReduction(f), !c.isUser, -c.numElements, -split[f],
-                           c.tensor);
+                           !c.isStationary, c.tensor);
   };
   llvm::stable_sort(order,
                     [&](int64_t a, int64_t b) { return rank(a) < rank(b); });
@@ -285,6 +293,8 @@ FactorShardings::compute(const ShardingRule &rule, MeshOp mesh,
         reason = best[w]->reasonOver(*best[f]);
       else if (split[w] != split[f])
         reason = ConflictReason::MoreSplit;
+      else if (best[w]->isStationary != best[f]->isStationary)
+        reason = ConflictReason::StationaryTensor;
       else if (best[w]->tensor == best[f]->tensor)
         reason = ConflictReason::FactorOrder;
       else

@@ -34,7 +34,7 @@ FactorShardingCache::get(const ShardingRule &rule, MeshOp mesh,
   for (const TensorShardingInput &t : tensors) {
     scratch.push_back(
         reinterpret_cast<intptr_t>(t.sharding.getAsOpaquePointer()));
-    scratch.push_back(t.isUser);
+    scratch.push_back(t.isUser | (t.isStationary << 1));
   }
   if (const Entry *hit = index.lookup(scratch)) {
     ++hits;

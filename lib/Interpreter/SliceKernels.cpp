@@ -25,6 +25,27 @@ namespace {
 // Raw kernels
 //===----------------------------------------------------------------------===//
 
+/// dst[dstSteps . i] = src[srcSteps . i] for every index i of `shape`
+/// (rank >= 1): slice reads a strided view, pad writes one. The walk covers
+/// the outer dims; the innermost is a run (a copy when both steps are 1).
+template <typename T>
+void copyStrided(const T *src, ArrayRef<int64_t> srcSteps, T *dst,
+                 ArrayRef<int64_t> dstSteps, ArrayRef<int64_t> shape) {
+  int64_t inner = shape.back();
+  int64_t srcStep = srcSteps.back(), dstStep = dstSteps.back();
+  SmallVector<int64_t> outer(shape.drop_back());
+  StridedWalk walk(outer, srcSteps.drop_back(), dstSteps.drop_back());
+  do {
+    const T *from = src + walk.offsetA();
+    T *to = dst + walk.offsetB();
+    if (srcStep == 1 && dstStep == 1)
+      std::copy_n(from, inner, to);
+    else
+      for (int64_t i = 0; i < inner; ++i)
+        to[i * dstStep] = from[i * srcStep];
+  } while (walk.next());
+}
+
 /// out[i...] = in[start + i * stride ...] for every index of `outShape`.
 template <typename T>
 void sliceKernel(const T *in, ArrayRef<int64_t> inShape, ArrayRef<int64_t> start,
@@ -35,28 +56,13 @@ void sliceKernel(const T *in, ArrayRef<int64_t> inShape, ArrayRef<int64_t> start
     return;
   }
   SmallVector<int64_t> inStrides = rowMajorStrides(inShape);
-  SmallVector<int64_t> outStrides = rowMajorStrides(outShape);
   SmallVector<int64_t> steps(rank);
   int64_t base = 0;
   for (int64_t d = 0; d < rank; ++d) {
     base += start[d] * inStrides[d];
     steps[d] = stride[d] * inStrides[d];
   }
-  // The walk covers the outer dims; the innermost is a run (a copy when
-  // its stride is 1).
-  int64_t inner = outShape.back(), step = steps.back();
-  SmallVector<int64_t> outer(outShape.drop_back());
-  StridedWalk walk(outer, ArrayRef<int64_t>(steps).drop_back(),
-                   ArrayRef<int64_t>(outStrides).drop_back());
-  do {
-    const T *src = in + base + walk.offsetA();
-    T *dst = out + walk.offsetB();
-    if (step == 1)
-      std::copy_n(src, inner, dst);
-    else
-      for (int64_t i = 0; i < inner; ++i)
-        dst[i] = src[i * step];
-  } while (walk.next());
+  copyStrided(in + base, steps, out, rowMajorStrides(outShape), outShape);
 }
 
 /// out = `value` everywhere, then in[i...] at low + i * (interior + 1).
@@ -72,7 +78,6 @@ void padKernel(const T *in, ArrayRef<int64_t> inShape, T value,
     out[0] = in[0];
     return;
   }
-  SmallVector<int64_t> inStrides = rowMajorStrides(inShape);
   SmallVector<int64_t> outStrides = rowMajorStrides(outShape);
   SmallVector<int64_t> steps(rank);
   int64_t base = 0;
@@ -80,19 +85,7 @@ void padKernel(const T *in, ArrayRef<int64_t> inShape, T value,
     base += low[d] * outStrides[d];
     steps[d] = (interior[d] + 1) * outStrides[d];
   }
-  int64_t inner = inShape.back(), step = steps.back();
-  SmallVector<int64_t> outer(inShape.drop_back());
-  StridedWalk walk(outer, ArrayRef<int64_t>(inStrides).drop_back(),
-                   ArrayRef<int64_t>(steps).drop_back());
-  do {
-    const T *src = in + walk.offsetA();
-    T *dst = out + base + walk.offsetB();
-    if (step == 1)
-      std::copy_n(src, inner, dst);
-    else
-      for (int64_t i = 0; i < inner; ++i)
-        dst[i * step] = src[i];
-  } while (walk.next());
+  copyStrided(in, rowMajorStrides(inShape), out + base, steps, inShape);
 }
 
 /// Copies each `ins[i]` (of `sizes[i]` along `dim`) into its stretch of

@@ -97,6 +97,9 @@ LogicalResult FunctionPropagation::build() {
     if (!isTensor(arg))
       continue;
     unsigned id = getId(arg);
+    tensors[id].isStationary =
+        func.getArgAttr(arg.getArgNumber(), ShardcDialect::getParamAttrName()) !=
+        nullptr;
     if (auto s = func.getArgAttrOfType<ShardingAttr>(
             arg.getArgNumber(), ShardcDialect::getShardingAttrName()))
       annotate(id, s, [&] { return describeValue(arg); });
@@ -209,7 +212,8 @@ FunctionPropagation::computeFactors(const Node &node) const {
     return nullptr;
   SmallVector<TensorShardingInput, 4> inputs;
   for (unsigned id : node.tensors)
-    inputs.push_back({tensors[id].sharding, tensors[id].isUser});
+    inputs.push_back(
+        {tensors[id].sharding, tensors[id].isUser, tensors[id].isStationary});
   return &factorCache.get(node.rule, mesh, inputs);
 }
 

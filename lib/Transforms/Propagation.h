@@ -40,6 +40,8 @@ private:
 struct TensorState {
   ShardingAttr sharding;
   bool isUser = false;
+  /// A function argument marked `shardc.param` (TensorShardingInput).
+  bool isStationary = false;
   /// The annotation this sharding comes from (index into `annotations`).
   int origin = -1;
   /// The last op a propagated sharding came through.

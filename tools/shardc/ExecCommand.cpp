@@ -127,11 +127,18 @@ int shardc::runExecCommand() {
   bool ok = true;
   double worst = 0;
   double scale = shardc::familyScale(*expected);
+  FailureOr<SmallVector<double>> tolerances =
+      roundingTolerances(getEntryFunction(*reference), *args, *expected,
+                         *outputs, scale, execTolerance);
+  if (failed(tolerances))
+    return 1;
+  SmallVector<double> errors;
   for (auto [i, name] : llvm::enumerate(outputNames)) {
     double rel = checkAgainstReference((*outputs)[i], (*expected)[i], scale,
-                                       execTolerance, "output '" + name + "'",
+                                       (*tolerances)[i], "output '" + name + "'",
                                        "the unsharded program", ok)
                      .first;
+    errors.push_back(rel);
     worst = std::max(worst, rel);
     if (!execOutDir.empty() && printing) {
       (void)llvm::sys::fs::create_directories(execOutDir.getValue());
@@ -147,6 +154,10 @@ int shardc::runExecCommand() {
   if (printing)
     warnAboutNonFiniteOutputs(getEntryFunction(*reference), *args, *expected,
                               outputNames);
+  if (printing)
+    printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
+                           "its inputs", outputNames, errors, *tolerances,
+                           execTolerance);
   if (printing) {
     llvm::outs() << "backend=" << stringifyBackendKind(options.backend)
                  << " devices=" << (*engine)->numDevices()

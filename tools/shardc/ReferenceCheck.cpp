@@ -8,6 +8,7 @@
 #include "shardc/Runtime/ShardedExecution.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -63,6 +64,56 @@ shardc::checkAgainstReference(const Tensor &got, const Tensor &want,
     llvm::errs() << "max_rel_err " << rel << " > tolerance " << tolerance
                  << "\n";
   return errors;
+}
+
+FailureOr<SmallVector<double>>
+shardc::roundingTolerances(func::FuncOp reference, ArrayRef<Tensor> inputs,
+                           ArrayRef<Tensor> expected, ArrayRef<Tensor> got,
+                           double familyScale, double tolerance) {
+  SmallVector<double> tolerances(expected.size(), tolerance);
+  // A tolerance of 0 (the same bits) or below (every result fails: a
+  // test's way to see the report) is meant as given.
+  if (!(tolerance > 0))
+    return tolerances;
+  bool beyond = false;
+  for (auto [g, want] : llvm::zip(got, expected))
+    beyond |= !(compareToReference(g, want, nullptr, familyScale).first <=
+                tolerance);
+  if (!beyond)
+    return tolerances;
+  SmallVector<Tensor> perturbed;
+  for (const Tensor &t : inputs)
+    perturbed.push_back(perturbByOneUlp(t));
+  FailureOr<SmallVector<Tensor>> moved =
+      interpretFunction(reference, perturbed);
+  if (failed(moved))
+    return failure();
+  for (auto [i, want] : llvm::enumerate(expected)) {
+    double sensitivity =
+        compareToReference((*moved)[i], want, nullptr, familyScale).first;
+    if (std::isfinite(sensitivity))
+      tolerances[i] = std::max(tolerance, kSensitivityMargin * sensitivity);
+  }
+  return tolerances;
+}
+
+void shardc::printRoundingAmplified(raw_ostream &os, StringRef cause,
+                                    StringRef reference, StringRef perturbed,
+                                    ArrayRef<std::string> names,
+                                    ArrayRef<double> errors,
+                                    ArrayRef<double> tolerances,
+                                    double tolerance) {
+  std::string raised;
+  for (auto [name, error, raisedTo] : llvm::zip(names, errors, tolerances))
+    if (raisedTo > tolerance && error > tolerance && error <= raisedTo)
+      raised += (raised.empty() ? "" : ", ") + name +
+                llvm::formatv(" within {0}", llvm::format("%.3g", raisedTo))
+                    .str();
+  if (raised.empty())
+    return;
+  os << "rounding amplified by " << cause << ": " << raised
+     << llvm::format(" (%gx how far ", kSensitivityMargin) << reference
+     << " moves when " << perturbed << " change by one ulp)\n";
 }
 
 unsigned shardc::warnAboutNonFiniteOutputs(func::FuncOp func,

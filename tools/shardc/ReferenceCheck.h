@@ -32,6 +32,32 @@ checkAgainstReference(const Tensor &got, const Tensor &want, double familyScale,
                       double tolerance, llvm::StringRef what,
                       llvm::StringRef reference, bool &ok);
 
+/// The tolerance to check each of `got` (the sharded outputs) against
+/// `expected` (the unsharded program `reference` on `inputs`) with:
+/// `tolerance`, raised for an output the program itself makes sensitive to
+/// rounding (an Adam step divides a gradient that is rounding noise by its
+/// own magnitude) to kSensitivityMargin times how far that output moves
+/// when the inputs change by one float32 ulp (shardc/Support/NumericCheck.h).
+/// Runs the reference once more, only when some output is beyond
+/// `tolerance`; a perturbed run that is not finite raises nothing, and a
+/// `tolerance` of 0 or below is kept as given.
+mlir::FailureOr<llvm::SmallVector<double>>
+roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
+                   llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,
+                   double familyScale, double tolerance);
+
+/// Prints "rounding amplified by <cause>: w within 0.02, ... (10x how far
+/// <reference> moves when <perturbed> change by one ulp)" for the tensors
+/// (`names`) whose error `errors[i]` passed only by its raised
+/// `tolerances[i]` (above `tolerance`); nothing when none did.
+void printRoundingAmplified(llvm::raw_ostream &os, llvm::StringRef cause,
+                            llvm::StringRef reference,
+                            llvm::StringRef perturbed,
+                            llvm::ArrayRef<std::string> names,
+                            llvm::ArrayRef<double> errors,
+                            llvm::ArrayRef<double> tolerances,
+                            double tolerance);
+
 /// For every output of `func` (named `names`, computed from `inputs` as
 /// `outputs`) with NaN or infinite elements, a warning at the source of the
 /// first of them: the input holding them or the op computing them, found

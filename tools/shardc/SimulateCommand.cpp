@@ -165,12 +165,19 @@ int shardc::runSimulateCommand() {
   llvm::json::Array outputsJson;
   bool ok = true;
   double scale = familyScale(*expected);
+  FailureOr<SmallVector<double>> tolerances =
+      roundingTolerances(getEntryFunction(*reference), *inputs, *expected,
+                         run->outputs, scale, tolerance);
+  if (failed(tolerances))
+    return 1;
+  SmallVector<double> errors;
   for (unsigned i = 0; i < func.getNumResults(); ++i) {
     const Tensor &global = run->outputs[i];
     auto [rel, abs] = checkAgainstReference(global, (*expected)[i], scale,
-                                            tolerance,
+                                            (*tolerances)[i],
                                             "output '" + names[i] + "'",
                                             "the unsharded program", ok);
+    errors.push_back(rel);
     worstAbs = std::max(worstAbs, abs);
     worstRel = std::max(worstRel, rel);
     outputsJson.push_back(llvm::json::Object{
@@ -211,6 +218,8 @@ int shardc::runSimulateCommand() {
                  << training.gradients << " B, optimizer state "
                  << training.optimizerState << " B = " << training.total()
                  << " B\n";
+  printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
+                         "its inputs", names, errors, *tolerances, tolerance);
   llvm::outs() << llvm::format(
       "devices=%lld collectives=%zu comm_bytes/device=%lld "
       "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "

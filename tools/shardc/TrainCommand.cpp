@@ -367,7 +367,8 @@ int shardc::runTrainCommand() {
 
   double worst = 0;
   bool ok = true;
-  std::string raised;
+  std::vector<std::string> names;
+  SmallVector<double> errors, raisedTo;
   for (const auto &[name, t] : *want) {
     double rel = checkAgainstReference(final->at(name), t, scale,
                                        tolerance[name],
@@ -375,10 +376,9 @@ int shardc::runTrainCommand() {
                                        "the unsharded run", ok)
                      .first;
     worst = std::max(worst, rel);
-    if (tolerance[name] > trainTolerance && rel > trainTolerance)
-      raised += llvm::formatv("{0}{1} within {2:g3}", raised.empty() ? "" : ", ",
-                              name, tolerance[name])
-                    .str();
+    names.push_back(name);
+    errors.push_back(rel);
+    raisedTo.push_back(tolerance[name]);
     // Diverging alike in both runs is the training's doing, not the
     // sharding's: no mismatch, but worth a word.
     if (int64_t n = countNonFinite(t); n && printing)
@@ -387,11 +387,10 @@ int shardc::runTrainCommand() {
                    << " (NaN or infinite) after " << steps
                    << " steps of the unsharded run: the training diverged\n";
   }
-  if (printing && !raised.empty())
-    llvm::outs() << "rounding amplified by the training: " << raised
-                 << llvm::format(" (%gx how far", shardc::kSensitivityMargin)
-                 << " the unsharded run moves when its initial "
-                    "parameters change by one ulp)\n";
+  if (printing)
+    printRoundingAmplified(llvm::outs(), "the training", "the unsharded run",
+                           "its initial parameters", names, errors, raisedTo,
+                           trainTolerance);
   if (printing)
     llvm::outs() << llvm::format("final parameters vs the unsharded run: "
                                  "max_rel_err=%.3g (unsharded loss %.6g) %s\n",

@@ -230,6 +230,38 @@ TEST_F(FactorShardingTest, MatmulKeepsTheEarlierTensorsFactor) {
   EXPECT_EQ(fs.getConflicts()[0].loserFactor, j);
 }
 
+// The same matmul with the columns' tensor a parameter: between equal
+// claims the weight keeps its split and the activation's rows lose "x"
+// (Megatron's weights stay in place; gpt-tiny-sp.test's wo).
+TEST_F(FactorShardingTest, MatmulKeepsTheParametersFactor) {
+  ShardingRule rule;
+  int64_t i = rule.addFactor(16, FactorKind::Parallel);
+  int64_t k = rule.addFactor(16, FactorKind::Reduction);
+  int64_t j = rule.addFactor(16, FactorKind::Parallel);
+  rule.addOperand({{i}, {k}});
+  rule.addOperand({{k}, {j}});
+  rule.addResult({{i}, {j}});
+  FactorShardings fs = FactorShardings::compute(
+      rule, mesh,
+      {{sharding({{"x"}, {}}), true},
+       {sharding({{}, {"x"}}), true, /*isStationary=*/true},
+       {}});
+  EXPECT_EQ(str(fs.getFactorAxes(i)), "{}");
+  EXPECT_EQ(str(fs.getFactorAxes(j)), "{x}");
+  ASSERT_EQ(fs.getConflicts().size(), 1u);
+  EXPECT_EQ(fs.getConflicts()[0].reason, ConflictReason::StationaryTensor);
+  EXPECT_EQ(fs.getConflicts()[0].loserFactor, i);
+  // A user annotation still beats a parameter's propagated layout.
+  FactorShardings user = FactorShardings::compute(
+      rule, mesh,
+      {{sharding({{"x"}, {}}), true},
+       {sharding({{}, {"x"}}), false, /*isStationary=*/true},
+       {}});
+  EXPECT_EQ(str(user.getFactorAxes(i)), "{x}");
+  ASSERT_EQ(user.getConflicts().size(), 1u);
+  EXPECT_EQ(user.getConflicts()[0].reason, ConflictReason::UserPriority);
+}
+
 TEST_F(FactorShardingTest, AxisConflictDropsTheRestOfTheFactor) {
   ShardingRule rule;
   int64_t a = rule.addFactor(8, FactorKind::Parallel);

@@ -30,6 +30,10 @@ struct TensorShardingInput {
   /// A user annotation (func arg/result sharding, sharding_constraint, an op
   /// result attribute present before propagation) beats a propagated one.
   bool isUser = false;
+  /// A parameter (a function argument marked `shardc.param`): weights stay
+  /// where the user put them and activations move to them, so between
+  /// otherwise equal candidates the parameter's keeps its axes.
+  bool isStationary = false;
 };
 
 /// Why a candidate lost a conflict (in the order the rules are tried).
@@ -49,6 +53,9 @@ enum class ConflictReason : uint8_t {
   /// towards the finer split mostly slices (free) where the other way
   /// gathers.
   MoreSplit,
+  /// Same priority and size: a parameter's candidate beats a computed
+  /// value's (Megatron's weights stay in place; the activation moves).
+  StationaryTensor,
   /// Same priority and size: the earlier tensor (operands in order, then
   /// results) wins.
   TensorOrder,

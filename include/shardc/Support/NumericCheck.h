@@ -23,7 +23,9 @@
 // correct runs end apart. `shardc train` then asks the unsharded run how far
 // it moves itself when its initial parameters change by one float32 ulp
 // (perturbByOneUlp); a difference within kSensitivityMargin times that is
-// rounding the training amplified, not a wrong plan.
+// rounding the training amplified, not a wrong plan. `simulate` and `exec`
+// ask the unsharded program the same of its outputs (one Adam step amplifies
+// as training does).
 //
 //===----------------------------------------------------------------------===//
 
