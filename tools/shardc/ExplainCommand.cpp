@@ -24,6 +24,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
 
+#include <map>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -70,9 +72,20 @@ std::string rangeLabel(int64_t b, int64_t n, int64_t size) {
   return label;
 }
 
-/// One line per dim split unevenly: how much padding the devices hold.
+/// "device 3", "devices 2, 3".
+std::string deviceList(ArrayRef<int64_t> devices) {
+  std::string s = devices.size() == 1 ? "device " : "devices ";
+  for (auto [i, d] : llvm::enumerate(devices))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s;
+}
+
+/// One line per dim split unevenly: how much padding it costs and which
+/// devices hold it (a user sizing a vocabulary wants to know which device
+/// carries the dead rows), e.g. `2 padded columns on device 3`.
 void describePadding(Value v, shardc::ShardingAttr sharding,
-                     shardc::MeshOp mesh) {
+                     shardc::MeshOp mesh,
+                     const shardc::MeshTopology &topology) {
   auto type = cast<RankedTensorType>(v.getType());
   for (int64_t d = 0; d < type.getRank(); ++d) {
     int64_t n = 1;
@@ -81,12 +94,31 @@ void describePadding(Value v, shardc::ShardingAttr sharding,
     int64_t size = type.getDimSize(d), len = (size + n - 1) / n;
     if (n <= 1 || size % n == 0)
       continue;
+    // The devices holding each amount of padding, by the block they hold.
+    std::map<int64_t, SmallVector<int64_t>> byPadding;
+    for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
+      SmallVector<int64_t> coords = topology.coordinates(dev);
+      int64_t b = 0;
+      for (StringRef a : sharding.getDimAxes(d))
+        b = b * mesh.getAxisSize(a) + coords[topology.axisIndex(a)];
+      int64_t pad = std::min(len, (b + 1) * len - size);
+      if (pad > 0)
+        byPadding[pad].push_back(dev);
+    }
+    StringRef unit = d == 0 ? "row" : (d == 1 && type.getRank() == 2)
+                                          ? "column"
+                                          : "element";
+    std::string where;
+    for (auto &[pad, devices] : byPadding)
+      where += (where.empty() ? "" : ", ") + std::to_string(pad) +
+               " padded " + unit.str() + (pad == 1 ? "" : "s") +
+               (devices.size() > 1 ? " on each of " : " on ") +
+               deviceList(devices);
     int64_t padding = len * n - size;
     llvm::outs() << llvm::format(
-        "  dim %lld of size %lld over %lld: blocks of %lld, %lld padded "
-        "elements on the last devices (%.2f %%)\n",
+        "  dim %lld of size %lld over %lld: blocks of %lld; %s (%.2f %%)\n",
         (long long)d, (long long)size, (long long)n, (long long)len,
-        (long long)padding, 100.0 * double(padding) / double(len * n));
+        where.c_str(), 100.0 * double(padding) / double(len * n));
   }
 }
 
@@ -161,7 +193,7 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
                                   ' ');
     llvm::outs() << "\n";
   }
-  describePadding(v, sharding, mesh);
+  describePadding(v, sharding, mesh, topology);
   if (sharding.isPartial()) {
     llvm::outs() << "  (each block is a partial sum over";
     for (StringRef a : sharding.getPartialAxes())
