@@ -464,7 +464,8 @@ TEST_F(MpiTest, HandWrittenUnevenCollectivesGiveTheIndependentAnswer) {
   FailureOr<std::unique_ptr<MpiBackend>> backend =
       createMpiBackend(*module->getOps<MeshOp>().begin());
   ASSERT_TRUE(succeeded(backend)) << diagnostics;
-  DeviceTensors args = {shardc::testing::unevenCollectivesArgs(mesh, rank())};
+  DeviceTensors args;
+  args.push_back(shardc::testing::unevenCollectivesArgs(mesh, rank()));
   FailureOr<DeviceTensors> results =
       (*backend)->run(*module->getOps<func::FuncOp>().begin(), args);
   ASSERT_TRUE(succeeded(results)) << diagnostics;

@@ -13,7 +13,7 @@
 //   g = all_gather(x, dim 1, size 7)    x: device's block of G_a [3, 7]
 //   r = reduce_scatter(g, dim 1)        B * block of G_a
 //   s = all_slice(y, dim 1)             y: the device's own Y_d [2, 7]
-//   u = all_gather(s, dim 1, size 7)    Y_d again: cut then gathered
+//   u = all_gather(s, dim 1, size 7)    column block k from member k's Y
 //   t = all_to_all(y, split 1, concat 0, size 2B - 1)
 //                                       member j: block j of every member's
 //                                       Y, stacked, the last row dropped
@@ -122,7 +122,7 @@ inline std::string checkUnevenCollectives(const MeshTopology &mesh,
     }
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < kUnevenCols; ++j) {
-      expect(3, i, j, unevenY(device, i, j));
+      expect(3, i, j, unevenY(group[j / len], i, j));
       if (j / len == member)
         expect(2, i, j - member * len, unevenY(device, i, j));
     }
