@@ -22,6 +22,11 @@ stream between blocks (the embedding's sum, each block's two residual adds)
 split over "model" along the sequence, so the LayerNorms run on each
 device's own tokens and each tensor-parallel all-reduce becomes a
 reduce_scatter into the sequence split and an all_gather out of it.
+
+The uneven-vocabulary variant (examples/gpt_tiny_uneven.json, `gpt_graph.py
+tiny-uneven`) has 250 words over model=4, which the axis does not divide:
+the table and the LM head are padded to blocks of 63 (docs/sharding.md,
+"Uneven dims") and the plan stays vocab-parallel.
 """
 import argparse
 import json
