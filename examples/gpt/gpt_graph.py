@@ -22,6 +22,11 @@ stream between blocks (the embedding's sum, each block's two residual adds)
 split over "model" along the sequence, so the LayerNorms run on each
 device's own tokens and each tensor-parallel all-reduce becomes a
 reduce_scatter into the sequence split and an all_gather out of it.
+
+The uneven-vocabulary variant (examples/gpt_tiny_uneven.json, `gpt_graph.py
+tiny-uneven`) has 250 words over model=4, which the axis does not divide:
+the table and the LM head are padded to blocks of 63 (docs/sharding.md,
+"Uneven dims") and the plan stays vocab-parallel.
 """
 import argparse
 import json
@@ -41,6 +46,14 @@ class Config:
 
 
 TINY = Config(vocab=256, d_model=64, heads=4, seq=16, batch=4, layers=2)
+# Issue #12's vocabulary: 250, which the model axis of 4 does not divide
+# (blocks of 63; device 3 holds 2 rows of padding of the embedding table
+# and 2 columns of the LM head), on 4 devices. (At a batch of 4 the
+# vocab-parallel lookup's all-reduce of [4, 16, 64] is cheaper than
+# gathering the table; at 6 the partitioner gathers the table instead.)
+TINY_UNEVEN = Config(vocab=250, d_model=64, heads=4, seq=16, batch=4,
+                     layers=2, data=1, model=4)
+SIZES = {"tiny": TINY, "tiny-sp": TINY, "tiny-uneven": TINY_UNEVEN}
 BENCH = Config(vocab=8192, d_model=768, heads=12, seq=256, batch=4, layers=2)
 
 
@@ -210,14 +223,16 @@ def initial_values(c, seed):
     return values
 
 
-def oracle(shardc, model, work):
-    """Step 0 of examples/gpt_tiny.json: shardc's loss and gradients (the
-    unsharded program, `shardc run --autodiff`) against PyTorch's."""
+def oracle(shardc, model, work, c=TINY, sharded=False):
+    """Step 0 of examples/gpt_tiny.json (or the model of config `c`):
+    shardc's loss and gradients (the unsharded program, `shardc run
+    --autodiff`; with `sharded`, the partitioned one on the simulated mesh,
+    reassembled: `shardc simulate --autodiff --out-dir`) against
+    PyTorch's."""
     import os
     import subprocess
     import numpy as np
     import torch
-    c = TINY
     values = initial_values(c, seed=5)
     os.makedirs(work, exist_ok=True)
     args = []
@@ -226,7 +241,8 @@ def oracle(shardc, model, work):
         args.append(f"{name}={work}/{name}.npy")
     np.save(f"{work}/loss.grad.npy", np.array(1.0, dtype=np.float32))
     args.append(f"loss.grad={work}/loss.grad.npy")
-    subprocess.run([shardc, "run", model, "--autodiff", "--out-dir",
+    subprocess.run([shardc, "simulate" if sharded else "run", model,
+                    "--autodiff", "--out-dir",
                     f"{work}/out", "--inputs", *args], check=True,
                    stdout=subprocess.DEVNULL)
     params = {n: torch.from_numpy(v).requires_grad_()
@@ -254,17 +270,22 @@ def oracle(shardc, model, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    for size in ("tiny", "tiny-sp", "bench"):
+    for size in ("tiny", "tiny-sp", "tiny-uneven", "bench"):
         p = sub.add_parser(size, help=f"write the {size} model's JSON graph")
         p.add_argument("-o", "--output", default="-")
     p = sub.add_parser("oracle", help="compare step 0 with PyTorch")
     p.add_argument("shardc")
     p.add_argument("model")
     p.add_argument("work_dir")
+    p.add_argument("--size", choices=sorted(SIZES), default="tiny",
+                   help="the model's configuration (default tiny)")
+    p.add_argument("--sharded", action="store_true",
+                   help="take shardc's values from the sharded program")
     args = ap.parse_args()
     if args.command == "oracle":
-        return oracle(args.shardc, args.model, args.work_dir)
-    config = BENCH if args.command == "bench" else TINY
+        return oracle(args.shardc, args.model, args.work_dir,
+                      SIZES[args.size], args.sharded)
+    config = BENCH if args.command == "bench" else SIZES[args.command]
     text = to_text(graph(config, args.command == "tiny-sp"))
     if args.output == "-":
         sys.stdout.write(text)

@@ -10,9 +10,11 @@
 
 #include "JsonWriter.h"
 
+#include "shardc/Dialect/CollectiveOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/UnevenDims.h"
 #include "shardc/Dialect/ValueNames.h"
 
@@ -471,6 +473,31 @@ LogicalResult GraphExporter::exportOpFields(Operation *op,
   return success();
 }
 
+/// A gather that drops the padding of an uneven dim (all_gather, all_to_all)
+/// gives the size it keeps as "size"; the importer would otherwise
+/// concatenate the whole blocks.
+static void exportConcatenatedSize(Operation *op, OrderedJson &entry) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  if (!collective)
+    return;
+  int64_t dim = collective.getCollectiveKind() == CollectiveKind::AllToAll
+                    ? collective.getCollectiveConcatDim()
+                    : collective.getCollectiveKind() == CollectiveKind::AllGather
+                          ? collective.getCollectiveDim()
+                          : -1;
+  MeshOp mesh = lookupMesh(op, collective.getMeshAttr());
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (dim < 0 || !mesh || !input || !result || dim >= input.getRank() ||
+      dim >= result.getRank())
+    return;
+  int64_t group = 1;
+  for (Attribute axis : collective.getAxes())
+    group *= mesh.getAxisSize(cast<StringAttr>(axis).getValue());
+  if (result.getDimSize(dim) != input.getDimSize(dim) * group)
+    entry["size"] = result.getDimSize(dim);
+}
+
 LogicalResult GraphExporter::exportOp(Operation *op, OrderedJson &entry) {
   // Unregistered ops have no dialect.
   std::optional<OpFields> fields = getOpFields(op->getName());
@@ -496,6 +523,7 @@ LogicalResult GraphExporter::exportOp(Operation *op, OrderedJson &entry) {
   entry["output"] = names[op->getResult(0)];
   if (failed(exportOpFields(op, *fields, entry)))
     return failure();
+  exportConcatenatedSize(op, entry);
   // On an op whose own attribute is "sharding" (sharding_constraint), an
   // annotation of its result goes under its own name.
   bool constraint = llvm::any_of(fields->attrs, [](const OpField &f) {

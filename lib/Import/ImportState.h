@@ -251,6 +251,10 @@ mlir::FailureOr<mlir::Operation *>
 buildCollective(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands,
                 mlir::Location loc);
 
+/// True for the collectives whose entry may give `"size"`: the true size of
+/// the dim they concatenate, dropping an uneven dim's padding.
+bool collectiveTakesSize(llvm::StringRef mnemonic);
+
 //===----------------------------------------------------------------------===//
 // Attribute codecs (JsonFieldCodecs.cpp).
 //===----------------------------------------------------------------------===//

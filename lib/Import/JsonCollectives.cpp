@@ -14,6 +14,8 @@
 
 #include "ImportState.h"
 
+#include "shardc/Dialect/UnevenDims.h"
+
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -46,24 +48,41 @@ public:
     return dim;
   }
 
-  /// The group splits dim `d` (reduce_scatter, all_slice, all_to_all).
-  LogicalResult divide(StringRef field, int64_t d) {
-    if (shape[d] % group != 0)
-      return op.entry.field(field).error()
-             << "dim " << d << " of input \"" << printable(op.inputs[0])
-             << "\" (" << typeStr(input) << ") has size " << shape[d]
-             << ", which is not divisible by the group size " << group
-             << " of axes " << axesDesc;
-    shape[d] /= group;
-    return success();
-  }
+  /// The group splits dim `d` (reduce_scatter, all_slice, all_to_all):
+  /// blocks of ceil(size / group), the last ones padded.
+  void divide(int64_t d) { shape[d] = paddedBlockSize(shape[d], group); }
 
-  /// The group concatenates along dim `d` (all_gather, all_to_all).
+  /// The group concatenates along dim `d` (all_gather, all_to_all): the
+  /// group's blocks end to end, or, with "size", the first `size` elements
+  /// of them (the rest is the padding of an uneven dim).
   LogicalResult multiply(StringRef field, int64_t d) {
-    if (__builtin_mul_overflow(shape[d], group, &shape[d]))
+    int64_t block = shape[d];
+    if (__builtin_mul_overflow(block, group, &shape[d]))
       return op.entry.field(field).error()
              << "gathering dim " << d << " over " << group
              << " devices overflows 64 bits";
+    JVal sizeField = op.entry.field("size");
+    if (!sizeField.present())
+      return success();
+    FailureOr<int64_t> size = readInt(sizeField);
+    if (failed(size))
+      return failure();
+    // Blocks of `block` hold a dim of size s exactly when ceil(s / group)
+    // is `block`: s in [(block - 1) * group + 1, block * group].
+    if (*size < 0 || paddedBlockSize(*size, group) != block) {
+      InFlightDiagnostic diag = sizeField.error();
+      diag << "size " << *size << " does not fit " << group << " blocks of "
+           << block << " (dim " << d << " of input \""
+           << printable(op.inputs[0]) << "\" (" << typeStr(input)
+           << ") over axes " << axesDesc << "): ";
+      if (block == 0 || group == 1)
+        diag << "it must be " << shape[d];
+      else
+        diag << "it must be between " << (block - 1) * group + 1 << " and "
+             << shape[d];
+      return diag;
+    }
+    shape[d] = *size;
     return success();
   }
 
@@ -184,8 +203,8 @@ shardc::jsonimport::buildCollective(const OpEntry &op,
       return e.field("concat_dim").error()
              << "split_dim and concat_dim must differ (both are " << *split
              << ")";
-    if (failed(shape.divide("split_dim", *split)) ||
-        failed(shape.multiply("concat_dim", *concat)))
+    shape.divide(*split);
+    if (failed(shape.multiply("concat_dim", *concat)))
       return failure();
     return create(shape.result(),
                   {attr("split_dim", b.getI64IntegerAttr(*split)),
@@ -202,8 +221,7 @@ shardc::jsonimport::buildCollective(const OpEntry &op,
       return failure();
     return create(shape.result(), {attr("dim", dimAttr)});
   }
-  if (failed(shape.divide("dim", *dim)))
-    return failure();
+  shape.divide(*dim);
   if (kind == "all_slice")
     return create(shape.result(), {attr("dim", dimAttr)});
   FailureOr<ReductionKindAttr> reduction = readReduction(e.field("reduction"));
@@ -212,4 +230,8 @@ shardc::jsonimport::buildCollective(const OpEntry &op,
   SmallVector<NamedAttribute, 2> fields = {attr("dim", dimAttr)};
   fields.append(reductionAttrs(*reduction));
   return create(shape.result(), fields);
+}
+
+bool shardc::jsonimport::collectiveTakesSize(StringRef mnemonic) {
+  return mnemonic == "all_gather" || mnemonic == "all_to_all";
 }

@@ -97,6 +97,8 @@ static void jsonFieldsOf(OperationName name, const OpFields &fields,
     allow("result_sharding", false);
     allow("result_partial", false);
   }
+  if (collectiveTakesSize(name.stripDialect()))
+    allow("size", false);
   if (getResultTypeSource(name, fields) == ResultTypeSource::GivenShape) {
     allow("shape", true);
     // Without an operand, nothing else gives the element type either.

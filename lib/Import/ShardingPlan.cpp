@@ -236,12 +236,6 @@ llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
                       }});
   });
 
-  auto sizeOf = [&](StringRef axis) -> int64_t {
-    for (const auto &[name, size] : plan.axes)
-      if (name == axis)
-        return size;
-    return 1;
-  };
   std::vector<size_t> uses(plan.rules.size(), 0);
   for (NamedValue &v : values) {
     auto type = dyn_cast<RankedTensorType>(v.value.getType());
@@ -261,22 +255,16 @@ llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
                          std::to_string(type.getRank()));
       SmallVector<SmallVector<StringRef>> dims;
       SmallVector<StringRef> used;
-      for (auto [d, axes] : llvm::enumerate(rule.dims)) {
-        int64_t devices = 1;
+      // Axes that do not divide the dim they split pad it
+      // (docs/sharding.md#uneven-dims).
+      for (const auto &axes : rule.dims) {
         dims.emplace_back();
         for (const std::string &axis : axes) {
           if (llvm::is_contained(used, axis))
             return planError(ruleText + " uses axis " + quote(axis) + " twice");
           used.push_back(axis);
           dims.back().push_back(axis);
-          devices *= sizeOf(axis);
         }
-        if (type.getDimSize(d) % devices != 0)
-          return planError(ruleText + " splits dim " + std::to_string(d) +
-                           " of " + quote(v.name) + " (size " +
-                           std::to_string(type.getDimSize(d)) + ") over " +
-                           std::to_string(devices) +
-                           " devices, which does not divide it");
       }
       v.annotate(ShardingAttr::get(ctx, meshRef, dims, {}));
       break;

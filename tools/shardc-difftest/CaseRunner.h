@@ -45,8 +45,11 @@ struct CaseResult {
 
 /// Checks `c` on inputs seeded by `inputSeed`. Errors emitted while a step
 /// is expected to succeed fail the case even if the step claims success.
+/// A non-zero `perturb` makes the sharded result deliberately wrong: its
+/// first element of every output moves by `perturb` times the scale the
+/// output is judged on (for the test that the check still sees errors).
 CaseResult runCase(const GeneratedCase &c, uint64_t inputSeed,
-                   double tolerance, DiagnosticLog &log);
+                   double tolerance, DiagnosticLog &log, double perturb = 0);
 
 } // namespace shardc
 

@@ -109,6 +109,12 @@ struct GeneratedCase {
   int numOps = 0;
   /// Sharding annotations drawn that split a dim unevenly.
   int unevenShardings = 0;
+  /// Forward: per result, the generator's bound on its magnitude
+  /// (ValueInfo::scale, the sum of its terms' bounds for a sum). The check
+  /// judges a result on at least kFamilyScaleFloor of it, so a sum whose
+  /// terms cancel is measured against the size of its terms, not of what
+  /// is left. Empty for the other kinds: gradients carry no bounds.
+  std::vector<double> outputBounds;
 };
 
 /// Generates one random case into `ctx`.

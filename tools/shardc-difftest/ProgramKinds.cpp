@@ -266,6 +266,9 @@ GeneratedCase shardc::generateCase(MLIRContext &ctx, DiffRng &rng,
   out.domains = std::move(pb.domains);
   out.numOps = pb.numOps;
   out.unevenShardings = pb.unevenShardings;
+  if (out.kind == ProgramKind::Forward)
+    for (Value v : outs)
+      out.outputBounds.push_back(pb.info(v).scale());
   out.threads = rng.chance(options.threadsFraction);
   return out;
 }

@@ -65,6 +65,13 @@ static cl::opt<double> backwardTolerance(
     "backward-tolerance",
     cl::desc("--tolerance for backward passes and training steps"),
     cl::init(1e-3));
+// For the test that the check still catches wrong results: every case
+// must then fail (docs/development.md, Differential testing).
+static cl::opt<double> perturbSharded(
+    "perturb-sharded",
+    cl::desc("Move the first element of every sharded output by this many "
+             "times the scale it is judged on (a deliberately wrong result)"),
+    cl::init(0));
 // Off by default: a NaN or infinity in the reference counts as a mismatch
 // until the comparison takes identical non-finite values as equal.
 static cl::opt<bool>
@@ -217,7 +224,8 @@ int main(int argc, char **argv) {
     bool differentiated = c.kind == shardc::ProgramKind::Autodiff ||
                           c.kind == shardc::ProgramKind::TrainStep;
     shardc::CaseResult r = shardc::runCase(
-        c, caseSeed, differentiated ? backwardTolerance : tolerance, log);
+        c, caseSeed, differentiated ? backwardTolerance : tolerance, log,
+        perturbSharded);
     ++ran;
     ++kinds[c.kind];
     onThreads += r.ranThreads;

@@ -24,6 +24,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -71,9 +74,22 @@ std::string rangeLabel(int64_t b, int64_t n, int64_t size) {
   return label;
 }
 
-/// One line per dim split unevenly: how much padding the devices hold.
-void describePadding(Value v, shardc::ShardingAttr sharding,
-                     shardc::MeshOp mesh) {
+/// "device 3", "devices 2, 3".
+std::string deviceList(ArrayRef<int64_t> devices) {
+  std::string s = devices.size() == 1 ? "device " : "devices ";
+  for (auto [i, d] : llvm::enumerate(devices))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s;
+}
+
+/// One line per dim split unevenly: how much padding it costs and which
+/// devices hold it (a user sizing a vocabulary wants to know which device
+/// carries the dead rows), e.g. `2 padded columns on device 3`.
+std::vector<std::string> describePadding(Value v,
+                                         shardc::ShardingAttr sharding,
+                                         shardc::MeshOp mesh,
+                                         const shardc::MeshTopology &topology) {
+  std::vector<std::string> lines;
   auto type = cast<RankedTensorType>(v.getType());
   for (int64_t d = 0; d < type.getRank(); ++d) {
     int64_t n = 1;
@@ -82,13 +98,68 @@ void describePadding(Value v, shardc::ShardingAttr sharding,
     int64_t size = type.getDimSize(d), len = (size + n - 1) / n;
     if (n <= 1 || size % n == 0)
       continue;
+    // The devices holding each amount of padding, by the block they hold.
+    std::map<int64_t, SmallVector<int64_t>> byPadding;
+    for (int64_t dev = 0; dev < topology.numDevices(); ++dev) {
+      SmallVector<int64_t> coords = topology.coordinates(dev);
+      int64_t b = 0;
+      for (StringRef a : sharding.getDimAxes(d))
+        b = b * mesh.getAxisSize(a) + coords[topology.axisIndex(a)];
+      int64_t pad = std::min(len, (b + 1) * len - size);
+      if (pad > 0)
+        byPadding[pad].push_back(dev);
+    }
+    StringRef unit = d == 0 ? "row" : (d == 1 && type.getRank() == 2)
+                                          ? "column"
+                                          : "element";
+    std::string where;
+    for (auto &[pad, devices] : byPadding)
+      where += (where.empty() ? "" : ", ") + std::to_string(pad) +
+               " padded " + unit.str() + (pad == 1 ? "" : "s") +
+               (devices.size() > 1 ? " on each of " : " on ") +
+               deviceList(devices);
     int64_t padding = len * n - size;
-    llvm::outs() << llvm::format(
-        "  dim %lld of size %lld over %lld: blocks of %lld, %lld padded "
-        "elements on the last devices (%.2f %%)\n",
-        (long long)d, (long long)size, (long long)n, (long long)len,
-        (long long)padding, 100.0 * double(padding) / double(len * n));
+    lines.push_back(llvm::formatv("dim {0} of size {1} over {2}: blocks of "
+                                  "{3}; {4} ({5:F2} %)",
+                                  d, size, n, len, where,
+                                  100.0 * double(padding) / double(len * n))
+                        .str());
   }
+  return lines;
+}
+
+/// The padding of every value with an uneven dim (none for a program
+/// without one): what the padded layout costs, value by value.
+void describeAllPadding(func::FuncOp func) {
+  std::vector<std::string> lines;
+  auto add = [&](Value v, StringRef name, shardc::ShardingAttr sharding) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!sharding || !type || name.empty() ||
+        sharding.getRank() != type.getRank())
+      return;
+    shardc::MeshOp mesh = shardc::lookupMesh(func, sharding.getMesh());
+    if (!mesh)
+      return;
+    FailureOr<shardc::MeshTopology> topology = shardc::getMeshTopology(mesh);
+    if (failed(topology))
+      return;
+    for (const std::string &line :
+         describePadding(v, sharding, mesh, *topology))
+      lines.push_back("  " + name.str() + ": " + line);
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    add(func.getArgument(i), shardc::getArgumentName(func, i),
+        shardingOf(func, func.getArgument(i)));
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 1)
+      add(op->getResult(0), shardc::getNameFromLoc(op->getLoc()),
+          shardingOf(func, op->getResult(0)));
+  });
+  if (lines.empty())
+    return;
+  llvm::outs() << "\npadding (dims the mesh axes do not divide):\n";
+  for (const std::string &line : lines)
+    llvm::outs() << line << "\n";
 }
 
 void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
@@ -162,7 +233,8 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
                                   ' ');
     llvm::outs() << "\n";
   }
-  describePadding(v, sharding, mesh);
+  for (const std::string &line : describePadding(v, sharding, mesh, topology))
+    llvm::outs() << "  " << line << "\n";
   if (sharding.isPartial()) {
     llvm::outs() << "  (each block is a partial sum over";
     for (StringRef a : sharding.getPartialAxes())
@@ -302,6 +374,8 @@ int shardc::runExplainCommand() {
   });
   llvm::outs() << "  total: " << count << " collectives, " << total
                << " bytes per device\n";
+  if (func::FuncOp func = getEntryFunction(*module))
+    describeAllPadding(func);
 
   if (!showLayout.empty()) {
     func::FuncOp func = getEntryFunction(*module);

@@ -431,13 +431,16 @@ TEST(JsonErrors, Collectives) {
                           "tensor<8x4xf32> (rank 2)"));
   EXPECT_TRUE(
       importFails(op(R"("axes": ["x"])"), "missing required field \"dim\""));
+  // A dim the group does not divide is cut into padded blocks
+  // (json-uneven-collectives.test); a gather's "size" must fit its blocks.
   EXPECT_TRUE(importFails(
       graph(kInputA,
-            R"({"op": "reduce_scatter", "inputs": ["a"], "output": "b",
-                "axes": ["y", "x"], "dim": 1})",
+            R"({"op": "all_gather", "inputs": ["a"], "output": "b",
+                "axes": ["y", "x"], "dim": 1, "size": 20})",
             R"({"name": "b"})"),
-      "dim 1 of input \"a\" (tensor<8x4xf32>) has size 4, which is not "
-      "divisible by the group size 8 of axes [\"y\", \"x\"]"));
+      "size 20 does not fit 8 blocks of 4 (dim 1 of input \"a\" "
+      "(tensor<8x4xf32>) over axes [\"y\", \"x\"]): it must be between 25 "
+      "and 32"));
   EXPECT_TRUE(
       importFails(graph(kInputA,
                         R"({"op": "all_reduce", "inputs": ["a"], "output": "b",

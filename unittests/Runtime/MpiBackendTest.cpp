@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "UnevenCollectives.h"
+
 #include "shardc/Runtime/MpiBackend.h"
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Dialect/ShardcDialect.h"
@@ -449,6 +451,27 @@ TEST_F(MpiTest, SendAndReceiveKeepOrderAndShapes) {
   EXPECT_EQ(own->data()[0], float(rank()));
   EXPECT_TRUE(succeeded(second.get()));
   EXPECT_TRUE(succeeded(comm->barrier()));
+}
+
+// Hand-written collectives on uneven pieces (UnevenCollectives.h): this
+// rank's results against the answer computed without any collective.
+TEST_F(MpiTest, HandWrittenUnevenCollectivesGiveTheIndependentAnswer) {
+  MeshTopology mesh = testMesh();
+  int64_t a = mesh.axisSizes()[0], b = mesh.axisSizes()[1];
+  OwningOpRef<ModuleOp> module = importJsonGraph(
+      shardc::testing::unevenCollectivesProgram(a, b), "uneven.json", &context);
+  ASSERT_TRUE(module) << diagnostics;
+  FailureOr<std::unique_ptr<MpiBackend>> backend =
+      createMpiBackend(*module->getOps<MeshOp>().begin());
+  ASSERT_TRUE(succeeded(backend)) << diagnostics;
+  DeviceTensors args;
+  args.push_back(shardc::testing::unevenCollectivesArgs(mesh, rank()));
+  FailureOr<DeviceTensors> results =
+      (*backend)->run(*module->getOps<func::FuncOp>().begin(), args);
+  ASSERT_TRUE(succeeded(results)) << diagnostics;
+  EXPECT_EQ(shardc::testing::checkUnevenCollectives(mesh, rank(),
+                                                    (*results)[0]),
+            "");
 }
 
 TEST_F(MpiTest, GatherFromEveryRankTakesAnyShape) {

@@ -34,9 +34,9 @@ def Shardc_ShardingAttr : Shardc_Attr<"Sharding", "sharding"> {
     * the number of dimension entries equals the tensor rank;
     * every axis exists in the mesh and is used at most once, across the
       dimensions and the partial set together;
-    * every dimension size is divisible by the product of its axes' sizes
-      (uneven dimensions are rejected; the error names the value, the
-      dimension, its size and the axes).
+    * a dimension its axes do not divide is padded: a block of
+      ceil(size / product of the axes' sizes) on every device, the last
+      ones holding padding (docs/sharding.md#uneven-dims).
   }];
   let parameters = (ins
     "::mlir::FlatSymbolRefAttr":$mesh,

@@ -862,10 +862,14 @@ def Shardc_AllGatherOp : Shardc_CollectiveOp<"all_gather", "AllGather", [Pure]> 
   let description = [{
     Every device of a group receives the concatenation, along `dim`, of the
     operands of all devices of the group ordered by group index. Result dim
-    `dim` is the operand's times the group size.
+    `dim` is the operand's times the group size, or any size whose padded
+    blocks (ceil(size / group size), docs/sharding.md#uneven-dims) are the
+    operand's: then what lies past it, the padding of the last blocks, is
+    dropped.
 
     ```mlir
     %g = shardc.all_gather %x on @mesh axes = ["x"] dim = 1 : tensor<4x32xf32> -> tensor<4x64xf32>
+    %h = shardc.all_gather %y on @mesh axes = ["x"] dim = 1 : tensor<4x2xf32> -> tensor<4x7xf32>
     ```
 
     Constraints: `axes` is non-empty, names axes of `mesh`, each once; `dim`
@@ -886,15 +890,17 @@ def Shardc_ReduceScatterOp : Shardc_CollectiveOp<"reduce_scatter", "ReduceScatte
     Reduces (`reduction`, default sum) the operands of all devices of a group
     element by element; the device with group index `g` keeps block `g` of
     the result split along `dim` into group-size equal blocks. Result dim
-    `dim` is the operand's divided by the group size. This is how a partial
-    sum becomes a sharded value with the fewest bytes moved.
+    `dim` is the operand's divided by the group size, rounded up: a dim the
+    group does not divide is padded at the end (docs/sharding.md#uneven-dims).
+    This is how a partial sum becomes a sharded value with the fewest bytes
+    moved.
 
     ```mlir
     %r = shardc.reduce_scatter %z on @mesh axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
     ```
 
-    Constraints: as for `all_gather`; operand dim `dim` is divisible by the
-    group size.
+    Constraints: as for `all_gather`; result dim `dim` is
+    ceil(operand dim / group size).
   }];
   let arguments = (ins Shardc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$dim,
@@ -947,16 +953,17 @@ def Shardc_AllToAllOp : Shardc_CollectiveOp<"all_to_all", "AllToAll", [Pure]> {
     Each device splits its operand along `split_dim` into group-size blocks
     and sends block `j` to the device of group index `j`; each device then
     concatenates the blocks it received along `concat_dim`, in group-index
-    order. Result `split_dim` is divided by the group size and `concat_dim`
-    multiplied by it.
+    order. Result `split_dim` is divided by the group size (rounded up, the
+    last blocks padded) and `concat_dim` multiplied by it, or, as for
+    `all_gather`, cut to a size whose padded blocks are the operand's.
 
     ```mlir
     // [8,16] split on dim 0 over "x" -> split on dim 1 over "x"
     %t = shardc.all_to_all %v on @mesh axes = ["x"] split_dim = 1 concat_dim = 0 : tensor<4x16xf32> -> tensor<8x8xf32>
     ```
 
-    Constraints: as for `all_gather`; `split_dim != concat_dim`; operand
-    `split_dim` is divisible by the group size.
+    Constraints: as for `all_gather`; `split_dim != concat_dim`; the result
+    type is as above.
   }];
   let arguments = (ins Shardc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim);
@@ -972,7 +979,8 @@ def Shardc_AllSliceOp : Shardc_CollectiveOp<"all_slice", "AllSlice", [Pure]> {
   let summary = "Keeps this device's block along `dim` (no communication).";
   let description = [{
     The device with group index `g` keeps block `g` of its operand split
-    along `dim` into group-size equal blocks. The operand is expected to be
+    along `dim` into group-size equal blocks (of ceil(size / group size),
+    the last ones padded). The operand is expected to be
     the same on every device of the group (replicated), so nothing moves.
 
     ```mlir
