@@ -324,7 +324,9 @@ ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
     if (it == params.end())
       return emitError(loc)
              << "checkpoint has no entry for parameter '" << slot.name << "'";
-    if (failed(checkShape(loc, "parameter", slot.name, it->second,
+    // In the checkpoint's shape, or in the model's view of it.
+    if (it->second.shape() != ArrayRef<int64_t>(slot.shape) &&
+        failed(checkShape(loc, "parameter", slot.name, it->second,
                           slot.checkpointShape)))
       return failure();
   }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ParameterSave.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -208,6 +209,9 @@ int shardc::runSimulateCommand() {
       (long long)numDevices, report.collectives.size(), (long long)comm,
       (long long)peak, report.estimatedSeconds, worstAbs, worstRel,
       ok ? "OK" : "MISMATCH");
+  if (failed(saveParametersIfAsked(getEntryFunction(*reference), *inputs,
+                                   run->outputs)))
+    return 1;
 
   if (!reportJson.empty()) {
     llvm::json::Array collectives;
