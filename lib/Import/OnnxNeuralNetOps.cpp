@@ -209,11 +209,15 @@ static LogicalResult layerNorm(NodeContext &nc) {
 /// default of F.cross_entropy): the mean over the rows whose label is not
 /// `ignored`, as torch takes it. shardc's cross_entropy averages every row,
 /// so an ignored row is made to add 0 to its sum, and the mean rescaled:
-/// its logits become -log(C) (logsumexp 0) and its label -1 (which selects
-/// nothing), and the mean of all N rows is multiplied by N / kept. Every
+/// its logits become [0, v, ..., v] with exp(v) = 0 in f32 (logsumexp 0)
+/// and its label -1 (which selects nothing), and the mean of all N rows is
+/// multiplied by N / kept. Every
 /// step is elementwise or cross_entropy itself, so a vocab-parallel layout
 /// stays vocab-parallel; counting the kept rows is one more sum over the
 /// labels' dims.
+/// A logit whose exp is 0 in f32, finite so that no gradient meets inf.
+static constexpr double kVanishingLogit = -1e30;
+
 static LogicalResult ignoringLabel(NodeContext &nc, Value logits,
                                    int64_t ignored) {
   auto logitsType = cast<RankedTensorType>(logits.getType());
@@ -249,10 +253,33 @@ static LogicalResult ignoringLabel(NodeContext &nc, Value logits,
       "shardc.broadcast_in_dim", {*keep}, {dimsAttr(nc, "dims", rowDims)},
       RankedTensorType::get(logitsType.getShape(), nc.builder.getI1Type()),
       nc.loc(0, ".kept.rows"));
+  // cross_entropy takes logsumexp after subtracting the row's maximum, so
+  // a row adds 0 when its maximum is its only non-vanishing term.
+  // Built from iota and splats, so that each device makes its block of the
+  // classes where it is.
+  Type i32 = nc.builder.getI32Type();
+  ArrayRef<int64_t> shape = logitsType.getShape();
+  FailureOr<Value> classIds =
+      nc.build("shardc.iota", {},
+               {named(nc, "dimension", nc.builder.getI64IntegerAttr(rank))},
+               RankedTensorType::get(shape, i32), nc.loc(0, ".class_ids"));
+  FailureOr<Value> zeroId = nc.constantAs(scalar(0, i32), shape, ".class0");
+  FailureOr<Value> zero = nc.constantAs(scalar(0, f32), shape, ".zero");
+  FailureOr<Value> vanishing =
+      nc.constantAs(scalar(kVanishingLogit, f32), shape, ".vanishing");
+  if (failed(keepRows) || failed(classIds) || failed(zeroId) || failed(zero) ||
+      failed(vanishing))
+    return failure();
+  FailureOr<Value> firstClass =
+      nc.build("shardc.compare", {*classIds, *zeroId},
+               {named(nc, "direction", nc.builder.getStringAttr("EQ"))}, {},
+               nc.loc(0, ".first_class"));
+  if (failed(firstClass))
+    return failure();
   FailureOr<Value> neutral =
-      nc.constantAs(scalar(-std::log(static_cast<double>(classes)), f32),
-                    logitsType.getShape(), ".ignored.logits");
-  if (failed(keepRows) || failed(neutral))
+      nc.build("shardc.select", {*firstClass, *zero, *vanishing}, {}, {},
+               nc.loc(0, ".ignored.logits"));
+  if (failed(neutral))
     return failure();
   FailureOr<Value> masked =
       nc.build("shardc.select", {*keepRows, logits, *neutral}, {}, {},
