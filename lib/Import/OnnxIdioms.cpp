@@ -334,6 +334,16 @@ SmallVector<int64_t> MergedBatchDim::factorsOf(ReshapeOp reshape, int64_t dim) {
   return sizes;
 }
 
+/// `bcast` repeats its operand along result dim `dim` (a mask [1, T, T]
+/// added to scores [B*H, T, T]): its operand does not carry the dim.
+static bool readsNoneOf(BroadcastInDimOp bcast, int64_t dim) {
+  ArrayRef<int64_t> in = bcast.getInput().getType().getShape();
+  for (auto [i, d] : llvm::enumerate(bcast.getDims()))
+    if (d == dim && in[i] != 1)
+      return false;
+  return true;
+}
+
 bool MergedBatchDim::addOperands(Operation *op, int64_t dim) {
   for (Value operand : op->getOperands()) {
     Operation *def = operand.getDefiningOp();
@@ -345,7 +355,7 @@ bool MergedBatchDim::addOperands(Operation *op, int64_t dim) {
       continue;
     }
     if (auto bcast = dyn_cast_or_null<BroadcastInDimOp>(def);
-        bcast && !llvm::is_contained(bcast.getDims(), dim)) {
+        bcast && readsNoneOf(bcast, dim)) {
       adapted.insert(def);
       continue;
     }

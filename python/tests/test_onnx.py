@@ -117,6 +117,18 @@ def test_transformer_encoder_layer(tmp_path, backend, fold, norm_first):
                         fold, backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transformer_encoder_with_causal_mask(tmp_path, backend):
+    """Two layers (nn.TransformerEncoder) and an attention mask input: the
+    heads stay split around the mask's addition."""
+    torch.manual_seed(0)
+    model = encoder.Masked(nn.TransformerEncoder(
+        encoder.layer(False), 2, enable_nested_tensor=False))
+    check_against_torch(tmp_path, model,
+                        (encoder.example_input(), encoder.causal_mask()),
+                        ["x", "mask"], encoder_plan(False), False, backend)
+
+
 class Classifier(nn.Module):
     def __init__(self, ignore_index):
         super().__init__()
