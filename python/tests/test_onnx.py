@@ -87,8 +87,12 @@ def check_against_torch(tmp_path, model, args, names, plan, fold, backend):
     torch_grads = {name: params[name].grad for name in grads}
     scale = max(float(np.abs(g.numpy()).max()) for g in torch_grads.values())
     for name, g in grads.items():
+        # In torch's shapes, the stacked in_proj_weight [3E, E] included.
+        assert g.shape == tuple(torch_grads[name].shape), name
         err = shardc.max_rel_err(g, torch_grads[name].numpy(), scale)
         assert err <= TOLERANCE, f"gradient of {name}: max_rel_err={err}"
+    for name, p in engine.parameters().items():
+        assert p.shape == tuple(params[name].shape), name
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
