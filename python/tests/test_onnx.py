@@ -133,6 +133,38 @@ def test_transformer_encoder_with_causal_mask(tmp_path, backend):
                         ["x", "mask"], encoder_plan(False), False, backend)
 
 
+class FusedAttention(nn.Module):
+    """nanoGPT's attention: one Linear for q, k and v, cut by split (ONNX
+    Split), the heads in their own dim."""
+
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [t.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+                   for t in self.c_attn(x).split(C, dim=2)]
+        att = F.softmax(q @ k.transpose(-2, -1) / (C // self.heads) ** 0.5,
+                        dim=-1)
+        return self.c_proj((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_projection_cut_by_split(tmp_path, backend):
+    """c_attn.weight [3E, E] is imported stacked [3, E, E] and split by
+    heads as nn.MultiheadAttention's in_proj_weight is."""
+    torch.manual_seed(0)
+    plan = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+            "rules": [["x", ["data", None, None]],
+                      ["c_attn.weight", [None, "model", None]],
+                      ["c_attn.bias", [None, "model"]],
+                      ["c_proj.weight", [None, "model"]]]}
+    check_against_torch(tmp_path, FusedAttention(), (torch.randn(4, 8, 16),),
+                        ["x"], write_plan(tmp_path, plan), False, backend)
+
+
 class Classifier(nn.Module):
     def __init__(self, ignore_index):
         super().__init__()
