@@ -88,13 +88,16 @@ save("f2", np.ones((2,), dtype="<f2"))
 PY
 }
 
-# Models torch exports (examples/pytorch/gpt.py, both ways) and the hostile
-# files of test/bad-inputs.
+# Models torch exports (examples/pytorch/gpt.py and encoder.py, whose
+# attention the importer rewrites, both ways) and the hostile files of
+# test/bad-inputs.
 seed_onnx() {
   local dir=$1
   cp "$src"/test/bad-inputs/*.onnx "$dir"/
   /usr/bin/python3 "$src/examples/pytorch/gpt.py" "$dir/gpt.onnx" 2>/dev/null
   /usr/bin/python3 "$src/examples/pytorch/gpt.py" "$dir/gpt-folded.onnx" --fold 2>/dev/null
+  /usr/bin/python3 "$src/examples/pytorch/encoder.py" "$dir/encoder.onnx" --causal 2>/dev/null
+  /usr/bin/python3 "$src/examples/pytorch/encoder.py" "$dir/encoder-folded.onnx" --fold 2>/dev/null
 }
 
 status=0

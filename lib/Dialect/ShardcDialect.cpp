@@ -103,6 +103,16 @@ LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError("'shardc.param' is a unit attribute");
     return success();
   }
+  if (attr.getName().getValue() == getCheckpointShapeAttrName()) {
+    // Its element count is the global argument's, which a partitioned
+    // function no longer shows: readers check it against what they load.
+    auto shape = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!shape ||
+        llvm::any_of(shape.asArrayRef(), [](int64_t d) { return d < 0; }))
+      return op->emitOpError("'shardc.checkpoint_shape' must be an array<i64> "
+                             "of sizes >= 0");
+    return success();
+  }
   if (attr.getName().getValue() == getOptimizerStateAttrName()) {
     if (!isa<FloatAttr>(attr.getValue()))
       return op->emitOpError("'shardc.optimizer_state' is a float attribute "

@@ -75,6 +75,14 @@ std::string shardc::getArgumentName(func::FuncOp func, unsigned i) {
   return "arg" + std::to_string(i);
 }
 
+SmallVector<int64_t> shardc::getCheckpointShape(func::FuncOp func, unsigned i) {
+  if (auto shape = func.getArgAttrOfType<DenseI64ArrayAttr>(
+          i, ShardcDialect::getCheckpointShapeAttrName()))
+    return SmallVector<int64_t>(shape.asArrayRef());
+  return SmallVector<int64_t>(
+      cast<ShapedType>(func.getArgumentTypes()[i]).getShape());
+}
+
 std::vector<std::string> shardc::getResultNames(func::FuncOp func) {
   std::vector<std::string> names;
   UniqueNames unique;

@@ -38,6 +38,9 @@ struct Slot {
   std::string name;
   SmallVector<int64_t> shape; ///< global
   ShardingAttr sharding;
+  /// The shape checkpoints hold it in (getCheckpointShape): parameters are
+  /// read, returned and differentiated in it.
+  SmallVector<int64_t> checkpointShape;
 };
 } // namespace
 
@@ -199,7 +202,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
         {getArgumentName(func, i),
          llvm::to_vector(
              cast<RankedTensorType>(func.getArgumentTypes()[i]).getShape()),
-         nullptr});
+         nullptr, getCheckpointShape(func, i)});
   std::vector<std::string> outputNames = getResultNames(func);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     impl->results.push_back(
@@ -296,6 +299,15 @@ static LogicalResult checkShape(Location loc, StringRef what, StringRef name,
                         << ", got " << t.describe();
 }
 
+/// `full` (a parameter or its gradient) in the shape checkpoints hold it in.
+static LogicalResult toCheckpointShape(ShardedEngine &engine, const Slot &slot,
+                                       Tensor &full) {
+  if (llvm::Error e = full.reshape(slot.checkpointShape))
+    return engine.program().emitError()
+           << slot.name << ": " << llvm::toString(std::move(e));
+  return success();
+}
+
 LogicalResult
 ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
   Location loc = impl->inference.getLoc();
@@ -312,13 +324,19 @@ ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
     if (it == params.end())
       return emitError(loc)
              << "checkpoint has no entry for parameter '" << slot.name << "'";
-    if (failed(checkShape(loc, "parameter", slot.name, it->second, slot.shape)))
+    // In the checkpoint's shape, or in the model's view of it.
+    if (it->second.shape() != ArrayRef<int64_t>(slot.shape) &&
+        failed(checkShape(loc, "parameter", slot.name, it->second,
+                          slot.checkpointShape)))
       return failure();
   }
   for (unsigned i : impl->paramArgs) {
     const Slot &slot = impl->args[i];
-    if (failed(scatterToDevices(*this, *impl, params.at(slot.name),
-                                slot.sharding, slot.name,
+    Tensor full = params.at(slot.name).clone();
+    if (llvm::Error e = full.reshape(slot.shape))
+      return emitError(loc)
+             << slot.name << ": " << llvm::toString(std::move(e));
+    if (failed(scatterToDevices(*this, *impl, full, slot.sharding, slot.name,
                                 [&](size_t local, Tensor block) {
                                   impl->deviceArgs[local][i] = std::move(block);
                                 })))
@@ -343,7 +361,7 @@ FailureOr<std::map<std::string, Tensor>> ShardedEngine::parameters() {
     FailureOr<Tensor> full =
         assembleFromDevices(*impl, *meshBackend, std::move(blocks),
                             slot.sharding, slot.shape, slot.name);
-    if (failed(full))
+    if (failed(full) || failed(toCheckpointShape(*this, slot, *full)))
       return failure();
     out.emplace(slot.name, std::move(*full));
   }
@@ -494,7 +512,7 @@ ShardedEngine::backward(ArrayRef<Tensor> outputGrads) {
     FailureOr<Tensor> full =
         assembleFromDevices(*impl, *meshBackend, std::move(blocks), sharding,
                             slot.shape, slot.name + ".grad");
-    if (failed(full))
+    if (failed(full) || failed(toCheckpointShape(*this, slot, *full)))
       return failure();
     out.emplace(slot.name, std::move(*full));
   }

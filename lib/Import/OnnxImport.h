@@ -14,6 +14,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -69,6 +70,11 @@ llvm::Error checkTensorData(const onnx::TensorProto &tensor);
 /// `dims` checked: each at least 0, and their product fits in int64.
 llvm::Expected<llvm::SmallVector<int64_t>>
 checkedShape(llvm::ArrayRef<int64_t> dims);
+
+/// "[2, 3]" for messages.
+std::string shapeText(llvm::ArrayRef<int64_t> shape);
+/// The number of elements of `shape`.
+int64_t product(llvm::ArrayRef<int64_t> shape);
 
 /// NumPy broadcasting of two shapes, or nullopt if they do not broadcast.
 std::optional<llvm::SmallVector<int64_t>>
@@ -172,8 +178,30 @@ public:
 /// Converts one node; fails after a diagnostic.
 using Converter = mlir::LogicalResult (*)(NodeContext &);
 
-/// The converter of every supported op type.
+/// The converter of every supported op type (OnnxOps.cpp), gathered from
+/// the files that implement them by concept.
 const llvm::StringMap<Converter> &converters();
+void addElementwiseConverters(llvm::StringMap<Converter> &table);
+void addNeuralNetConverters(llvm::StringMap<Converter> &table);
+void addLayoutConverters(llvm::StringMap<Converter> &table);
+
+/// Rewrites what torch.onnx.export writes for nn.MultiheadAttention into
+/// the layouts a plan shards (OnnxIdioms.cpp): a fused q/k/v projection is
+/// stacked, a linear layer on flattened rows unflattened.
+void rewriteExportIdioms(mlir::func::FuncOp func);
+
+/// Helpers the converters share.
+mlir::NamedAttribute named(NodeContext &nc, llvm::StringRef name,
+                           mlir::Attribute a);
+/// A DenseI64ArrayAttr named `name`.
+mlir::NamedAttribute dimsAttr(NodeContext &nc, llvm::StringRef name,
+                              llvm::ArrayRef<int64_t> dims);
+/// Output `output` is `v`, unless building it failed.
+mlir::LogicalResult done(NodeContext &nc, mlir::FailureOr<mlir::Value> v,
+                         size_t output = 0);
+/// `axes` made non-negative against `rank`, each once.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+normalizeAxes(NodeContext &nc, llvm::ArrayRef<int64_t> axes, int64_t rank);
 
 class OnnxImporter {
 public:

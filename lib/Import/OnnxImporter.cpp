@@ -231,11 +231,37 @@ FailureOr<Value> NodeContext::build(StringRef name, ValueRange operands,
   return op->getResult(0);
 }
 
-static std::string shapeText(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (auto [i, d] : llvm::enumerate(shape))
-    s += (i ? ", " : "") + std::to_string(d);
-  return s + "]";
+NamedAttribute shardc::onnximport::named(NodeContext &nc, StringRef name,
+                                         Attribute a) {
+  return nc.builder.getNamedAttr(name, a);
+}
+
+NamedAttribute shardc::onnximport::dimsAttr(NodeContext &nc, StringRef name,
+                                            ArrayRef<int64_t> dims) {
+  return named(nc, name, nc.builder.getDenseI64ArrayAttr(dims));
+}
+
+LogicalResult shardc::onnximport::done(NodeContext &nc, FailureOr<Value> v,
+                                       size_t output) {
+  if (failed(v))
+    return failure();
+  nc.setOutput(output, *v);
+  return success();
+}
+
+FailureOr<SmallVector<int64_t>>
+shardc::onnximport::normalizeAxes(NodeContext &nc, ArrayRef<int64_t> axes,
+                                  int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    FailureOr<int64_t> axis = nc.normalizeAxis(a, rank, "axis");
+    if (failed(axis))
+      return failure();
+    if (llvm::is_contained(out, *axis))
+      return nc.error() << "axis " << a << " is listed twice";
+    out.push_back(*axis);
+  }
+  return out;
 }
 
 FailureOr<Value> NodeContext::broadcastTo(Value v, ArrayRef<int64_t> shape,
@@ -640,6 +666,7 @@ OwningOpRef<ModuleOp> ModelImporter::run(StringRef bytes) {
   if (failed(func) || failed(readNodes(model.graph())) ||
       failed(readOutputs(model.graph(), *func)))
     return nullptr;
+  rewriteExportIdioms(*func);
   if (failed(verify(*module)))
     return nullptr;
   return module;

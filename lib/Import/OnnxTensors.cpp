@@ -18,12 +18,14 @@ using namespace mlir;
 using namespace shardc::onnximport;
 using llvm::SmallVector;
 
-int64_t HostTensor::numElements() const {
+int64_t shardc::onnximport::product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
   return n;
 }
+
+int64_t HostTensor::numElements() const { return product(shape); }
 
 int64_t HostTensor::intAt(int64_t i) const {
   if (!isFloat())
@@ -107,7 +109,7 @@ shardc::onnximport::checkedShape(ArrayRef<int64_t> dims) {
   return shape;
 }
 
-static std::string shapeText(ArrayRef<int64_t> shape) {
+std::string shardc::onnximport::shapeText(ArrayRef<int64_t> shape) {
   std::string s = "[";
   for (auto [i, d] : llvm::enumerate(shape))
     s += (i ? ", " : "") + std::to_string(d);

@@ -248,11 +248,18 @@ llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
       std::string ruleText = "plan " + planName.str() + ": rule " +
                              std::to_string(index) + " (" +
                              quote(rule.pattern) + ")";
-      if (static_cast<int64_t>(rule.dims.size()) != type.getRank())
+      if (static_cast<int64_t>(rule.dims.size()) != type.getRank()) {
+        // The shape too: the ONNX importer stacks fused projections
+        // (docs/onnx.md), whose rank is then not the file's.
+        std::string shape;
+        llvm::raw_string_ostream os(shape);
+        llvm::interleave(type.getShape(), os, "x");
         return planError(ruleText + " gives " +
                          std::to_string(rule.dims.size()) + " dims, but " +
                          quote(v.name) + " has rank " +
-                         std::to_string(type.getRank()));
+                         std::to_string(type.getRank()) + " (" + os.str() +
+                         ")");
+      }
       SmallVector<SmallVector<StringRef>> dims;
       SmallVector<StringRef> used;
       // Axes that do not divide the dim they split pad it

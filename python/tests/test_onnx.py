@@ -4,6 +4,7 @@ do_constant_folding=False), imported by shardc, sharded by a plan on a
 and autograd by shardc's numeric check (max_rel_err <= 1e-5)."""
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -20,6 +21,7 @@ import shardc  # noqa: E402
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLANS = os.path.join(ROOT, "examples", "plans")
 sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
+import encoder  # noqa: E402
 import gpt  # noqa: E402
 
 TOLERANCE = 1e-5
@@ -41,12 +43,6 @@ MLP_PLAN = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
                       ["fc1.bias", ["model"]],
                       ["fc2.weight", [None, "model"]]]}
 
-# The encoder layer's MLP is split by columns through the name of its
-# first matmul's output (torch's default export renames its weight); the
-# batch by data.
-ENCODER_PLAN = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
-                "rules": [["x", ["data", None, None]],
-                          ["/linear1/MatMul_output_0", [None, None, "model"]]]}
 
 
 def export(model, args, path, names, fold):
@@ -91,8 +87,12 @@ def check_against_torch(tmp_path, model, args, names, plan, fold, backend):
     torch_grads = {name: params[name].grad for name in grads}
     scale = max(float(np.abs(g.numpy()).max()) for g in torch_grads.values())
     for name, g in grads.items():
+        # In torch's shapes, the stacked in_proj_weight [3E, E] included.
+        assert g.shape == tuple(torch_grads[name].shape), name
         err = shardc.max_rel_err(g, torch_grads[name].numpy(), scale)
         assert err <= TOLERANCE, f"gradient of {name}: max_rel_err={err}"
+    for name, p in engine.parameters().items():
+        assert p.shape == tuple(params[name].shape), name
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -103,16 +103,125 @@ def test_mlp(tmp_path, backend, fold):
                         write_plan(tmp_path, MLP_PLAN), fold, backend)
 
 
+def encoder_plan(fold):
+    return os.path.join(PLANS, "encoder_megatron_folded.json" if fold
+                        else "encoder_megatron.json")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("fold", [True, False])
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_transformer_encoder_layer(tmp_path, backend, fold, norm_first):
+    """Megatron's layout, the fused q/k/v projection split by heads
+    (examples/plans/encoder_megatron*.json); gradients of the fused
+    weight come back in torch's [3E, E]."""
     torch.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
-                                       batch_first=True,
-                                       norm_first=norm_first)
-    check_against_torch(tmp_path, layer, (torch.randn(4, 8, 16),), ["x"],
-                        write_plan(tmp_path, ENCODER_PLAN), fold, backend)
+    check_against_torch(tmp_path, encoder.layer(norm_first),
+                        (encoder.example_input(),), ["x"], encoder_plan(fold),
+                        fold, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_transformer_encoder_with_causal_mask(tmp_path, backend):
+    """Two layers (nn.TransformerEncoder) and an attention mask input: the
+    heads stay split around the mask's addition."""
+    torch.manual_seed(0)
+    model = encoder.Masked(nn.TransformerEncoder(
+        encoder.layer(False), 2, enable_nested_tensor=False))
+    check_against_torch(tmp_path, model,
+                        (encoder.example_input(), encoder.causal_mask()),
+                        ["x", "mask"], encoder_plan(False), False, backend)
+
+
+class FusedAttention(nn.Module):
+    """nanoGPT's attention: one Linear for q, k and v, cut by split (ONNX
+    Split), the heads in their own dim."""
+
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.c_attn, self.c_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = [t.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+                   for t in self.c_attn(x).split(C, dim=2)]
+        att = F.softmax(q @ k.transpose(-2, -1) / (C // self.heads) ** 0.5,
+                        dim=-1)
+        return self.c_proj((att @ v).transpose(1, 2).reshape(B, T, C))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_projection_cut_by_split(tmp_path, backend):
+    """c_attn.weight [3E, E] is imported stacked [3, E, E] and split by
+    heads as nn.MultiheadAttention's in_proj_weight is."""
+    torch.manual_seed(0)
+    plan = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+            "rules": [["x", ["data", None, None]],
+                      ["c_attn.weight", [None, "model", None]],
+                      ["c_attn.bias", [None, "model"]],
+                      ["c_proj.weight", [None, "model"]]]}
+    check_against_torch(tmp_path, FusedAttention(), (torch.randn(4, 8, 16),),
+                        ["x"], write_plan(tmp_path, plan), False, backend)
+
+
+class Classifier(nn.Module):
+    def __init__(self, ignore_index):
+        super().__init__()
+        self.fc = nn.Linear(16, 10)
+        self.ignore_index = ignore_index
+
+    def forward(self, x, targets):
+        if self.ignore_index is None:  # F.cross_entropy's default, -100
+            return F.cross_entropy(self.fc(x), targets)
+        return F.cross_entropy(self.fc(x), targets,
+                               ignore_index=self.ignore_index)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("ignore_index", [None, 3])
+def test_cross_entropy_ignores_labels_as_torch_does(tmp_path, backend,
+                                                    ignore_index):
+    """Rows labelled ignore_index add nothing and the mean is over the
+    others, with the classes split over "model" (vocab-parallel)."""
+    torch.manual_seed(0)
+    targets = torch.randint(0, 10, (8,))
+    targets[[1, 4, 5]] = -100 if ignore_index is None else ignore_index
+    plan = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+            "rules": [["x", ["data", None]], ["targets", ["data"]],
+                      ["fc.weight", ["model", None]], ["fc.bias", ["model"]]]}
+    check_against_torch(tmp_path, Classifier(ignore_index),
+                        (torch.randn(8, 16), targets), ["x", "targets"],
+                        write_plan(tmp_path, plan), False, backend)
+
+
+def test_transformer_encoder_layer_on_mpi(tmp_path):
+    """The Python API on four MPI ranks: the exported layer, its plan and
+    checkpoint, forward and gradients against PyTorch's."""
+    from test_mpi import MPIRUN
+    torch.manual_seed(0)
+    layer = encoder.layer(False)
+    x = encoder.example_input()
+    path = tmp_path / "encoder.onnx"
+    export(layer, (x,), path, ["x"], False)
+    want = layer(x)
+    cotangent = np.random.default_rng(1).standard_normal(
+        tuple(want.shape)).astype(np.float32)
+    want.backward(torch.from_numpy(cotangent))
+    expected = {"x": x.numpy(), "cotangent": cotangent,
+                "out": want.detach().numpy()}
+    for name, p in layer.named_parameters():
+        expected["grad:" + name] = p.grad.numpy()
+    np.savez(tmp_path / "expected.npz", **expected)
+    program = os.path.join(os.path.dirname(__file__), "mpi_onnx_program.py")
+    p = subprocess.run(
+        [MPIRUN, "-n", "4", sys.executable, program, str(path),
+         encoder_plan(False), str(tmp_path / "expected.npz")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert sorted(re.findall(r"rank (\d+): OK", p.stdout)) == \
+        ["0", "1", "2", "3"], p.stdout
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -188,7 +297,7 @@ def test_simulate_with_checkpoint_matches_torch(tmp_path):
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=_tool_environment())
     assert p.returncode == 0, p.stderr
-    assert "collectives=9" in p.stdout
+    assert "collectives=10" in p.stdout
     (written,) = os.listdir(out)
     with torch.no_grad():
         want = model(idx, targets).numpy()

@@ -108,6 +108,94 @@ def files():
          helper.make_node("Gather", ["x", "i"], ["y"], name="take")],
         [value("x", [4, 2])], [value("y", [1, 2])]).SerializeToString()
 
+    yield from refused_nodes()
+
+
+def const(name, array):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.array(array)))
+
+
+def refused_nodes():
+    """One model per refusal of a node's converter: an attribute or
+    operand shardc does not take."""
+    def one(name, nodes, inputs, outputs, initializers=()):
+        return name, model(nodes, inputs, outputs,
+                           initializers).SerializeToString()
+    labels = value("t", [2], I64)
+    yield one("onnx-cross-entropy-sum.onnx",
+              [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t"], ["y"],
+                                name="loss", reduction="sum")],
+              [value("x", [2, 3]), labels], [value("y", [])])
+    yield one("onnx-cross-entropy-weights.onnx",
+              [helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t", "w"],
+                                ["y"], name="loss")],
+              [value("x", [2, 3]), labels, value("w", [3])], [value("y", [])])
+    yield one("onnx-slice-negative-step.onnx",
+              [const("s", [3]), const("e", [0]), const("a", [1]),
+               const("st", [-1]),
+               helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"],
+                                name="reverse")],
+              [value("x", [2, 4])], [value("y", [2, 3])])
+    yield one("onnx-split-sizes.onnx",
+              [const("sizes", [1, 1]),
+               helper.make_node("Split", ["x", "sizes"], ["a", "b"],
+                                name="split", axis=1)],
+              [value("x", [2, 4])], [value("a", [2, 1]), value("b", [2, 1])])
+    yield one("onnx-cast-double.onnx",
+              [helper.make_node("Cast", ["x"], ["y"], name="widen",
+                                to=TensorProto.DOUBLE)],
+              [value("x", [2])], [value("y", [2], TensorProto.DOUBLE)])
+    yield one("onnx-squeeze-wide-dim.onnx",
+              [const("axes", [0]),
+               helper.make_node("Squeeze", ["x", "axes"], ["y"],
+                                name="squeeze")],
+              [value("x", [2, 4])], [value("y", [4])])
+    yield one("onnx-concat-mismatch.onnx",
+              [helper.make_node("Concat", ["x", "z"], ["y"], name="cat",
+                                axis=0)],
+              [value("x", [2, 3]), value("z", [4, 5])], [value("y", [6, 3])])
+    yield one("onnx-add-no-broadcast.onnx",
+              [helper.make_node("Add", ["x", "z"], ["y"], name="add")],
+              [value("x", [2, 3]), value("z", [4])], [value("y", [2, 3])])
+    yield one("onnx-where-no-broadcast.onnx",
+              [helper.make_node("Where", ["c", "x", "z"], ["y"], name="pick")],
+              [value("c", [2], TensorProto.BOOL), value("x", [3]),
+               value("z", [4])], [value("y", [4])])
+    yield one("onnx-unknown-attribute.onnx",
+              [helper.make_node("Relu", ["x"], ["y"], name="relu", alpha=0.1)],
+              [value("x", [2])], [value("y", [2])])
+    yield one("onnx-other-domain.onnx",
+              [helper.make_node("Relu", ["x"], ["y"], name="relu",
+                                domain="com.microsoft")],
+              [value("x", [2])], [value("y", [2])])
+    yield one("onnx-shape-divide-by-zero.onnx",
+              [const("a", [4]), const("b", [0]),
+               helper.make_node("Div", ["a", "b"], ["q"], name="div"),
+               helper.make_node("Reshape", ["x", "q"], ["y"])],
+              [value("x", [4])], [value("y", [4])])
+    yield one("onnx-reshape-two-unknown.onnx",
+              [const("shape", [-1, -1]),
+               helper.make_node("Reshape", ["x", "shape"], ["y"],
+                                name="reshape")],
+              [value("x", [2, 4])], [value("y", [4, 2])])
+    yield one("onnx-gemm-not-matrix.onnx",
+              [helper.make_node("Gemm", ["x", "w"], ["y"], name="gemm")],
+              [value("x", [2, 3, 4]), value("w", [4, 5])],
+              [value("y", [2, 3, 5])])
+    yield one("onnx-expand-mismatch.onnx",
+              [const("shape", [2]),
+               helper.make_node("Expand", ["x", "shape"], ["y"],
+                                name="expand")],
+              [value("x", [3])], [value("y", [2])])
+    yield one("onnx-constant-two-values.onnx",
+              [helper.make_node("Constant", [], ["y"], name="c",
+                                value_float=1.0, value_int=1)],
+              [], [value("y", [])])
+    yield one("onnx-output-undefined.onnx",
+              [helper.make_node("Relu", ["x"], ["y"])],
+              [value("x", [2])], [value("z", [2])])
+
 
 def main():
     out = sys.argv[1]

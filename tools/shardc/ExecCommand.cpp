@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineSession.h"
+#include "ParameterSave.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -166,6 +167,9 @@ int shardc::runExecCommand() {
     if (repeat > 0)
       llvm::outs() << llvm::format(" time/run=%.6gs", seconds);
     llvm::outs() << (ok ? " OK" : " MISMATCH") << "\n";
+    if (failed(saveParametersIfAsked(getEntryFunction(*reference), *args,
+                                     *outputs)))
+      return 1;
   }
   return ok ? 0 : 1;
 }

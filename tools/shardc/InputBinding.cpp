@@ -128,15 +128,23 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
     }
     if (it == files.end()) {
       if (auto saved = checkpoint.find(name); saved != checkpoint.end()) {
-        if (saved->second.getShape() != type.getShape() ||
+        // A parameter the model computes on in another view (a stacked
+        // fused projection) is stored in the checkpoint's shape.
+        SmallVector<int64_t> stored = getCheckpointShape(func, i);
+        if (saved->second.getShape() != ArrayRef<int64_t>(stored) ||
             executableDType(type.getElementType()) != saved->second.dtype()) {
           llvm::errs() << "shardc: error: input '" << name << "' from "
                        << checkpointPath << " has shape "
                        << shapeString(saved->second.getShape()) << " of "
                        << dtypeName(saved->second.dtype())
-                       << " but the model expects "
-                       << shapeString(type.getShape()) << " of "
-                       << typeStr(type.getElementType()) << "\n";
+                       << " but the model expects " << shapeString(stored)
+                       << " of " << typeStr(type.getElementType()) << "\n";
+          return failure();
+        }
+        if (llvm::Error e = saved->second.reshape(type.getShape())) {
+          llvm::errs() << "shardc: error: input '" << name << "' from "
+                       << checkpointPath << ": "
+                       << llvm::toString(std::move(e)) << "\n";
           return failure();
         }
         givenByFile.insert(name);

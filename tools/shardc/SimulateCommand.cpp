@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PipelineStep.h"
+#include "ParameterSave.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -227,6 +228,9 @@ int shardc::runSimulateCommand() {
       (long long)numDevices, report.collectives.size(), (long long)comm,
       (long long)peak, report.estimatedSeconds, worstAbs, worstRel,
       ok ? "OK" : "MISMATCH");
+  if (failed(saveParametersIfAsked(getEntryFunction(*reference), *inputs,
+                                   run->outputs)))
+    return 1;
 
   if (!reportJson.empty()) {
     llvm::json::Array collectives;

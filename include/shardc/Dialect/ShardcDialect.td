@@ -65,6 +65,14 @@ def Shardc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("shardc.param");
     }
+    /// Name of the array<i64> argument attribute giving the shape a
+    /// checkpoint stores a parameter in when the model computes on a view of
+    /// it (the same row-major elements): the ONNX importer stacks a fused
+    /// projection [3*E, E] as [3, E, E] (docs/onnx.md). Checkpoints are read
+    /// and written in this shape.
+    static constexpr ::llvm::StringLiteral getCheckpointShapeAttrName() {
+      return ::llvm::StringLiteral("shardc.checkpoint_shape");
+    }
     /// Name of the argument attribute marking optimizer state (Adam's
     /// moments), a float: the state's initial value (every element). What
     /// ZeRO shards and the memory reports count as such.

@@ -44,6 +44,11 @@ std::string describeValue(mlir::Value value);
 /// name its location carries, or "arg<i>".
 std::string getArgumentName(mlir::func::FuncOp func, unsigned i);
 
+/// The shape a checkpoint stores argument `i` of `func` in: its
+/// `shardc.checkpoint_shape`, else its type's shape.
+llvm::SmallVector<int64_t> getCheckpointShape(mlir::func::FuncOp func,
+                                              unsigned i);
+
 /// The names `func`'s results are written under: the name of each returned
 /// value (an argument's name, or the NameLoc of its defining op), made
 /// unique ("z", "z_1"), or "output<i>" for unnamed values.
