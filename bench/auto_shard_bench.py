@@ -7,8 +7,8 @@ solve included) and compares the auto plan's `est_time_s` (`shardc simulate`)
 with the best hand-written layout of the same model (data parallel, FSDP,
 Megatron, and 2-D on the 2-D mesh) under the same cost model.
 
-  python3 bench/auto_shard_bench.py --build build
-  python3 bench/auto_shard_bench.py --build build --layers 4 24 96 --time-limit 60
+  python3 bench/auto_shard_bench.py --build build        # 4, 24, 96 layers
+  python3 bench/auto_shard_bench.py --build build --layers 4 --time-limit 60
 """
 
 import argparse
@@ -46,7 +46,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build")
-    p.add_argument("--layers", type=int, nargs="+", default=[4, 24])
+    p.add_argument("--layers", type=int, nargs="+", default=[4, 24, 96])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--time-limit", type=float, default=60)
