@@ -2,8 +2,8 @@
 """Auto-sharding benchmark (docs/auto-sharding.md): solve time and plan quality.
 
 For MLP training steps (SGD) of several depths on a 1-D and a 2-D mesh, times
-`shardc compile --train-step=sgd --auto-shard --propagate` (wall seconds, the
-solve included) and compares the auto plan's `est_time_s` (`shardc simulate`)
+`shardc compile --train-step=sgd --auto-shard --propagate` (wall and CPU
+seconds, the solve included) and compares the auto plan's `est_time_s` (`shardc simulate`)
 with the best hand-written layout of the same model (data parallel, FSDP,
 Megatron, and 2-D on the 2-D mesh) under the same cost model.
 
@@ -54,23 +54,27 @@ def main():
     shardc = os.path.join(args.build, "bin", "shardc")
     meshes = [("model=4", ["dp", "fsdp", "megatron"]),
               ("data=4,model=2", ["dp", "fsdp", "megatron", "2d"])]
-    print("| layers | mesh | solve+compile s | auto est_time_s | best hand-written "
-          "est_time_s | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| layers | mesh | solve+compile wall s | cpu s | auto est_time_s | "
+          "best hand-written est_time_s | ratio |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for layers in args.layers:
             for mesh, layouts in meshes:
                 auto = os.path.join(tmp, "auto.json")
                 write_graph(auto, layers, args.batch, args.hidden, mesh, "none")
                 start = time.monotonic()
+                cpu = os.times()
                 c = subprocess.run(
                     [shardc, "compile", auto, "--train-step=sgd",
                      "--auto-shard", "--propagate", "--auto-shard-time-limit",
                      str(args.time_limit), "-o", os.devnull],
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 solve = time.monotonic() - start
+                after = os.times()
+                solve_cpu = (after.children_user + after.children_system -
+                             cpu.children_user - cpu.children_system)
                 if c.returncode != 0:
-                    print("| %d | %s | failed: %s | | | |" %
+                    print("| %d | %s | failed: %s | | | | |" %
                           (layers, mesh, c.stdout.strip().splitlines()[0]))
                     continue
                 t_auto = simulate(shardc, auto, ["--auto-shard",
@@ -87,8 +91,8 @@ def main():
                     if t is not None and (best is None or t < best[0]):
                         best = (t, layout)
                 ratio = t_auto / best[0] if t_auto and best else float("nan")
-                print("| %d | %s | %.2f | %.4g | %.4g (%s) | %.3f |" %
-                      (layers, mesh, solve, t_auto or float("nan"),
+                print("| %d | %s | %.2f | %.2f | %.4g | %.4g (%s) | %.3f |" %
+                      (layers, mesh, solve, solve_cpu, t_auto or float("nan"),
                        best[0] if best else float("nan"),
                        best[1] if best else "-", ratio))
                 sys.stdout.flush()

@@ -27,7 +27,7 @@ using namespace shardc::detail;
 
 /// Rounds of colouring by neighbours: nodes within this many edges of a
 /// difference (an input, the loss) keep their own groups.
-static constexpr int kColourRounds = 3;
+static constexpr int kColourRounds = 2;
 
 namespace {
 /// Dense ids for exact keys, in the order they are first seen.
