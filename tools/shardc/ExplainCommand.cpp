@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutoShardExplain.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
@@ -177,6 +178,7 @@ LogicalResult explainAutoShard(ModuleOp module,
   pm.addPass(shardc::createShardcDecompose());
   if (failed(pm.run(module)))
     return failure();
+  OwningOpRef<ModuleOp> original = module.clone();
   func::FuncOp func = shardc::getEntryFunction(module);
   if (!func)
     return failure();
@@ -216,6 +218,7 @@ LogicalResult explainAutoShard(ModuleOp module,
     llvm::outs() << "\n";
   }
   shardc::applyAutoShardPlan(func, *plan);
+  shardc::printAutoShardTotals(*original, module, options.memoryBudgetBytes);
   return success();
 }
 } // namespace
