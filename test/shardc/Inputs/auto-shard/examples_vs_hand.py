@@ -2,8 +2,8 @@
 """Every shipped example with a mesh, stripped of its annotations, against
 the hand-written layouts of the same model (docs/auto-sharding.md).
 
-  examples_vs_hand.py SHARDC EXAMPLES_DIR [--only NAME ...] [--skip NAME ...]
-                      [--train-step]
+  examples_vs_hand.py SHARDC EXAMPLES_DIR [--only NAME ...]
+                      [--train-step [--max-ops N]]
 
 For each examples/*.json with a mesh: strips every user sharding (inputs,
 outputs, ops; a `sharding_constraint` is the program itself and stays),
@@ -25,7 +25,8 @@ Prints one line per example and exits 1 if, for any, the auto plan's
 simulation fails (numerics, or any error) or its est_time_s is more than
 1.01x the best hand-written layout that simulates. With --train-step the
 examples with parameters and a scalar output are planned as SGD training
-steps instead (--train-step=sgd on every run)."""
+steps instead (--train-step=sgd on every run), but for those with more than
+--max-ops ops."""
 
 import argparse
 import copy
@@ -106,14 +107,15 @@ def main():
     p.add_argument("shardc")
     p.add_argument("examples")
     p.add_argument("--only", nargs="*")
-    p.add_argument("--skip", nargs="*", default=[])
+    p.add_argument("--max-ops", type=int, default=None,
+                   help="with --train-step, skip examples with more ops")
     p.add_argument("--train-step", action="store_true")
     args = p.parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         for path in sorted(glob.glob(os.path.join(args.examples, "*.json"))):
             name = os.path.basename(path)[:-5]
-            if (args.only and name not in args.only) or name in args.skip:
+            if args.only and name not in args.only:
                 continue
             with open(path) as f:
                 model = json.load(f)
@@ -121,7 +123,9 @@ def main():
                 continue
             extra = []
             if args.train_step:
-                if not trainable(model):
+                if not trainable(model) or (
+                        args.max_ops is not None and
+                        len(model["ops"]) > args.max_ops):
                     continue
                 extra = ["--train-step=sgd"]
             auto_path = os.path.join(tmp, name + ".auto.json")
