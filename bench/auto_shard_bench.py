@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Auto-sharding benchmark (docs/auto-sharding.md): solve time and plan quality.
 
-For MLP training steps (SGD) of several depths on a 1-D and a 2-D mesh, times
-`shardc compile --train-step=sgd --auto-shard --propagate` (wall seconds, the
-solve included) and compares the auto plan's `est_time_s` (`shardc simulate`)
-with the best hand-written layout of the same model (data parallel, FSDP,
-Megatron, and 2-D on the 2-D mesh) under the same cost model.
+For MLP training steps (SGD) of several depths on a 1-D and a 2-D mesh, and
+for the forward program of a GPT (examples/gpt/gpt_graph.py at gpt_tiny's
+width, --gpt-layers) on data=2 x model=2, times
+`shardc compile [--train-step=sgd] --auto-shard --propagate` (wall and CPU
+seconds, the solve included) and compares the auto plan's `est_time_s`
+(`shardc simulate`) with the best hand-written layout of the same model (data parallel, FSDP,
+Megatron, and 2-D on the 2-D mesh; for the GPT its own Megatron x data
+annotations, and data parallel) under the same cost model.
 
-  python3 bench/auto_shard_bench.py --build build
-  python3 bench/auto_shard_bench.py --build build --layers 4 24 96 --time-limit 60
+  python3 bench/auto_shard_bench.py --build build   # MLP 4, 24, 96; GPT 2, 24
+  python3 bench/auto_shard_bench.py --build build --layers 4 --gpt-layers
 """
 
 import argparse
@@ -31,10 +34,26 @@ def write_graph(path, layers, batch, hidden, mesh, layout):
                        check=True)
 
 
+def write_gpt(path, layers, layout):
+    """examples/gpt/gpt_graph.py's model at gpt_tiny's width: "megatron" is
+    its own annotations (Megatron over "model", tokens over "data"), "dp"
+    only the tokens and targets split over "data", "none" nothing."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples", "gpt"))
+    import gpt_graph
+    g = gpt_graph.graph(gpt_graph.Config(vocab=256, d_model=64, heads=4,
+                                         seq=16, batch=4, layers=layers))
+    for t in g["inputs"] + g["ops"] + g["outputs"]:
+        if layout == "none" or (layout == "dp" and
+                                t.get("name") not in ("tokens", "targets")):
+            t.pop("sharding", None)
+    with open(path, "w") as f:
+        json.dump(g, f)
+
+
 def simulate(shardc, path, extra, report):
-    p = subprocess.run([shardc, "simulate", path, "--train-step=sgd",
-                        "--seed", "0", "--quiet", "--report-json", report] +
-                       extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    p = subprocess.run([shardc, "simulate", path, "--seed", "0", "--quiet",
+                        "--report-json", report] + extra,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
     if p.returncode != 0:
         return None
@@ -42,11 +61,50 @@ def simulate(shardc, path, extra, report):
         return json.load(f)["est_time_s"]
 
 
+def measure(shardc, tmp, model, layers, mesh, write, layouts, step,
+            time_limit):
+    """One row: `write(path, layout)` writes the graph; `step` the flags
+    making it a training step (or none, the forward program)."""
+    auto = os.path.join(tmp, "auto.json")
+    write(auto, "none")
+    limit = ["--auto-shard-time-limit", str(time_limit)]
+    start = time.monotonic()
+    cpu = os.times()
+    c = subprocess.run([shardc, "compile", auto] + step +
+                       ["--auto-shard", "--propagate", "-o", os.devnull] +
+                       limit, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    solve = time.monotonic() - start
+    after = os.times()
+    solve_cpu = (after.children_user + after.children_system -
+                 cpu.children_user - cpu.children_system)
+    if c.returncode != 0:
+        print("| %s | %d | %s | failed: %s | | | | |" %
+              (model, layers, mesh, c.stdout.strip().splitlines()[0]))
+        return
+    t_auto = simulate(shardc, auto, step + ["--auto-shard"] + limit,
+                      os.path.join(tmp, "auto.report"))
+    best = None
+    for layout in layouts:
+        hand = os.path.join(tmp, layout + ".json")
+        write(hand, layout)
+        t = simulate(shardc, hand, step, os.path.join(tmp, layout + ".report"))
+        if t is not None and (best is None or t < best[0]):
+            best = (t, layout)
+    ratio = t_auto / best[0] if t_auto and best else float("nan")
+    print("| %s | %d | %s | %.2f | %.2f | %.4g | %.4g (%s) | %.3f |" %
+          (model, layers, mesh, solve, solve_cpu, t_auto or float("nan"),
+           best[0] if best else float("nan"), best[1] if best else "-",
+           ratio))
+    sys.stdout.flush()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build")
-    p.add_argument("--layers", type=int, nargs="+", default=[4, 24])
+    p.add_argument("--layers", type=int, nargs="+", default=[4, 24, 96])
+    p.add_argument("--gpt-layers", type=int, nargs="*", default=[2, 24])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--time-limit", type=float, default=60)
@@ -54,44 +112,21 @@ def main():
     shardc = os.path.join(args.build, "bin", "shardc")
     meshes = [("model=4", ["dp", "fsdp", "megatron"]),
               ("data=4,model=2", ["dp", "fsdp", "megatron", "2d"])]
-    print("| layers | mesh | solve+compile s | auto est_time_s | best hand-written "
-          "est_time_s | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| model | layers | mesh | solve+compile wall s | cpu s | "
+          "auto est_time_s | best hand-written est_time_s | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for layers in args.layers:
             for mesh, layouts in meshes:
-                auto = os.path.join(tmp, "auto.json")
-                write_graph(auto, layers, args.batch, args.hidden, mesh, "none")
-                start = time.monotonic()
-                c = subprocess.run(
-                    [shardc, "compile", auto, "--train-step=sgd",
-                     "--auto-shard", "--propagate", "--auto-shard-time-limit",
-                     str(args.time_limit), "-o", os.devnull],
-                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                solve = time.monotonic() - start
-                if c.returncode != 0:
-                    print("| %d | %s | failed: %s | | | |" %
-                          (layers, mesh, c.stdout.strip().splitlines()[0]))
-                    continue
-                t_auto = simulate(shardc, auto, ["--auto-shard",
-                                                 "--auto-shard-time-limit",
-                                                 str(args.time_limit)],
-                                  os.path.join(tmp, "auto.report"))
-                best = None
-                for layout in layouts:
-                    hand = os.path.join(tmp, layout + ".json")
-                    write_graph(hand, layers, args.batch, args.hidden, mesh,
-                                layout)
-                    t = simulate(shardc, hand, [],
-                                 os.path.join(tmp, layout + ".report"))
-                    if t is not None and (best is None or t < best[0]):
-                        best = (t, layout)
-                ratio = t_auto / best[0] if t_auto and best else float("nan")
-                print("| %d | %s | %.2f | %.4g | %.4g (%s) | %.3f |" %
-                      (layers, mesh, solve, t_auto or float("nan"),
-                       best[0] if best else float("nan"),
-                       best[1] if best else "-", ratio))
-                sys.stdout.flush()
+                measure(shardc, tmp, "MLP step", layers, mesh,
+                        lambda path, layout: write_graph(
+                            path, layers, args.batch, args.hidden, mesh,
+                            layout),
+                        layouts, ["--train-step=sgd"], args.time_limit)
+        for layers in args.gpt_layers:
+            measure(shardc, tmp, "GPT forward", layers, "data=2,model=2",
+                    lambda path, layout: write_gpt(path, layers, layout),
+                    ["dp", "megatron"], [], args.time_limit)
 
 
 if __name__ == "__main__":

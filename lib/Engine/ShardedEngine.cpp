@@ -19,6 +19,7 @@
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 #include "shardc/Transforms/Pipelines.h"
 #include "shardc/Transforms/SplitForwardBackward.h"
@@ -160,6 +161,16 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     (isParam.test(i) ? impl->paramArgs : impl->inputArgs).push_back(i);
 
+  if (options.autoShard) {
+    std::vector<std::string> names;
+    for (unsigned i : impl->paramArgs)
+      names.push_back(getArgumentName(func, i));
+    ShardcOptimizerOptions sgd = getOptimizerPassOptions({}, names);
+    bool train = options.training && !names.empty();
+    if (failed(pinAutoShardPlan(module, train ? &sgd : nullptr,
+                                *options.autoShard)))
+      return failure();
+  }
   if (failed(pinInterfaceShardings(module, func)))
     return failure();
   impl->pinned = module.clone();

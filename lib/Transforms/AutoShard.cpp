@@ -360,6 +360,16 @@ LogicalResult ProblemBuilder::build() {
       for (ShardingAttr s : enumerateShardings(
                cast<RankedTensorType>(v.getType()).getShape()))
         source.strategies.push_back({{s}, s});
+      // And whatever its producer may make (a dim's axes out of mesh
+      // order, as a sharding_constraint may give), so that returning it
+      // as it is stays a choice.
+      if (auto it = nodeOf.find(v); it != nodeOf.end())
+        for (const Strategy &made : sources[it->second].strategies)
+          if (!made.out.isPartial() &&
+              llvm::none_of(source.strategies, [&](const Strategy &s) {
+                return s.out == made.out;
+              }))
+            source.strategies.push_back({{made.out}, made.out});
     }
     resultNodes.push_back(addNode(std::move(source)));
   }
@@ -500,6 +510,7 @@ LogicalResult ProblemBuilder::build() {
     }
   }
   problem.memoryBudget = options.memoryBudgetBytes;
+  indexUses(problem);
   return success();
 }
 
@@ -551,6 +562,9 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   plan.peakBytes = evaluatePeakBytes(problem, strategy);
   plan.optimal = solution->optimal;
   plan.heuristic = solution->heuristic;
+  plan.clustered = solution->clustered;
+  plan.solvedNodes = solution->solvedNodes;
+  plan.numNodes = problem.nodes.size();
   plan.solveSeconds = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();

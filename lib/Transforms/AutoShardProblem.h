@@ -52,6 +52,10 @@ struct AutoShardProblem {
     /// argument, a value nothing reads). Otherwise it dies at its last
     /// consumer reading it as it is, or once its first copy is made.
     bool heldToEnd = false;
+    /// How many values of the model it stands for (a clustered problem's
+    /// value stands for one per repeated layer): its moves cost that many
+    /// times their seconds.
+    double weight = 1;
   };
   /// A consumer reading a value.
   struct Use {
@@ -61,6 +65,8 @@ struct AutoShardProblem {
     /// needs.
     std::vector<unsigned> targetOf;
     int64_t point = 0;
+    /// How many uses of the model it stands for (see Value::weight).
+    double weight = 1;
   };
   std::vector<Node> nodes;
   std::vector<Value> values;
@@ -70,12 +76,23 @@ struct AutoShardProblem {
   std::vector<std::pair<unsigned, unsigned>> ties;
   int64_t numPoints = 0;
   std::optional<int64_t> memoryBudget;
+  /// Per node, the uses it produces or consumes (indexUses fills it), so
+  /// that a node's local seconds need not scan every use.
+  std::vector<std::vector<unsigned>> usesOfNode;
 };
+
+/// Fills `p.usesOfNode`.
+void indexUses(AutoShardProblem &p);
 
 struct AutoShardSolution {
   std::vector<unsigned> strategy;
   bool optimal = false;
   bool heuristic = false;
+  /// Solved on the clustered problem (repeated layers choosing alike),
+  /// then improved node by node on the whole one.
+  bool clustered = false;
+  /// Nodes of the program CBC solved (the clustered one's, if clustered).
+  size_t solvedNodes = 0;
 };
 
 /// The estimated seconds of `strategy` (a value moved into a layout once
@@ -90,6 +107,24 @@ int64_t evaluatePeakBytes(const AutoShardProblem &p,
 double localSeconds(const AutoShardProblem &p,
                     const std::vector<unsigned> &strategy, unsigned n,
                     unsigned s);
+
+/// Moves one node at a time (with the nodes tied to it) to its cheapest
+/// strategy given its neighbours until no move helps (the local search's
+/// rounds), from `strategy`. Without a budget only.
+void improvePlan(const AutoShardProblem &p, std::vector<unsigned> &strategy);
+
+/// The repeated layers of `p` (docs/auto-sharding.md, "Clustering"): nodes
+/// alike up to a few edges away (same strategies, costs, neighbours) are
+/// classes, and the members of a class, in program order, alternate
+/// between two groups, so a plan may alternate layer by layer (Megatron's
+/// columns and rows) but otherwise repeats. Returns the problem with one
+/// node per group (costs and moves weighted by the group's size) and each
+/// node's group; none when it would not be smaller than half of `p`.
+struct ClusteredProblem {
+  AutoShardProblem reduced;
+  std::vector<unsigned> groupOf;
+};
+std::optional<ClusteredProblem> clusterRepeatedLayers(const AutoShardProblem &p);
 
 /// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
 /// search. Fails when no plan fits the budget; then `leastPeak` holds the

@@ -25,6 +25,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -50,7 +51,7 @@ double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
     if (v.isSame[l][t] || done[t])
       continue;
     done[t] = true;
-    total += v.moveSeconds[l][t];
+    total += v.moveSeconds[l][t] * v.weight;
   }
   return total;
 }
@@ -116,19 +117,36 @@ int64_t shardc::detail::evaluatePeakBytes(
   return peak;
 }
 
+void shardc::detail::indexUses(AutoShardProblem &p) {
+  p.usesOfNode.assign(p.nodes.size(), {});
+  for (auto [ui, u] : llvm::enumerate(p.uses)) {
+    unsigned producer = p.values[u.value].producer;
+    p.usesOfNode[producer].push_back(ui);
+    if (u.consumer != producer)
+      p.usesOfNode[u.consumer].push_back(ui);
+  }
+}
+
 double shardc::detail::localSeconds(const AutoShardProblem &p,
                                     const std::vector<unsigned> &strategy,
                                     unsigned n, unsigned s) {
   double total = p.nodes[n].cost[s];
-  for (const AutoShardProblem::Use &u : p.uses) {
+  auto add = [&](const AutoShardProblem::Use &u) {
     const AutoShardProblem::Value &v = p.values[u.value];
     if (u.consumer != n && v.producer != n)
-      continue;
+      return;
     unsigned ps = v.producer == n ? s : strategy[v.producer];
     unsigned cs = u.consumer == n ? s : strategy[u.consumer];
     unsigned l = v.layoutOf[ps], t = u.targetOf[cs];
     if (!v.isSame[l][t])
-      total += v.moveSeconds[l][t];
+      total += v.moveSeconds[l][t] * u.weight;
+  };
+  if (p.usesOfNode.size() == p.nodes.size()) {
+    for (unsigned ui : p.usesOfNode[n])
+      add(p.uses[ui]);
+  } else {
+    for (const AutoShardProblem::Use &u : p.uses)
+      add(u);
   }
   return total;
 }
@@ -144,10 +162,13 @@ double shardc::detail::localSeconds(const AutoShardProblem &p,
 /// With `smallest`, the search starts instead from every node making its
 /// smallest layout (the most split plan), which fits a budget if any does
 /// and the search then makes faster.
-static std::vector<unsigned> localSearch(const AutoShardProblem &p,
-                                         bool smallest) {
+/// With `start`, the rounds start from it.
+static std::vector<unsigned>
+localSearch(const AutoShardProblem &p, bool smallest,
+            const std::vector<unsigned> *start = nullptr) {
   size_t numNodes = p.nodes.size();
-  std::vector<unsigned> strategy(numNodes, 0);
+  std::vector<unsigned> strategy =
+      start ? *start : std::vector<unsigned>(numNodes, 0);
   std::vector<std::vector<unsigned>> tiedWith(numNodes);
   for (auto [a, b] : p.ties) {
     tiedWith[a].push_back(b);
@@ -190,7 +211,9 @@ static std::vector<unsigned> localSearch(const AutoShardProblem &p,
       strategy[m] = best;
     return changed;
   };
-  if (smallest) {
+  if (start) {
+    // Already a plan: only the rounds.
+  } else if (smallest) {
     std::vector<int64_t> outBytes(numNodes, INT64_MAX);
     std::vector<const AutoShardProblem::Value *> valueOf(numNodes, nullptr);
     for (const AutoShardProblem::Value &v : p.values)
@@ -221,21 +244,31 @@ static std::vector<unsigned> localSearch(const AutoShardProblem &p,
   return strategy;
 }
 
+void shardc::detail::improvePlan(const AutoShardProblem &p,
+                                 std::vector<unsigned> &strategy) {
+  strategy = localSearch(p, /*smallest=*/false, &strategy);
+}
+
 //===----------------------------------------------------------------------===//
 // The integer program
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The program, built column by column and row by row.
+/// The program, gathered column by column and row by row, then handed to
+/// CBC at once (adding to CBC's model one column or row at a time copies
+/// its matrix each time: quadratic in the program's size).
 class IntegerProgram {
 public:
   IntegerProgram() : model(Cbc_newModel()) { Cbc_setLogLevel(model, 0); }
   ~IntegerProgram() { Cbc_deleteModel(model); }
 
   int addColumn(double lower, double upper, double objective, bool integer) {
-    Cbc_addCol(model, "", lower, upper, objective, integer, 0, nullptr,
-               nullptr);
-    return numColumns++;
+    columnLower.push_back(lower);
+    columnUpper.push_back(upper);
+    objectives.push_back(objective);
+    if (integer)
+      integers.push_back(int(objectives.size() - 1));
+    return int(objectives.size() - 1);
   }
   /// Adds sum(terms) `sense` rhs; a column named twice gets the sum of its
   /// coefficients (CBC takes each column once per row).
@@ -243,19 +276,48 @@ public:
     std::map<int, double> merged;
     for (auto [c, v] : terms)
       merged[c] += v;
-    std::vector<int> cols;
-    std::vector<double> coefs;
-    for (auto [c, v] : merged) {
-      cols.push_back(c);
-      coefs.push_back(v);
+    int row = int(rowLower.size());
+    for (auto [c, v] : merged)
+      entries.push_back({c, row, v});
+    const double inf = std::numeric_limits<double>::max();
+    rowLower.push_back(sense == 'L' ? -inf : rhs);
+    rowUpper.push_back(sense == 'G' ? inf : rhs);
+  }
+  /// Gives CBC the program; before setting a start or solving.
+  void load() {
+    int numColumns = int(objectives.size());
+    std::vector<CoinBigIndex> starts(numColumns + 1, 0);
+    for (const Entry &e : entries)
+      ++starts[e.column + 1];
+    for (int c = 0; c < numColumns; ++c)
+      starts[c + 1] += starts[c];
+    std::vector<int> rows(entries.size());
+    std::vector<double> values(entries.size());
+    std::vector<CoinBigIndex> next(starts.begin(), starts.end() - 1);
+    for (const Entry &e : entries) {
+      CoinBigIndex k = next[e.column]++;
+      rows[k] = e.row;
+      values[k] = e.value;
     }
-    Cbc_addRow(model, "", cols.size(), cols.data(), coefs.data(), sense, rhs);
+    Cbc_loadProblem(model, numColumns, int(rowLower.size()), starts.data(),
+                    rows.data(), values.data(), columnLower.data(),
+                    columnUpper.data(), objectives.data(), rowLower.data(),
+                    rowUpper.data());
+    for (int c : integers)
+      Cbc_setInteger(model, c);
   }
   Cbc_Model *get() { return model; }
 
 private:
+  struct Entry {
+    int column, row;
+    double value;
+  };
   Cbc_Model *model;
-  int numColumns = 0;
+  std::vector<double> columnLower, columnUpper, objectives, rowLower,
+      rowUpper;
+  std::vector<int> integers;
+  std::vector<Entry> entries;
 };
 
 /// The columns of the problem in an IntegerProgram, and the rows tying them.
@@ -304,14 +366,15 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
         double seconds = v.isSame[l][t] ? 0.0 : v.moveSeconds[l][t];
         bool impossible = seconds == kNoPlan;
         bool shared = numUses[u.value] > 1 && !v.isSame[l][t];
-        cols[l][t] = ip.addColumn(0, impossible ? 0 : 1,
-                                  shared || impossible ? 0 : seconds * scale,
-                                  /*integer=*/false);
+        cols[l][t] = ip.addColumn(
+            0, impossible ? 0 : 1,
+            shared || impossible ? 0 : seconds * scale * u.weight,
+            /*integer=*/false);
         if (shared && !impossible) {
           auto [it, inserted] = moves.try_emplace({u.value, l, t}, -1);
           if (inserted)
-            it->second =
-                ip.addColumn(0, 1, seconds * scale, /*integer=*/false);
+            it->second = ip.addColumn(0, 1, seconds * scale * v.weight,
+                                      /*integer=*/false);
           ip.addRow({{it->second, 1.0}, {cols[l][t], -1.0}}, 'G', 0);
         }
       }
@@ -475,6 +538,7 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
     terms.push_back({peak, -1.0});
     ip.addRow(terms, 'L', 0);
   }
+  ip.load();
   Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
   Cbc_solve(ip.get());
   if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
@@ -483,15 +547,18 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
   return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
 }
 
-FailureOr<AutoShardSolution>
-shardc::detail::solveAutoShard(const AutoShardProblem &p,
-                               double timeLimitSeconds, int64_t &leastPeak,
-                               bool &leastPeakProven) {
+/// CBC on `p` itself (the local search starting it off, and standing in
+/// when CBC finds nothing in time).
+static FailureOr<AutoShardSolution>
+solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
+            int64_t &leastPeak, bool &leastPeakProven) {
   AutoShardSolution solution;
+  solution.solvedNodes = p.nodes.size();
   IntegerProgram ip;
   Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
   for (auto &row : f.memory)
     ip.addRow(row, 'L', double(*p.memoryBudget));
+  ip.load();
   // The local search's plan, if it fits, starts CBC off: under a tight
   // budget a feasible plan is the hard part.
   std::vector<unsigned> heuristic = localSearch(p, /*smallest=*/false);
@@ -544,5 +611,43 @@ shardc::detail::solveAutoShard(const AutoShardProblem &p,
   }
   solution.strategy = std::move(heuristic);
   solution.heuristic = true;
+  return solution;
+}
+
+/// Below this many nodes the whole program is solved: a few layers' step
+/// (a 4-layer MLP's is about 60 nodes, gpt_tiny's forward about 90) solves
+/// in well under a second, and exactly.
+static constexpr size_t kClusterMinNodes = 150;
+
+FailureOr<AutoShardSolution>
+shardc::detail::solveAutoShard(const AutoShardProblem &p,
+                               double timeLimitSeconds, int64_t &leastPeak,
+                               bool &leastPeakProven) {
+  // Under a budget the memory rows need every program point, so only an
+  // unbudgeted program is clustered.
+  if (p.memoryBudget || p.nodes.size() < kClusterMinNodes)
+    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+  std::optional<ClusteredProblem> clustered = clusterRepeatedLayers(p);
+  if (!clustered)
+    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+  FailureOr<AutoShardSolution> reduced = solveDirect(
+      clustered->reduced, timeLimitSeconds, leastPeak, leastPeakProven);
+  if (failed(reduced))
+    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+  AutoShardSolution solution;
+  solution.clustered = true;
+  solution.solvedNodes = clustered->reduced.nodes.size();
+  solution.heuristic = reduced->heuristic;
+  for (unsigned group : clustered->groupOf)
+    solution.strategy.push_back(reduced->strategy[group]);
+  // The clusters' plan, expanded, is improved node by node on the whole
+  // program (where a layer near an end differs from the rest); the greedy
+  // plan replaces it if better.
+  improvePlan(p, solution.strategy);
+  std::vector<unsigned> greedy = localSearch(p, /*smallest=*/false);
+  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution.strategy)) {
+    solution.strategy = std::move(greedy);
+    solution.heuristic = true;
+  }
   return solution;
 }

@@ -63,6 +63,7 @@ void FunctionPropagation::annotate(unsigned id, ShardingAttr sharding,
   state.sharding = sharding;
   state.isUser = true;
   state.origin = annotations.size();
+  state.dimOrigin.assign(sharding.getRank(), state.origin);
   annotations.push_back(explain ? describe() : std::string());
   if (!defaultMesh)
     defaultMesh = meshes.lookup(sharding.getMesh());
@@ -270,17 +271,29 @@ void FunctionPropagation::visit(unsigned n, bool expandForward,
         grow(state.sharding, fs->getTensorSharding(pos, /*withPartial=*/false));
     if (!grown)
       continue;
-    // Credit the first factor of the first dim that grew.
+    // Credit each dim that grew to where its first factor's axes came
+    // from (the source tensor's dim holding that factor); the tensor's
+    // origin is the first such dim's.
+    state.dimOrigin.resize(grown.getRank(), -1);
+    bool credited = false;
     for (size_t d = 0; d < grown.getRank(); ++d) {
       size_t before = state.sharding ? state.sharding.getDimAxes(d).size() : 0;
       if (before == grown.getDimAxes(d).size())
         continue;
       for (int64_t f : node.rule.getTensor(pos)[d])
         if (int src = fs->getFactorSource(f); src >= 0 && src != int(pos)) {
-          state.origin = tensors[node.tensors[src]].origin;
+          const TensorState &from = tensors[node.tensors[src]];
+          int origin = from.origin;
+          for (auto [sd, factors] : llvm::enumerate(node.rule.getTensor(src)))
+            if (llvm::is_contained(factors, f) && sd < from.dimOrigin.size() &&
+                from.dimOrigin[sd] >= 0)
+              origin = from.dimOrigin[sd];
+          state.dimOrigin[d] = origin;
+          if (!credited)
+            state.origin = origin;
+          credited = true;
           break;
         }
-      break;
     }
     state.sharding = grown;
     state.via = node.op;

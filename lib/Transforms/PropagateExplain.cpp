@@ -80,10 +80,39 @@ void FunctionPropagation::emitValueRemark(Location loc, unsigned id,
       return annotations[state.origin];
     return "an annotation";
   };
+  // Its dims' axes may come from different annotations: each is named
+  // with the dims it split.
+  auto origins = [&]() -> std::string {
+    SmallVector<std::pair<int, std::string>> seen;
+    for (size_t d = 0; d < state.sharding.getRank(); ++d) {
+      if (state.sharding.getDimAxes(d).empty())
+        continue;
+      int o = d < state.dimOrigin.size() && state.dimOrigin[d] >= 0
+                  ? state.dimOrigin[d]
+                  : state.origin;
+      auto it = llvm::find_if(seen, [&](auto &e) { return e.first == o; });
+      if (it == seen.end())
+        seen.push_back({o, "dim " + std::to_string(d)});
+      else
+        it->second += ", " + std::to_string(d);
+    }
+    if (seen.size() <= 1)
+      return annotation();
+    std::string out;
+    for (auto [i, e] : llvm::enumerate(seen)) {
+      if (i)
+        out += " and ";
+      out += (e.first >= 0 && size_t(e.first) < annotations.size()
+                  ? annotations[e.first]
+                  : std::string("an annotation")) +
+             " (" + e.second + ")";
+    }
+    return out;
+  };
   if (state.isUser)
     diag << "annotation: " << annotation() << ")";
   else if (state.sharding && state.via)
-    diag << "propagated from " << annotation() << " through '"
+    diag << "propagated from " << origins() << " through '"
          << state.via->getName() << "' at " << formatLoc(state.via->getLoc())
          << ")";
   else

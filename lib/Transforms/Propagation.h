@@ -44,6 +44,10 @@ struct TensorState {
   bool isStationary = false;
   /// The annotation this sharding comes from (index into `annotations`).
   int origin = -1;
+  /// Per dim, the annotation its axes come from (-1: none yet): one
+  /// tensor's dims may be split by different annotations (a batch split
+  /// from the tokens, a feature split from a weight).
+  llvm::SmallVector<int, 4> dimOrigin;
   /// The last op a propagated sharding came through.
   mlir::Operation *via = nullptr;
   /// The tensor: a value, or else function result `funcResult`.

@@ -6,6 +6,8 @@ shardc.mesh @mesh ["y"=4, "x"=2]
 // The 2D MLP's first matmul. The contracting factor k (f0) is claimed as
 // "x" by x and as "y" by w0: same priority, w0 is larger, "y" wins. Then
 // "y" is also i's (f1): the parallel factor keeps it, so k ends unsharded.
+// The result's rows are split as x's ("y"), its columns as w0's ("x"):
+// each dim names the annotation it came from.
 // CHECK: propagate-conflict.mlir:[[@LINE+1]]:19: remark: input "x" is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (annotation: input "x")
 func.func @mlp_2d(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>},
                   %w0: tensor<64x128xf32> {shardc.name = "w0", shardc.sharding = #shardc.sharding<@mesh, [{"y"}, {"x"}]>})
@@ -13,11 +15,11 @@ func.func @mlp_2d(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #s
   // CHECK: propagate-conflict.mlir:[[@LINE+4]]:8: remark: conflict on factor f0 (size 64, reduction) of 'shardc.matmul': {"x"} from operand #0 (input "x") lost to {"y"} from operand #1 (input "w0") (same priority, the larger tensor is kept)
   // CHECK: propagate-conflict.mlir:[[@LINE+3]]:8: remark: conflict on mesh axis "y" of 'shardc.matmul': factor f1 (size 16, parallel), from operand #0 (input "x"), keeps it; factor f0 (size 64, reduction), from operand #1 (input "w0"), drops {"y"} (a parallel factor beats a reduction factor)
   // CHECK-NOT: conflict
-  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.matmul' is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (propagated from input "x" through 'shardc.matmul' at propagate-conflict.mlir:[[@LINE+1]]:8)
+  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.matmul' is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (propagated from input "x" (dim 0) and input "w0" (dim 1) through 'shardc.matmul' at propagate-conflict.mlir:[[@LINE+1]]:8)
   %h = shardc.matmul %x, %w0 : (tensor<16x64xf32>, tensor<64x128xf32>) -> tensor<16x128xf32>
-  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.relu' is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (propagated from input "x" through 'shardc.relu' at propagate-conflict.mlir:[[@LINE+1]]:8)
+  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:8: remark: result #0 of 'shardc.relu' is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (propagated from input "x" (dim 0) and input "w0" (dim 1) through 'shardc.relu' at propagate-conflict.mlir:[[@LINE+1]]:8)
   %u = shardc.relu %h : tensor<16x128xf32>
-  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:3: remark: output #0 is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (propagated from input "x" through 'func.return' at propagate-conflict.mlir:[[@LINE+1]]:3)
+  // CHECK: propagate-conflict.mlir:[[@LINE+1]]:3: remark: output #0 is #shardc.sharding<@mesh, [{"y"}, {"x"}]> (propagated from input "x" (dim 0) and input "w0" (dim 1) through 'func.return' at propagate-conflict.mlir:[[@LINE+1]]:3)
   return %u : tensor<16x128xf32>
 }
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AutoShardExplain.h"
 #include "PipelineStep.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -250,6 +251,7 @@ LogicalResult explainAutoShard(ModuleOp module,
   pm.addPass(shardc::createShardcDecompose());
   if (failed(pm.run(module)))
     return failure();
+  OwningOpRef<ModuleOp> original = module.clone();
   func::FuncOp func = shardc::getEntryFunction(module);
   if (!func)
     return failure();
@@ -267,9 +269,13 @@ LogicalResult explainAutoShard(ModuleOp module,
   llvm::outs() << llvm::format(
       "auto-shard plan (%s): est_time=%.3gs peak_bytes/device=%lld\n",
       plan->heuristic ? "local search"
-      : plan->optimal ? "CBC, optimal"
-                      : "CBC, time limit",
+      : plan->clustered ? "CBC on clustered layers, improved"
+      : plan->optimal   ? "CBC, optimal"
+                        : "CBC, time limit",
       plan->estimatedSeconds, (long long)plan->peakBytes);
+  if (plan->clustered)
+    llvm::outs() << "  (repeated layers clustered: " << plan->solvedNodes
+                 << " of " << plan->numNodes << " nodes solved)\n";
   llvm::outs() << "  (seconds: the value's op and the reshards into and out "
                   "of it; the next best gives the value another sharding)\n";
   for (const shardc::AutoShardChoice &c : plan->choices) {
@@ -285,6 +291,7 @@ LogicalResult explainAutoShard(ModuleOp module,
     llvm::outs() << "\n";
   }
   shardc::applyAutoShardPlan(func, *plan);
+  shardc::printAutoShardTotals(*original, module, options.memoryBudgetBytes);
   return success();
 }
 } // namespace

@@ -54,7 +54,8 @@ static cl::opt<bool> autoShard(
              "annotations it has are kept"),
     cl::init(false), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand));
+    cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
 
 static cl::opt<std::string> memoryBudget(
     "memory-budget",
@@ -62,7 +63,8 @@ static cl::opt<std::string> memoryBudget(
              "reach (K, M, G suffixes: 512K, 64M, 2G)"),
     cl::value_desc("bytes"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand));
+    cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
 
 static cl::opt<double> autoShardTimeLimit(
     "auto-shard-time-limit",
@@ -70,7 +72,8 @@ static cl::opt<double> autoShardTimeLimit(
              "best plan, or the local search's if it has none"),
     cl::value_desc("seconds"), cl::init(60), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand));
+    cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
 
 FailureOr<std::optional<shardc::ShardcAutoShardOptions>>
 shardc::getAutoShardOptions() {

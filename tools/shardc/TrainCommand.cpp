@@ -191,6 +191,11 @@ int shardc::runTrainCommand() {
   if (failed(trainBackend.apply(options, mpi, session.getContext(), func)))
     return 1;
   options.parameters.assign(paramList.begin(), paramList.end());
+  FailureOr<std::optional<ShardcAutoShardOptions>> autoShard =
+      getAutoShardOptions();
+  if (failed(autoShard))
+    return 1;
+  options.autoShard = *autoShard;
   OptimizerOptions optimizer;
   optimizer.learningRate = learningRate;
   optimizer.zeroAxes.assign(getZeroAxes().begin(), getZeroAxes().end());

@@ -54,6 +54,11 @@ struct EngineOptions {
   /// Also build the backward program. Off for inference-only engines and
   /// for programs with ops that have no gradient rule.
   bool training = true;
+  /// Choose every sharding the model does not annotate by cost
+  /// (docs/auto-sharding.md, "Engine"): the whole SGD step is planned when
+  /// training, the forward program otherwise, and the plan's argument and
+  /// result layouts become the model's annotations.
+  std::optional<ShardcAutoShardOptions> autoShard;
 };
 
 /// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected), compiled

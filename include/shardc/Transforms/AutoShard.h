@@ -24,6 +24,7 @@
 
 #include "shardc/Analysis/CostModel.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -67,6 +68,10 @@ struct AutoShardPlan {
   bool optimal = false;
   /// Found by the local search, not by CBC.
   bool heuristic = false;
+  /// Repeated layers were clustered: CBC solved `solvedNodes` nodes of the
+  /// problem's `numNodes` (docs/auto-sharding.md, "Clustering").
+  bool clustered = false;
+  size_t solvedNodes = 0, numNodes = 0;
   /// Wall seconds spent solving.
   double solveSeconds = 0;
   std::vector<AutoShardChoice> choices;
@@ -95,6 +100,15 @@ planAutoSharding(mlir::func::FuncOp func, MeshOp mesh,
 /// layout reads it through a `shardc.sharding_constraint` (one per value
 /// and layout).
 void applyAutoShardPlan(mlir::func::FuncOp func, const AutoShardPlan &plan);
+
+/// Plans `module`'s entry function by cost — its whole training step under
+/// `step` (forward, backward, update), or the function itself when null —
+/// and writes the shardings the plan gives its arguments and results onto
+/// them, where the model has none: what the engine compiles each of its
+/// programs from.
+mlir::LogicalResult pinAutoShardPlan(mlir::ModuleOp module,
+                                     const ShardcOptimizerOptions *step,
+                                     const ShardcAutoShardOptions &autoShard);
 
 /// "64M" -> 67108864 (K, M, G: powers of 1024); fails on anything else.
 mlir::FailureOr<int64_t> parseByteSize(llvm::StringRef text);
