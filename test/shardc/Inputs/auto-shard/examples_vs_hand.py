@@ -107,6 +107,8 @@ def main():
     p.add_argument("shardc")
     p.add_argument("examples")
     p.add_argument("--only", nargs="*")
+    p.add_argument("--skip", nargs="*", default=[],
+                   help="examples to leave out")
     p.add_argument("--max-ops", type=int, default=None,
                    help="with --train-step, skip examples with more ops")
     p.add_argument("--train-step", action="store_true")
@@ -115,7 +117,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for path in sorted(glob.glob(os.path.join(args.examples, "*.json"))):
             name = os.path.basename(path)[:-5]
-            if args.only and name not in args.only:
+            if (args.only and name not in args.only) or name in args.skip:
                 continue
             with open(path) as f:
                 model = json.load(f)
