@@ -336,7 +336,10 @@ int shardc::runExplainCommand() {
 
   OwningOpRef<ModuleOp> spmd = module->clone();
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+  // With the cleanup `simulate` runs: a splat constant's slice folds into
+  // a smaller constant, which is no reshard worth listing.
   pm.addPass(createShardcPartition());
+  pm.addNestedPass<func::FuncOp>(createShardcCleanup());
   if (failed(pm.run(*spmd)))
     return 1;
   func::FuncOp spmdFunc = getEntryFunction(*spmd);
