@@ -53,7 +53,13 @@ TINY = Config(vocab=256, d_model=64, heads=4, seq=16, batch=4, layers=2)
 # gathering the table; at 6 the partitioner gathers the table instead.)
 TINY_UNEVEN = Config(vocab=250, d_model=64, heads=4, seq=16, batch=4,
                      layers=2, data=1, model=4)
-SIZES = {"tiny": TINY, "tiny-sp": TINY, "tiny-uneven": TINY_UNEVEN}
+# And issue #12's batch: 6 sequences over data=4 (blocks of 2; device
+# coordinate 3 on "data" holds 2 rows of padding), with the vocabulary of
+# 250 over model=4, on 16 devices (a test's model, not a shipped example).
+TINY_UNEVEN_BATCH = Config(vocab=250, d_model=64, heads=4, seq=16, batch=6,
+                           layers=2, data=4, model=4)
+SIZES = {"tiny": TINY, "tiny-sp": TINY, "tiny-uneven": TINY_UNEVEN,
+         "tiny-uneven-batch": TINY_UNEVEN_BATCH}
 BENCH = Config(vocab=8192, d_model=768, heads=12, seq=256, batch=4, layers=2)
 
 
@@ -270,7 +276,8 @@ def oracle(shardc, model, work, c=TINY, sharded=False):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    for size in ("tiny", "tiny-sp", "tiny-uneven", "bench"):
+    for size in ("tiny", "tiny-sp", "tiny-uneven", "tiny-uneven-batch",
+                 "bench"):
         p = sub.add_parser(size, help=f"write the {size} model's JSON graph")
         p.add_argument("-o", "--output", default="-")
     p = sub.add_parser("oracle", help="compare step 0 with PyTorch")
