@@ -1,7 +1,7 @@
 //===- ElementwiseOps.cpp - building elementwise ops by mnemonic ----------===//
 //
 // An elementwise op is its ODS line: formula, kernel, gradient and cost are
-// all in ShardcOps.td (Shardc_UnaryElementwiseOp, Shardc_BinaryElementwiseOp)
+// all in ElementwiseOps.td (Shardc_UnaryElementwiseOp, Shardc_BinaryElementwiseOp)
 // and its sharding rule is the identity (getElementwiseShardingRule). What
 // remains here is building one from its mnemonic, which gradient rules and
 // passes use so that no C++ file names an elementwise op class.

@@ -2,7 +2,7 @@
 //
 // The verifiers, rules and costs of tensor ops live in their family files
 // (ContractionOps.cpp, ReductionOps.cpp, LayoutOps.cpp, ConstantOps.cpp,
-// ShardingConstraintOps.cpp; elementwise ops in ShardcOps.td), those of
+// ShardingConstraintOps.cpp; elementwise ops in ElementwiseOps.td), those of
 // collectives in CollectiveOps.cpp.
 //
 //===----------------------------------------------------------------------===//

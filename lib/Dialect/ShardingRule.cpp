@@ -1,7 +1,7 @@
 //===- ShardingRule.cpp - sharding rules in factor form -------------------===//
 //
 // The ShardingRule class (see ShardingRule.h). Each op's rule is in its
-// family's file (or, for elementwise ops, in ShardcOps.td).
+// family's file (or, for elementwise ops, in ElementwiseOps.td).
 //
 //===----------------------------------------------------------------------===//
 
