@@ -1,0 +1,272 @@
+//===- MpiCollectives.cpp - MpiCommunicator's collectives ----------------===//
+//
+// Each collective maps to the nonblocking MPI collective of the group's
+// communicator (MpiCommunicator.cpp's header comment gives the mapping);
+// a collective along a dim other than 0 packs its blocks contiguous first
+// (MpiPacking.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "MpiCommunicatorImpl.h"
+#include "MpiPacking.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace mlir;
+using namespace shardc;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+using namespace shardc::detail;
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+FailureOr<Tensor> MpiCommunicator::allGather(const Tensor &local,
+                                             ArrayRef<int64_t> group,
+                                             int64_t dim) {
+  int64_t me;
+  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
+  if (failed(comm) || failed(impl->checkDim(local, dim, 0, "all_gather")))
+    return failure();
+  int64_t n = group.size();
+  SmallVector<int64_t> shape(local.shape());
+  shape[dim] *= n;
+  FailureOr<Tensor> out = impl->allocate(shape, local.dtype());
+  if (failed(out))
+    return failure();
+  FailureOr<int> count = impl->count(local.numElements(), "all_gather");
+  if (failed(count))
+    return failure();
+  // Blocks arrive one after another; that is the result only for dim 0
+  // (or when everything before `dim` has size 1).
+  BlockLayout l = layoutOf(shape, dim, n);
+  std::vector<unsigned char> staging(l.outer == 1 ? 0 : out->byteSize());
+  unsigned char *into = l.outer == 1 ? out->rawData() : staging.data();
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  MPI_Request request;
+  if (failed(
+          impl->complete(MPI_Iallgather(local.rawData(), *count, type, into,
+                                        *count, type, *comm, &request),
+                         request, "MPI_Iallgather", [&] {
+                           return "all_gather (dim " + std::to_string(dim) +
+                                  ") over " + describeGroup(group);
+                         })))
+    return failure();
+  if (l.outer != 1)
+    unpackBlocks(staging.data(), l, local.elementByteWidth(), out->rawData());
+  return out;
+}
+
+FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
+                                             ArrayRef<int64_t> group,
+                                             Reduction kind) {
+  int64_t me;
+  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
+  if (failed(comm))
+    return failure();
+  FailureOr<Tensor> out = impl->allocate(local.shape(), local.dtype());
+  if (failed(out))
+    return failure();
+  FailureOr<int> count = impl->count(local.numElements(), "all_reduce");
+  if (failed(count))
+    return failure();
+  auto what = [&] {
+    return std::string("all_reduce (") + reductionName(kind) + ") over " +
+           describeGroup(group);
+  };
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  unsigned width = local.elementByteWidth();
+  MPI_Request request;
+  if (!impl->options.deterministicReductions) {
+    if (failed(impl->complete(MPI_Iallreduce(local.rawData(), out->rawData(),
+                                             *count, type, mpiOp(kind), *comm,
+                                             &request),
+                              request, "MPI_Iallreduce", what)))
+      return failure();
+    return out;
+  }
+
+  // Member j reduces chunk j of the elements: it receives that chunk from
+  // every member (in group order), folds them, and shares its result.
+  int n = static_cast<int>(group.size());
+  std::vector<int> starts(n + 1), counts(n);
+  for (int j = 0; j <= n; ++j)
+    starts[j] = static_cast<int>(int64_t(*count) * j / n);
+  for (int j = 0; j < n; ++j)
+    counts[j] = starts[j + 1] - starts[j];
+  int mine = counts[me];
+  std::vector<int> recvCounts(n, mine), recvStarts(n);
+  for (int i = 0; i < n; ++i)
+    recvStarts[i] = i * mine;
+  std::vector<unsigned char> chunks(int64_t(mine) * n * width);
+  if (failed(impl->complete(
+          MPI_Ialltoallv(local.rawData(), counts.data(), starts.data(), type,
+                         chunks.data(), recvCounts.data(), recvStarts.data(),
+                         type, *comm, &request),
+          request, "MPI_Ialltoallv", what)))
+    return failure();
+  foldInOrder(chunks.data(), n, mine, local.dtype(), kind,
+              out->rawData() + int64_t(starts[me]) * width);
+  if (failed(impl->complete(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                                            out->rawData(), counts.data(),
+                                            starts.data(), type, *comm,
+                                            &request),
+                            request, "MPI_Iallgatherv", what)))
+    return failure();
+  return out;
+}
+
+FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
+                                                 ArrayRef<int64_t> group,
+                                                 int64_t dim,
+                                                 Reduction kind) {
+  int64_t me;
+  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
+  int64_t n = group.size();
+  if (failed(comm) || failed(impl->checkDim(local, dim, n, "reduce_scatter")))
+    return failure();
+  SmallVector<int64_t> blockShape(local.shape());
+  blockShape[dim] /= n;
+  FailureOr<Tensor> out = impl->allocate(blockShape, local.dtype());
+  if (failed(out))
+    return failure();
+  FailureOr<int> count =
+      impl->count(out->numElements(), "reduce_scatter block");
+  if (failed(count))
+    return failure();
+  // Block j of `dim` goes to member j: make each block contiguous.
+  BlockLayout l = layoutOf(local.shape(), dim, n);
+  unsigned width = local.elementByteWidth();
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  std::vector<unsigned char> packed(l.outer == 1 ? 0 : local.byteSize());
+  if (l.outer != 1)
+    packBlocks(local.rawData(), l, width, packed.data());
+  const unsigned char *send = l.outer == 1 ? local.rawData() : packed.data();
+
+  auto what = [&] {
+    return "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
+           std::to_string(dim) + ") over " + describeGroup(group);
+  };
+  MPI_Request request;
+  if (!impl->options.deterministicReductions) {
+    if (failed(impl->complete(
+            MPI_Ireduce_scatter_block(send, out->rawData(), *count, type,
+                                      mpiOp(kind), *comm, &request),
+            request, "MPI_Ireduce_scatter_block", what)))
+      return failure();
+    return out;
+  }
+  std::vector<unsigned char> blocks(out->byteSize() * n);
+  if (failed(
+          impl->complete(MPI_Ialltoall(send, *count, type, blocks.data(),
+                                       *count, type, *comm, &request),
+                         request, "MPI_Ialltoall", what)))
+    return failure();
+  foldInOrder(blocks.data(), n, *count, local.dtype(), kind, out->rawData());
+  return out;
+}
+
+FailureOr<Tensor> MpiCommunicator::allToAll(const Tensor &local,
+                                            ArrayRef<int64_t> group,
+                                            int64_t splitDim,
+                                            int64_t concatDim) {
+  int64_t me;
+  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
+  int64_t n = group.size();
+  if (failed(comm) ||
+      failed(impl->checkDim(local, splitDim, n, "all_to_all split")) ||
+      failed(impl->checkDim(local, concatDim, 0, "all_to_all concat")))
+    return failure();
+  SmallVector<int64_t> shape(local.shape());
+  shape[splitDim] /= n;
+  FailureOr<int> count = impl->count(
+      local.numElements() / std::max<int64_t>(n, 1), "all_to_all block");
+  if (failed(count))
+    return failure();
+  shape[concatDim] *= n;
+  FailureOr<Tensor> out = impl->allocate(shape, local.dtype());
+  if (failed(out))
+    return failure();
+
+  unsigned width = local.elementByteWidth();
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  BlockLayout split = layoutOf(local.shape(), splitDim, n);
+  std::vector<unsigned char> packed(split.outer == 1 ? 0 : local.byteSize());
+  if (split.outer != 1)
+    packBlocks(local.rawData(), split, width, packed.data());
+  BlockLayout concat = layoutOf(shape, concatDim, n);
+  std::vector<unsigned char> received(concat.outer == 1 ? 0 : out->byteSize());
+  MPI_Request request;
+  if (failed(impl->complete(
+          MPI_Ialltoall(split.outer == 1 ? local.rawData() : packed.data(),
+                        *count, type,
+                        concat.outer == 1 ? out->rawData() : received.data(),
+                        *count, type, *comm, &request),
+          request, "MPI_Ialltoall", [&] {
+            return "all_to_all (split dim " + std::to_string(splitDim) +
+                   ", concat dim " + std::to_string(concatDim) + ") over " +
+                   describeGroup(group);
+          })))
+    return failure();
+  if (concat.outer != 1)
+    unpackBlocks(received.data(), concat, width, out->rawData());
+  return out;
+}
+
+FailureOr<Tensor> MpiCommunicator::collectivePermute(
+    const Tensor &local, ArrayRef<int64_t> group,
+    ArrayRef<std::pair<int64_t, int64_t>> pairs) {
+  int64_t me;
+  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
+  if (failed(comm))
+    return failure();
+  int64_t n = group.size();
+  std::vector<bool> isSource(n), isTarget(n);
+  for (auto [s, t] : pairs) {
+    if (s < 0 || s >= n || t < 0 || t >= n || isSource[s] || isTarget[t]) {
+      (void)impl->fail("collective_permute pair [" + llvm::Twine(s) + ", " +
+                       llvm::Twine(t) +
+                       "] is out of range or repeats a member of the "
+                       "group of size " +
+                       llvm::Twine(n));
+      return failure();
+    }
+    isSource[s] = isTarget[t] = true;
+  }
+  // Zero-filled: what a member that is no target gets.
+  FailureOr<Tensor> out = impl->allocate(local.shape(), local.dtype());
+  if (failed(out))
+    return failure();
+  FailureOr<int> count = impl->count(local.numElements(), "collective_permute");
+  if (failed(count))
+    return failure();
+  SmallVector<MPI_Request, 2> requests;
+  for (auto [s, t] : pairs) {
+    if (s == me && t == me) {
+      std::memcpy(out->rawData(), local.rawData(), local.byteSize());
+      continue;
+    }
+    int rc = MPI_SUCCESS;
+    if (s == me) {
+      rc = MPI_Isend(local.rawData(), *count, mpiDatatype(local.dtype()),
+                     static_cast<int>(t),
+                     kPermuteTag, *comm, &requests.emplace_back());
+    } else if (t == me) {
+      rc = MPI_Irecv(out->rawData(), *count, mpiDatatype(local.dtype()),
+                     static_cast<int>(s),
+                     kPermuteTag, *comm, &requests.emplace_back());
+    }
+    if (failed(impl->check(rc, s == me ? "MPI_Isend" : "MPI_Irecv")))
+      return failure();
+  }
+  if (failed(impl->wait(requests, "MPI_Waitall (collective_permute)", [&] {
+        return "collective_permute over " + describeGroup(group);
+      })))
+    return failure();
+  return out;
+}
+

@@ -1,0 +1,133 @@
+//===- MpiCommunicatorImpl.h - MpiCommunicator's state ---------*- C++ -*-===//
+//
+// Private to lib/Runtime: the state behind MpiCommunicator, shared by its
+// set-up and point-to-point half (MpiCommunicator.cpp) and its collectives
+// (MpiCollectives.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_LIB_RUNTIME_MPICOMMUNICATORIMPL_H
+#define SHARDC_LIB_RUNTIME_MPICOMMUNICATORIMPL_H
+
+#include "shardc/Runtime/MpiCommunicator.h"
+
+#include "MpiLiveness.h"
+#include "MpiSupport.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <climits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardc::detail {
+
+/// Point-to-point messages and collective_permute use fixed tags; they
+/// travel on communicators of their own, so they never meet each other.
+constexpr int kSendTag = 1;
+constexpr int kPermuteTag = 2;
+/// Tensors sent point to point carry a header [dtype, rank, dims...].
+constexpr int64_t kMaxSentRank = 32;
+constexpr int kHeaderLength = 2 + kMaxSentRank;
+
+/// An MPI_Isend in flight: the tensor and header stay alive until both
+/// requests complete.
+struct PendingSend {
+  int64_t dest = 0;
+  Tensor tensor;
+  int64_t header[kHeaderLength] = {};
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
+inline const char *reductionName(Reduction kind) {
+  return kind == Reduction::Sum ? "sum" : "max";
+}
+
+/// "devices [0, 1, 2, 3]"; long groups are cut short.
+inline std::string describeGroup(llvm::ArrayRef<int64_t> group) {
+  constexpr size_t kShown = 16;
+  std::string out = "devices [";
+  for (size_t i = 0; i < group.size() && i < kShown; ++i)
+    out += (i ? ", " : "") + std::to_string(group[i]);
+  if (group.size() > kShown)
+    out += ", ... (" + std::to_string(group.size()) + " in all)";
+  return out + "]";
+}
+
+} // namespace shardc::detail
+
+namespace shardc {
+
+struct MpiCommunicator::Impl {
+  mlir::MLIRContext *context = nullptr;
+  MpiCommunicatorOptions options;
+  int rank = 0, size = 1;
+  /// Collectives over the whole world in rank order, and barrier.
+  MPI_Comm world = MPI_COMM_NULL;
+  /// send / receive / sendAsync.
+  MPI_Comm pointToPoint = MPI_COMM_NULL;
+  /// Every wait for other ranks goes through it.
+  detail::MpiLiveness liveness;
+  /// One communicator per group (members in group-index order).
+  std::map<std::vector<int64_t>, MPI_Comm> groups;
+  std::vector<std::shared_ptr<detail::PendingSend>> pending;
+
+  mlir::LogicalResult fail(const llvm::Twine &message);
+  /// fail() with MPI's error string unless `code` is MPI_SUCCESS.
+  mlir::LogicalResult check(int code, const char *call) {
+    if (code == MPI_SUCCESS)
+      return mlir::success();
+    return fail(llvm::Twine(call) + " failed: " + detail::mpiErrorString(code));
+  }
+  /// `n` as an MPI count (int), or failure.
+  mlir::FailureOr<int> count(int64_t n, const char *what) {
+    if (n < 0 || n > INT_MAX) {
+      (void)fail(llvm::Twine(what) + " has " + llvm::Twine(n) +
+                 " elements, more than one MPI message can carry (" +
+                 llvm::Twine(INT_MAX) + ")");
+      return mlir::failure();
+    }
+    return static_cast<int>(n);
+  }
+  mlir::FailureOr<Tensor> allocate(llvm::ArrayRef<int64_t> shape, DType dtype) {
+    llvm::Expected<Tensor> t = Tensor::allocate(shape, dtype);
+    if (!t) {
+      (void)fail(llvm::toString(t.takeError()));
+      return mlir::failure();
+    }
+    return std::move(*t);
+  }
+  /// The communicator of `group` and this rank's index in it.
+  mlir::FailureOr<MPI_Comm> commFor(llvm::ArrayRef<int64_t> group, int64_t &index);
+  mlir::LogicalResult checkDim(const Tensor &t, int64_t dim, int64_t parts,
+                         const char *what);
+  /// Completes the sends whose requests are done; keeps the others.
+  mlir::LogicalResult reapSends(bool waitForAll);
+  void freeAll();
+
+  /// Waits for `requests`, the parts of the operation `what()` describes
+  /// (MpiLiveness::wait). After options.timeoutSeconds it reports which
+  /// ranks do not answer and ends the job. `call` names the MPI call in an
+  /// error.
+  mlir::LogicalResult wait(llvm::MutableArrayRef<MPI_Request> requests,
+                     const char *call, llvm::function_ref<std::string()> what,
+                     MPI_Status *statuses = MPI_STATUSES_IGNORE);
+  /// check(startCode) for a nonblocking call that started `request`, then
+  /// wait() for it.
+  mlir::LogicalResult complete(int startCode, MPI_Request &request, const char *call,
+                         llvm::function_ref<std::string()> what,
+                         MPI_Status *status = MPI_STATUS_IGNORE) {
+    if (failed(check(startCode, call)))
+      return mlir::failure();
+    return wait(request, call, what, status);
+  }
+};
+
+} // namespace shardc
+
+#endif // SHARDC_LIB_RUNTIME_MPICOMMUNICATORIMPL_H
