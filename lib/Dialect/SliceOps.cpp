@@ -350,3 +350,9 @@ LogicalResult ConcatenateOp::buildOperandCotangents(
 double SliceOp::getFlops(ArrayRef<double>) { return 0; }
 double ConcatenateOp::getFlops(ArrayRef<double>) { return 0; }
 double PadOp::getFlops(ArrayRef<double>) { return 0; }
+
+Value shardc::buildSlice(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> start, ArrayRef<int64_t> limit) {
+  // No strides: every one is 1 (and the op prints none).
+  return SliceOp::create(b, loc, input, start, limit, ArrayRef<int64_t>{});
+}

@@ -529,8 +529,7 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
         int64_t rows = type.getDimSize(0) / m;
         start[0] = j * rows;
         limit[0] = (j + 1) * rows;
-        args.push_back(SliceOp::create(b, loc, whole, start, limit,
-                                       ArrayRef<int64_t>{}));
+        args.push_back(buildSlice(b, loc, whole, start, limit));
       }
       // The halves' types are a device's blocks.
       for (auto [k, r] : llvm::enumerate(halves.received))

@@ -58,6 +58,20 @@ protected:
     return rule;
   }
 
+  /// matmul [16,16] x [16,16] with every factor of one size, so that only
+  /// priority, not size, tells the operands apart: f0 = i, f1 = k
+  /// (reduction), f2 = j.
+  static ShardingRule squareMatmulRule() {
+    ShardingRule rule;
+    int64_t i = rule.addFactor(16, FactorKind::Parallel);
+    int64_t k = rule.addFactor(16, FactorKind::Reduction);
+    int64_t j = rule.addFactor(16, FactorKind::Parallel);
+    rule.addOperand({{i}, {k}});
+    rule.addOperand({{k}, {j}});
+    rule.addResult({{i}, {j}});
+    return rule;
+  }
+
   MLIRContext ctx;
   OwningOpRef<ModuleOp> module;
   MeshOp mesh;
@@ -213,13 +227,8 @@ TEST_F(FactorShardingTest, ElementwiseKeepsTheMoreSplitFactor) {
 // rows keep "x" however split the columns are
 // (prefer_lhs_factor_non_elementwise).
 TEST_F(FactorShardingTest, MatmulKeepsTheEarlierTensorsFactor) {
-  ShardingRule rule;
-  int64_t i = rule.addFactor(16, FactorKind::Parallel);
-  int64_t k = rule.addFactor(16, FactorKind::Reduction);
-  int64_t j = rule.addFactor(16, FactorKind::Parallel);
-  rule.addOperand({{i}, {k}});
-  rule.addOperand({{k}, {j}});
-  rule.addResult({{i}, {j}});
+  ShardingRule rule = squareMatmulRule();
+  const int64_t i = 0, j = 2;
   FactorShardings fs = FactorShardings::compute(
       rule, mesh,
       {{sharding({{"x"}, {}}), true}, {sharding({{}, {"y", "x"}}), true}, {}});
@@ -234,13 +243,8 @@ TEST_F(FactorShardingTest, MatmulKeepsTheEarlierTensorsFactor) {
 // claims the weight keeps its split and the activation's rows lose "x"
 // (Megatron's weights stay in place; gpt-tiny-sp.test's wo).
 TEST_F(FactorShardingTest, MatmulKeepsTheParametersFactor) {
-  ShardingRule rule;
-  int64_t i = rule.addFactor(16, FactorKind::Parallel);
-  int64_t k = rule.addFactor(16, FactorKind::Reduction);
-  int64_t j = rule.addFactor(16, FactorKind::Parallel);
-  rule.addOperand({{i}, {k}});
-  rule.addOperand({{k}, {j}});
-  rule.addResult({{i}, {j}});
+  ShardingRule rule = squareMatmulRule();
+  const int64_t i = 0, j = 2;
   FactorShardings fs = FactorShardings::compute(
       rule, mesh,
       {{sharding({{"x"}, {}}), true},

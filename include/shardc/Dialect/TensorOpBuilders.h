@@ -84,6 +84,11 @@ mlir::Value buildIota(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value buildCompare(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value lhs, mlir::Value rhs,
                          llvm::StringRef direction);
+/// `shardc.slice` of `input` from `start` to `limit` (exclusive), every
+/// stride 1.
+mlir::Value buildSlice(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input, llvm::ArrayRef<int64_t> start,
+                       llvm::ArrayRef<int64_t> limit);
 /// `shardc.select`: `onTrue` where `pred` holds, else `onFalse`.
 mlir::Value buildSelect(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value pred, mlir::Value onTrue,
