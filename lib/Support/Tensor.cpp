@@ -175,24 +175,42 @@ llvm::Expected<Tensor> Tensor::allocateImpl(ArrayRef<int64_t> shape,
   // is never null: memcpy/memset of 0 bytes from a null pointer is
   // undefined, and the kernels and layouts copy without asking for empty
   // shapes (UBSan found it on a size-0 dim in simulate).
+  size_t storageBytes = static_cast<size_t>(count) * width;
   size_t words =
-      std::max<size_t>((static_cast<size_t>(count) * width + 7) / 8, 1);
+      std::max<size_t>(storageBytes / 8 + (storageBytes % 8 != 0), 1);
   // calloc: large buffers come straight from the kernel as zero pages, so
-  // zero-filling costs nothing until a page is touched.
-  auto *p = static_cast<unsigned char *>(zero ? std::calloc(words, 8)
-                                              : std::malloc(words * 8));
-  if (!p)
+  // zero-filling costs nothing until a page is touched (aligned_alloc has no
+  // zeroing form). The storage starts at the first kStorageAlignment
+  // boundary past the allocation's first byte, and that byte-distance (1 to
+  // kStorageAlignment) is kept in the byte before the storage for the
+  // deleter.
+  if (words > (std::numeric_limits<size_t>::max() - kStorageAlignment) / 8)
+    return makeError("tensor of shape " + formatShape(shape) +
+                     " is too large to allocate");
+  size_t bytes = words * 8 + kStorageAlignment;
+  auto *raw = static_cast<unsigned char *>(zero ? std::calloc(bytes, 1)
+                                                : std::malloc(bytes));
+  if (!raw)
     return makeError("out of memory: cannot allocate " +
                      llvm::Twine(uint64_t(count) * width) +
                      " bytes for a tensor of "
                      "shape " +
                      formatShape(shape));
+  size_t skip = kStorageAlignment -
+                reinterpret_cast<uintptr_t>(raw) % kStorageAlignment;
+  unsigned char *p = raw + skip;
+  p[-1] = static_cast<unsigned char>(skip - 1);
   Tensor t;
   t.shape_.assign(shape.begin(), shape.end());
   t.numElements_ = count;
   t.dtype_ = dtype;
   t.data_.reset(p);
   return std::move(t);
+}
+
+void Tensor::StorageDeleter::operator()(unsigned char *p) const {
+  if (p)
+    std::free(p - (p[-1] + 1));
 }
 
 llvm::Expected<Tensor> Tensor::allocate(ArrayRef<int64_t> shape, DType dtype,

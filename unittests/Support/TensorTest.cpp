@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace shardc;
@@ -27,6 +28,34 @@ TEST(TensorTest, AllocateZeroFilledWithLayout) {
   t.at({1, 2, 3}) = 5;
   EXPECT_EQ(t.data()[23], 5.0f);
   EXPECT_EQ(t.describe(), "tensor<2x3x4xf32>");
+}
+
+// Every tensor's storage starts on a kStorageAlignment boundary, whatever
+// its size, dtype or allocator path: the vectorized kernels' rounding then
+// depends only on an element's position (Tensor.h).
+TEST(TensorTest, StorageIsAlignedAndZeroFilled) {
+  for (DType dtype : {DType::F32, DType::I1, DType::I32, DType::I64})
+    for (int64_t n = 0; n < 300; n += 7) {
+      Tensor zeroed = llvm::cantFail(Tensor::allocate({n}, dtype));
+      Tensor raw = llvm::cantFail(Tensor::allocateUninitialized({n}, dtype));
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(zeroed.rawData()) %
+                    kStorageAlignment,
+                0u);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(raw.rawData()) % kStorageAlignment,
+                0u);
+      for (uint64_t i = 0; i < zeroed.byteSize(); ++i)
+        ASSERT_EQ(zeroed.rawData()[i], 0);
+      // Writing every byte must stay inside the storage (ASan checks).
+      std::memset(raw.rawData(), 0xff, raw.byteSize());
+      Tensor moved = std::move(raw);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(moved.rawData()) %
+                    kStorageAlignment,
+                0u);
+      Tensor copy = moved.clone();
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.rawData()) %
+                    kStorageAlignment,
+                0u);
+    }
 }
 
 TEST(TensorTest, ScalarAndEmptyShapes) {

@@ -96,6 +96,15 @@ std::optional<uint64_t> checkedStorageBytes(llvm::ArrayRef<int64_t> shape,
 llvm::Error checkTensorFits(llvm::ArrayRef<int64_t> shape, uint64_t maxBytes,
                             DType dtype = DType::F32);
 
+/// The alignment of every tensor's storage, in bytes: a cache line, and the
+/// widest vector register (AVX-512). The vectorized kernels (Eigen's) peel
+/// scalar iterations until the destination is aligned to their packet, and
+/// a scalar exp or tanh rounds differently from the vector one; with every
+/// tensor starting on this boundary, an element's bits depend only on its
+/// position in the tensor, never on where malloc put it, so two devices
+/// computing the same block agree to the bit whatever the target ISA.
+inline constexpr size_t kStorageAlignment = 64;
+
 /// A dense row-major tensor. Move-only: copies of activations are expensive,
 /// so they are spelled `clone()`. A default-constructed or moved-from tensor
 /// is empty: shape [0], no storage.
@@ -226,12 +235,14 @@ private:
                                           DType dtype, const void *values,
                                           size_t count);
 
-  struct FreeDeleter {
-    void operator()(unsigned char *p) const { std::free(p); }
+  /// Frees storage from allocateImpl, which starts kStorageAlignment bytes
+  /// into its own allocation at most and records how far in the byte before.
+  struct StorageDeleter {
+    void operator()(unsigned char *p) const;
   };
 
   llvm::SmallVector<int64_t, 4> shape_;
-  std::unique_ptr<unsigned char[], FreeDeleter> data_;
+  std::unique_ptr<unsigned char[], StorageDeleter> data_;
   int64_t numElements_ = 0;
   DType dtype_ = DType::F32;
 };
