@@ -154,8 +154,8 @@ private:
 /// tensor of `group.leaves[i]`. Every element comes out
 /// with the bits the ops' own kernels give, op by op: blocks are multiples
 /// of 64 bytes from the tensor's start and scratch blocks are 64-byte
-/// aligned, so the vectorized kernels split each block as they split a
-/// whole malloc-aligned tensor.
+/// aligned, as every tensor's storage is (kStorageAlignment), so the
+/// vectorized kernels split each block as they split the whole tensor.
 void runFusedGroup(const FusedGroup &group,
                    llvm::ArrayRef<const Tensor *> leaves,
                    llvm::ArrayRef<Tensor *> outputs);
