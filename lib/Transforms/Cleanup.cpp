@@ -5,7 +5,9 @@
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Transforms/Passes.h"
 
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace shardc {
@@ -121,7 +123,15 @@ struct CleanupPass : public shardc::impl::ShardcCleanupBase<CleanupPass> {
       config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      signalPassFailure();
+      return signalPassFailure();
+    // The partitioner builds what a consumer needs where the consumer is:
+    // an uneven dim's padding mask (axis_index, iota, compare) is rebuilt
+    // for every op that must ignore the padding, and two consumers of one
+    // splat get a constant each. Each device computes the same thing again,
+    // so equal pure ops become one.
+    IRRewriter rewriter(&getContext());
+    eliminateCommonSubExpressions(rewriter, getAnalysis<DominanceInfo>(),
+                                  getOperation());
   }
 };
 

@@ -78,3 +78,31 @@ func.func @slice_of_splat() -> tensor<4x32xf32> attributes {shardc.spmd} {
   %s = shardc.all_slice %c on @mesh3 axes = ["x"] dim = 1 : tensor<4x64xf32> -> tensor<4x32xf32>
   return %s : tensor<4x32xf32>
 }
+
+// -----
+
+// Equal ops become one: the padding mask an uneven dim needs, built once per
+// consumer by the partitioner, is computed once. Ops that differ in an
+// attribute (the iota's dimension, the compare's direction) or an operand
+// stay apart.
+// CHECK-LABEL: func.func @equal_ops_once
+// CHECK-COUNT-1: shardc.axis_index
+// CHECK-NOT: shardc.axis_index
+shardc.mesh @mesh4 ["x"=4]
+func.func @equal_ops_once(%bound: tensor<63xi64>) -> (tensor<63xi1>, tensor<63xi1>, tensor<63xi1>) attributes {shardc.spmd} {
+  %i0 = shardc.axis_index on @mesh4 axes = ["x"] : tensor<i64>
+  %r0 = shardc.iota dimension = 0 : tensor<63xi64>
+  %b0 = shardc.broadcast_in_dim %i0 dims = [] : (tensor<i64>) -> tensor<63xi64>
+  %s0 = shardc.add %r0, %b0 : tensor<63xi64>
+  %m0 = shardc.compare %s0, %bound direction = "LT" : (tensor<63xi64>, tensor<63xi64>) -> tensor<63xi1>
+  %i1 = shardc.axis_index on @mesh4 axes = ["x"] : tensor<i64>
+  %r1 = shardc.iota dimension = 0 : tensor<63xi64>
+  %b1 = shardc.broadcast_in_dim %i1 dims = [] : (tensor<i64>) -> tensor<63xi64>
+  %s1 = shardc.add %r1, %b1 : tensor<63xi64>
+  %m1 = shardc.compare %s1, %bound direction = "LT" : (tensor<63xi64>, tensor<63xi64>) -> tensor<63xi1>
+  %m2 = shardc.compare %s1, %bound direction = "LE" : (tensor<63xi64>, tensor<63xi64>) -> tensor<63xi1>
+  return %m0, %m1, %m2 : tensor<63xi1>, tensor<63xi1>, tensor<63xi1>
+}
+// CHECK: %[[M:.*]] = shardc.compare %{{.*}}, %arg0 direction = "LT"
+// CHECK: %[[N:.*]] = shardc.compare %{{.*}}, %arg0 direction = "LE"
+// CHECK: return %[[M]], %[[M]], %[[N]]

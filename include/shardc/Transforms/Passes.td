@@ -382,7 +382,7 @@ def ShardcPartition : Pass<"shardc-partition", "::mlir::ModuleOp"> {
 }
 
 def ShardcCleanup : Pass<"shardc-cleanup", "::mlir::func::FuncOp"> {
-  let summary = "Removes redundant collective pairs from an SPMD program.";
+  let summary = "Removes redundant collective pairs and repeated ops from an SPMD program.";
   let description = [{
     Peephole rewrites on per-device programs, for IR written by hand or
     produced by other tools (the partitioner itself plans reshards that need
@@ -396,6 +396,14 @@ def ShardcCleanup : Pass<"shardc-cleanup", "::mlir::func::FuncOp"> {
       optimizer's decay factors, for one, need no slicing);
     * a `collective_permute` whose pairs are all `[i, i]` is its operand;
     * a collective whose axes all have size 1 is its operand.
+
+    Then equal ops become one (MLIR's common-subexpression elimination:
+    the same op on the same operands with the same attributes, every
+    shardc op being free of side effects). The partitioner builds what a
+    consumer needs next to the consumer, so this is where an uneven dim's
+    padding mask (`axis_index`, `iota`, `compare`), built for every op that
+    must skip the padding, and a table's row offset, built for the lookup
+    and again for its gradient, become one computation per device.
 
     ```mlir
     shardc.mesh @mesh ["x"=2]

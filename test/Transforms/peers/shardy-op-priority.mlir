@@ -106,8 +106,9 @@ func.func @element_wise_over_dot_general_flipped_op_order(
 //--- defer_forward_propagation_for_multi_use_ops.mlir
 // @defer_forward_propagation_for_multi_use_ops: t has two users. Shardy
 // defers t's layout going forward into them, so they take the outputs'
-// layout; shardc takes t's forward. Either way two values move from rows to
-// columns (the adds' operand is resharded for each user).
+// layout; shardc takes t's forward. The two adds (and the two exps) compute
+// the same values, which the partitioned program computes once, so either
+// way one value moves from rows to columns.
 shardc.mesh @mesh ["a"=2, "b"=2]
 // CHECK-LABEL: func.func @defer_forward_propagation_for_multi_use_ops(
 func.func @defer_forward_propagation_for_multi_use_ops(
@@ -129,7 +130,8 @@ func.func @defer_forward_propagation_for_multi_use_ops(
 
 //--- defer_forward_propagation_for_multi_use_ops.peer.mlir
 // Shardy gives both adds the outputs' layout, shardc gives them t's: either
-// way two 8x8 values move from rows to columns.
+// way one 8x8 value moves from rows to columns (the equal adds are one op
+// after partitioning).
 shardc.mesh @mesh ["a"=2, "b"=2]
 func.func @defer_forward_propagation_for_multi_use_ops(
     %x: tensor<8x8xf32> {shardc.sharding = #shardc.sharding<@mesh, [{"a"}, {}]>})
