@@ -208,10 +208,13 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
   return result;
 }
 
-FailureOr<Tensor> shardc::evaluateAxisIndex(Operation *op, int64_t deviceId) {
+bool shardc::isDeviceDependent(Operation *op) { return isa<AxisIndexOp>(op); }
+
+FailureOr<Tensor> shardc::evaluateOnDevice(Operation *op, int64_t deviceId) {
   auto axisIndex = dyn_cast<AxisIndexOp>(op);
   if (!axisIndex)
-    return op->emitError() << "'" << op->getName() << "' is not axis_index";
+    return op->emitError() << "'" << op->getName()
+                           << "' does not depend on the device";
   MeshOp mesh = lookupMesh(op, axisIndex.getMeshAttr());
   if (!mesh)
     return op->emitError() << "'" << op->getName() << "' names unknown mesh "

@@ -329,11 +329,11 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     else if (isa<CollectiveOpInterface>(op))
       result = shardc::detail::evaluateCollective(&op, *operands.front(),
                                                   options.communicator, meshes);
-    else if (isa<SendOp, RecvOp>(op))
+    else if (pointToPointSide(&op))
       result = evaluatePointToPoint(&op, operands, options.communicator);
-    else if (isa<AxisIndexOp>(op))
+    else if (isDeviceDependent(&op))
       result = options.communicator
-                   ? evaluateAxisIndex(&op, options.communicator->deviceId())
+                   ? evaluateOnDevice(&op, options.communicator->deviceId())
                    : FailureOr<Tensor>(op.emitError(
                          "axis_index needs a device mesh; run the "
                          "partitioned program with `shardc simulate` or "

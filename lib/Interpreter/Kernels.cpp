@@ -102,7 +102,7 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
     return op->emitError() << "collective '" << op->getName()
                            << "' is not a local kernel; it runs through "
                               "the interpreter's communicator";
-  if (isa<AxisIndexOp>(op))
+  if (isDeviceDependent(op))
     return op->emitError() << "'" << op->getName()
                            << "' is not a local kernel: it needs the device "
                               "it runs on (the interpreter's communicator)";

@@ -8,6 +8,14 @@
 using namespace mlir;
 using namespace shardc;
 
+std::optional<PointToPointSide> shardc::pointToPointSide(Operation *op) {
+  if (isa<SendOp>(op))
+    return PointToPointSide::Send;
+  if (isa<RecvOp>(op))
+    return PointToPointSide::Receive;
+  return std::nullopt;
+}
+
 FailureOr<int64_t> shardc::resolvePeerDevice(Operation *op, int64_t deviceId) {
   FlatSymbolRefAttr meshRef;
   StringRef axis;

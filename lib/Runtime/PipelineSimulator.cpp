@@ -255,7 +255,8 @@ LogicalResult DeviceRun::advance(SharedState &shared, bool &moved) {
       moved = true;
       return success();
     }
-    if (isa<RecvOp>(op)) {
+    std::optional<PointToPointSide> side = pointToPointSide(&op);
+    if (side == PointToPointSide::Receive) {
       FailureOr<int64_t> peer = resolvePeerDevice(&op, device);
       if (failed(peer))
         return failure();
@@ -274,7 +275,7 @@ LogicalResult DeviceRun::advance(SharedState &shared, bool &moved) {
         clock = message.arrivalSeconds;
       }
       define(op.getResult(0), std::move(message.tensor));
-    } else if (isa<SendOp>(op)) {
+    } else if (side == PointToPointSide::Send) {
       FailureOr<int64_t> peer = resolvePeerDevice(&op, device);
       if (failed(peer))
         return failure();
@@ -294,8 +295,8 @@ LogicalResult DeviceRun::advance(SharedState &shared, bool &moved) {
         return failure();
       if (waiting)
         return success(); // the rest of its group moves first
-    } else if (isa<AxisIndexOp>(op)) {
-      FailureOr<Tensor> r = evaluateAxisIndex(&op, device);
+    } else if (isDeviceDependent(&op)) {
+      FailureOr<Tensor> r = evaluateOnDevice(&op, device);
       if (failed(r))
         return failure();
       define(op.getResult(0), std::move(*r));

@@ -291,11 +291,11 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
     if (isa<CollectiveOpInterface>(op)) {
       if (failed(runCollective(&op)))
         return failure();
-    } else if (isa<AxisIndexOp>(op)) {
+    } else if (isDeviceDependent(&op)) {
       // Each device's own coordinate: no data moves and nothing computes.
       std::vector<Tensor> out;
       for (int64_t d = 0; d < numDevices; ++d) {
-        FailureOr<Tensor> r = evaluateAxisIndex(&op, d);
+        FailureOr<Tensor> r = evaluateOnDevice(&op, d);
         if (failed(r))
           return failure();
         out.push_back(std::move(*r));

@@ -196,13 +196,13 @@ func.func @f() -> (tensor<i64>, tensor<i64>) attributes {shardc.spmd} {
   Operation *ba = &body.front(), *a = ba->getNextNode();
   for (int64_t device = 0; device < 6; ++device) {
     int64_t ca = device / 3, cb = device % 3;
-    FailureOr<Tensor> rba = evaluateAxisIndex(ba, device);
-    FailureOr<Tensor> ra = evaluateAxisIndex(a, device);
+    FailureOr<Tensor> rba = evaluateOnDevice(ba, device);
+    FailureOr<Tensor> ra = evaluateOnDevice(a, device);
     ASSERT_TRUE(succeeded(rba) && succeeded(ra)) << diagnostics;
     EXPECT_EQ(valuesOf<int64_t>(*rba), (std::vector<int64_t>{2 * cb + ca}));
     EXPECT_EQ(valuesOf<int64_t>(*ra), (std::vector<int64_t>{ca}));
   }
-  EXPECT_TRUE(failed(evaluateAxisIndex(ba, 6)));
+  EXPECT_TRUE(failed(evaluateOnDevice(ba, 6)));
   EXPECT_NE(diagnostics.find("device id 6 is outside mesh @mesh of 6 devices"),
             std::string::npos)
       << diagnostics;

@@ -47,12 +47,19 @@ interpretFunction(mlir::func::FuncOp func, llvm::ArrayRef<Tensor> args,
 /// only for a mesh its verifier would reject.
 mlir::FailureOr<MeshTopology> getMeshTopology(MeshOp mesh);
 
-/// The result of `shardc.axis_index` `op` on device `deviceId`: its group
-/// index along the op's axes, as an i64 scalar. Fails with a diagnostic at
-/// the op for a mesh or axes it cannot resolve, or a device outside the
-/// mesh.
-mlir::FailureOr<Tensor> evaluateAxisIndex(mlir::Operation *op,
-                                          int64_t deviceId);
+/// Whether `op`'s result depends on the device that runs it and on nothing
+/// else (`shardc.axis_index`). Such an op is no local kernel: every runtime
+/// (the interpreter, the simulated mesh, the pipeline simulator) asks this
+/// and runs it with evaluateOnDevice, so a new device-dependent op is added
+/// here and nowhere in the runtimes.
+bool isDeviceDependent(mlir::Operation *op);
+
+/// The result of device-dependent `op` on device `deviceId`: for
+/// `shardc.axis_index`, the device's group index along the op's axes, as an
+/// i64 scalar. Fails with a diagnostic at the op for an op that is not
+/// device-dependent, a mesh or axes it cannot resolve, or a device outside
+/// the mesh.
+mlir::FailureOr<Tensor> evaluateOnDevice(mlir::Operation *op, int64_t deviceId);
 
 /// Argument `i` of a training step at its initial value if it is optimizer
 /// state (`shardc.optimizer_state = v`: v in every element, in the

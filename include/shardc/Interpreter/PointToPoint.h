@@ -14,7 +14,15 @@
 
 #include "mlir/IR/Operation.h"
 
+#include <optional>
+
 namespace shardc {
+
+/// The side of a point-to-point exchange `op` is on, or nullopt when it is
+/// neither send nor recv: the runtimes dispatch on this, so the two ops are
+/// named here and in PointToPoint.cpp only.
+enum class PointToPointSide { Send, Receive };
+std::optional<PointToPointSide> pointToPointSide(mlir::Operation *op);
 
 /// The device that send or recv `op`, run on `deviceId`, talks to: the
 /// device with `deviceId`'s coordinates except along the op's axis, where
