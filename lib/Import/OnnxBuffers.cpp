@@ -92,6 +92,9 @@ llvm::Expected<llvm::StringSet<>> shardc::onnximport::findBuffers(
 
   llvm::StringSet<> buffers;
   for (const std::string &name : declared) {
+    // `--buffers=` or a trailing comma: nothing declared.
+    if (name.empty())
+      continue;
     if (floats.contains(name)) {
       buffers.insert(name);
       continue;

@@ -358,6 +358,8 @@ def test_buffers_are_not_trained(tmp_path, backend):
     for name, p in params.items():
         err = shardc.max_rel_err(trained[name], p.detach().numpy())
         assert err <= TOLERANCE, f"{name}: max_rel_err={err}"
+    # The tool, run on the same model, is given the same buffers.
+    assert engine.simulate(seed=0)["devices"] == 4
 
 
 def test_undeclared_buffers_are_trained(tmp_path):
