@@ -60,7 +60,7 @@ static bool passesGradient(const onnx::NodeProto &node, int i) {
   return true;
 }
 
-/// "a, b, c" (at most eight names, then "...").
+/// `"a", "b", "c"` for messages: at most eight names, then "...".
 static std::string listNames(llvm::ArrayRef<std::string> names) {
   std::string s;
   for (auto [k, n] : llvm::enumerate(names)) {
