@@ -241,7 +241,8 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       "compile_file",
       [](const std::string &path, const std::string &backend,
          std::optional<std::vector<std::string>> parameters, bool training,
-         double mpiTimeout, const std::string &planPath) {
+         double mpiTimeout, const std::string &planPath,
+         std::vector<std::string> buffers) {
         auto format = resolveModelFormat(path, "");
         if (!format)
           raiseError("compile: " + llvm::toString(format.takeError()));
@@ -256,7 +257,8 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
             request(backend, std::move(parameters), training, mpiTimeout),
             [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
               mlir::OwningOpRef<mlir::ModuleOp> module =
-                  loadModel(path, *format, sourceMgr, &context);
+                  loadModel(path, *format, sourceMgr, &context,
+                            OnnxImportOptions{std::move(buffers)});
               if (module && plan)
                 if (llvm::Error e =
                         applyShardingPlan(*module, *plan, planPath)) {
@@ -268,7 +270,8 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
             });
       },
       py::arg("path"), py::arg("backend"), py::arg("parameters"),
-      py::arg("training"), py::arg("mpi_timeout"), py::arg("plan") = "");
+      py::arg("training"), py::arg("mpi_timeout"), py::arg("plan") = "",
+      py::arg("buffers") = std::vector<std::string>());
   m.def(
       "compile_json",
       [](const std::string &text, const std::string &name,

@@ -87,7 +87,8 @@ static void applySourceNames(const AsmParserState &state) {
 
 OwningOpRef<ModuleOp> shardc::loadModel(StringRef path, ModelFormat format,
                                         llvm::SourceMgr &sourceMgr,
-                                        MLIRContext *ctx) {
+                                        MLIRContext *ctx,
+                                        const OnnxImportOptions &onnx) {
   std::string error;
   auto file = mlir::openInputFile(path, &error);
   if (!file) {
@@ -97,7 +98,16 @@ OwningOpRef<ModuleOp> shardc::loadModel(StringRef path, ModelFormat format,
   }
   StringRef name = path == "-" ? StringRef("<stdin>") : path;
   if (format == ModelFormat::Onnx)
-    return importOnnxModel(file->getBuffer(), name, ctx);
+    return importOnnxModel(file->getBuffer(), name, ctx, onnx);
+  // Only an ONNX file stores values without saying whether they are
+  // trained; a JSON or MLIR input is a parameter only when marked "param".
+  if (!onnx.buffers.empty()) {
+    emitError(FileLineColLoc::get(ctx, name, 0, 0))
+        << "buffers (\"" << onnx.buffers.front()
+        << "\") name initializers of an .onnx model; in a JSON or MLIR "
+           "model, an input not marked \"param\" is not trained";
+    return nullptr;
+  }
   std::unique_ptr<llvm::MemoryBuffer> buffer =
       llvm::MemoryBuffer::getMemBufferCopy(file->getBuffer(), name);
   StringRef text = buffer->getBuffer();

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Error.h"
 
 #include <onnx/onnx_pb.h>
@@ -174,6 +175,17 @@ public:
   size_t index;
   int64_t opset;
 };
+
+/// The float initializers (and parameter copies, by the names `copies`
+/// maps to what they copy) that are buffers, constants of the model rather
+/// than parameters (OnnxBuffers.cpp): those reaching the outputs only where
+/// no gradient flows, and those `declared`. A declared name that is a
+/// graph input, or no initializer at all, is the error; an integer or
+/// boolean initializer declared is a constant already.
+llvm::Expected<llvm::StringSet<>>
+findBuffers(const onnx::GraphProto &graph,
+            const llvm::StringMap<std::string> &copies,
+            llvm::ArrayRef<std::string> declared);
 
 /// Converts one node; fails after a diagnostic.
 using Converter = mlir::LogicalResult (*)(NodeContext &);

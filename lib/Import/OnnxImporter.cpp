@@ -398,8 +398,10 @@ namespace {
 /// The model-level work: opsets, arguments, node order, outputs.
 class ModelImporter {
 public:
-  ModelImporter(MLIRContext *ctx, StringRef filename)
-      : ctx(ctx), builder(ctx), imp(ctx, filename, builder) {}
+  ModelImporter(MLIRContext *ctx, StringRef filename,
+                const OnnxImportOptions &options)
+      : ctx(ctx), builder(ctx), imp(ctx, filename, builder), options(options) {
+  }
 
   OwningOpRef<ModuleOp> run(StringRef bytes);
 
@@ -413,6 +415,7 @@ private:
   MLIRContext *ctx;
   OpBuilder builder;
   OnnxImporter imp;
+  const OnnxImportOptions &options;
   /// parameterCopies() of the graph.
   llvm::StringMap<std::string> copies;
 };
@@ -479,7 +482,12 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
   };
   SmallVector<Arg> args;
   llvm::StringSet<> initializers;
-  SmallVector<Arg> params;
+  copies = parameterCopies(graph);
+  llvm::Expected<llvm::StringSet<>> buffers =
+      findBuffers(graph, copies, options.buffers);
+  if (!buffers)
+    return error() << llvm::toString(buffers.takeError());
+  SmallVector<const onnx::TensorProto *> floats;
   for (const onnx::TensorProto &init : graph.initializer()) {
     if (init.name().empty())
       return error() << "an initializer has no name";
@@ -487,15 +495,10 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
       return error() << "initializer \"" << init.name()
                      << "\" is defined twice";
     if (init.data_type() == onnx::TensorProto::FLOAT) {
-      // A float initializer is a weight: an input the user may set, train
-      // and shard by name. Its value is read as a checkpoint.
       if (llvm::Error e = checkTensorData(init))
         return error() << "initializer \"" << init.name() << "\" "
                        << llvm::toString(std::move(e));
-      SmallVector<int64_t> dims(init.dims().begin(), init.dims().end());
-      params.push_back({init.name(),
-                        RankedTensorType::get(dims, Float32Type::get(ctx)),
-                        true});
+      floats.push_back(&init);
       continue;
     }
     // Integer and boolean initializers (masks, index tables) are constants,
@@ -523,16 +526,34 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
     args.push_back({input.name(), *type, false});
   }
   // Each copy of a parameter comes right after the parameter it copies.
-  copies = parameterCopies(graph);
   llvm::StringMap<SmallVector<std::string>> copiesOf;
   for (const onnx::NodeProto &node : graph.node())
     if (node.op_type() == "Identity" && node.output_size() == 1 &&
         copies.count(node.output(0)))
       copiesOf[node.input(0)].push_back(node.output(0));
-  for (const Arg &param : params) {
-    args.push_back(param);
-    for (const std::string &copy : copiesOf.lookup(param.name))
-      args.push_back({copy, param.type, true});
+  for (const onnx::TensorProto *init : floats) {
+    SmallVector<std::string> names{init->name()};
+    llvm::append_range(names, copiesOf.lookup(init->name()));
+    SmallVector<int64_t> dims(init->dims().begin(), init->dims().end());
+    auto type = RankedTensorType::get(dims, Float32Type::get(ctx));
+    std::optional<HostTensor> value;
+    for (const std::string &name : names) {
+      // A float initializer is a weight: an input the user may set, train
+      // and shard by name, its value read as a checkpoint. A buffer is a
+      // constant, as integer initializers are (OnnxBuffers.cpp).
+      if (!buffers->contains(name)) {
+        args.push_back({name, type, true});
+        continue;
+      }
+      if (!value) {
+        llvm::Expected<HostTensor> t = decodeTensor(ctx, *init);
+        if (!t)
+          return error() << "buffer \"" << name << "\" "
+                         << llvm::toString(t.takeError());
+        value = std::move(*t);
+      }
+      imp.values[name] = OnnxValue{type, Value(), *value};
+    }
   }
 
   SmallVector<Type> types;
@@ -673,19 +694,26 @@ OwningOpRef<ModuleOp> ModelImporter::run(StringRef bytes) {
 }
 
 OwningOpRef<ModuleOp>
-shardc::importOnnxModel(StringRef bytes, StringRef filename, MLIRContext *ctx) {
+shardc::importOnnxModel(StringRef bytes, StringRef filename, MLIRContext *ctx,
+                        const OnnxImportOptions &options) {
   ctx->getOrLoadDialect<ShardcDialect>();
   ctx->getOrLoadDialect<func::FuncDialect>();
-  return ModelImporter(ctx, filename).run(bytes);
+  return ModelImporter(ctx, filename, options).run(bytes);
 }
 
 llvm::Expected<std::map<std::string, Tensor>>
-shardc::readOnnxInitializers(StringRef bytes) {
+shardc::readOnnxInitializers(StringRef bytes,
+                             llvm::ArrayRef<std::string> declared) {
   onnx::ModelProto model;
   if (bytes.empty() || bytes.size() > static_cast<size_t>(INT_MAX) ||
       !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return llvm::createStringError(
         "not an ONNX model: the protobuf does not parse");
+  llvm::StringMap<std::string> copies = parameterCopies(model.graph());
+  llvm::Expected<llvm::StringSet<>> buffers =
+      findBuffers(model.graph(), copies, declared);
+  if (!buffers)
+    return buffers.takeError();
   std::map<std::string, Tensor> out;
   for (const onnx::TensorProto &init : model.graph().initializer()) {
     if (init.data_type() != onnx::TensorProto::FLOAT)
@@ -711,8 +739,11 @@ shardc::readOnnxInitializers(StringRef bytes) {
     }
     out[init.name()] = std::move(*t);
   }
-  for (const auto &entry : parameterCopies(model.graph()))
+  for (const auto &entry : copies)
     if (auto it = out.find(entry.getValue()); it != out.end())
       out[entry.getKey().str()] = it->second.clone();
+  // The buffers are the model's constants: no input takes their values.
+  for (const auto &buffer : *buffers)
+    out.erase(buffer.getKey().str());
   return out;
 }

@@ -15,7 +15,7 @@ docs/python.md describes it all.
 import atexit
 
 from . import _shardc
-from ._compile import CompiledModel, compile
+from ._compile import CompiledModel, buffer_names, compile
 from ._engine import ShardedEngine, launch
 from ._errors import DeviceError, ShardcError
 
@@ -34,7 +34,8 @@ def max_rel_err(got, want, family_scale=0.0):
     (docs/cli.md, "How results are checked")."""
     return _shardc.max_rel_err(got, want, family_scale)
 
-__all__ = ["ShardedEngine", "launch", "compile", "CompiledModel", "Future",
+__all__ = ["ShardedEngine", "launch", "compile", "CompiledModel",
+           "buffer_names", "Future",
            "ShardcError", "DeviceError", "read_checkpoint", "max_rel_err"]
 
 # MPI, if a launch or an engine joined a job, is finalized once at exit.

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import tempfile
+import warnings
 
 from . import _shardc
 from ._errors import ShardcError
@@ -52,11 +53,14 @@ class CompiledModel:
     backward and inference_loop, plus train_step, and what the compiler
     knows about it (explain, simulate, spmd_program)."""
 
-    def __init__(self, engine, model_path, graph_text, plan_path=None):
+    def __init__(self, engine, model_path, graph_text, plan_path=None,
+                 buffers=(), skipped=()):
         self._engine = engine
         self._model_path = model_path
         self._graph_text = graph_text
         self._plan_path = plan_path
+        self._buffers = list(buffers)
+        self._skipped = set(skipped)
 
     # --- what the engine runs ---
     @property
@@ -85,9 +89,18 @@ class CompiledModel:
     def output_names(self):
         return self._engine.output_names
 
+    @property
+    def buffers(self):
+        """The float initializers named buffers at compile (constants of
+        the model; those shardc finds by itself are not listed)."""
+        return list(self._buffers)
+
     def load_checkpoint(self, params):
-        """Shards every parameter ({name: full array}) onto its devices."""
-        self._engine.load_checkpoint(params)
+        """Shards every parameter ({name: full array}) onto its devices.
+        Entries of the buffers (a torch state_dict has them) set nothing:
+        the model holds them as constants."""
+        self._engine.load_checkpoint(
+            {k: v for k, v in params.items() if k not in self._skipped})
 
     def parameters(self):
         """The full parameters as the devices hold them now."""
@@ -158,6 +171,8 @@ class CompiledModel:
                     f.write(self._graph_text)
             if self._plan_path is not None:
                 args = args + ["--plan", self._plan_path]
+            if self._buffers:
+                args = args + ["--buffers", ",".join(self._buffers)]
             p = subprocess.run([SHARDC_TOOL, args[0], path] + args[1:],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=_tool_environment())
@@ -181,8 +196,49 @@ def _tool_environment():
     return env
 
 
+def buffer_names(module, path):
+    """The names of torch `module`'s buffers (`named_buffers()`) that the
+    .onnx file `path`, exported from it, would otherwise make parameters:
+    `compile(path, buffers=buffer_names(module, path))`, which
+    `compile(path, buffers=module)` does. Buffers the export dropped
+    (unused ones) or that shardc finds by itself are left out. Warns when
+    the file was exported with constant folding: a buffer folded into a new
+    initializer (`onnx::Add_76`) has lost its name and is trained unless
+    named."""
+    stored = set(_shardc.read_checkpoint(os.fspath(path)))
+    floats = [name for name, b in module.named_buffers()
+              if b.is_floating_point()]
+    if floats and any(name.startswith("onnx::") for name in stored):
+        warnings.warn(
+            f"{os.fspath(path)} was exported with constant folding: float "
+            "buffers folded into onnx::* initializers are parameters to "
+            "shardc; export with do_constant_folding=False "
+            "(docs/onnx.md#buffers)", stacklevel=2)
+    return [name for name in floats if name in stored]
+
+
+def _buffer_lists(buffers, model, is_path):
+    """compile's buffers=: the names the importer is given, and the names
+    whose checkpoint entries load_checkpoint skips (a torch module's every
+    buffer: its state_dict has them all)."""
+    if buffers is None:
+        return [], []
+    if not (is_path and os.fspath(model).endswith(".onnx")):
+        raise ValueError("compile: buffers= names float initializers of an "
+                         ".onnx model; in a JSON or MLIR model an input not "
+                         "marked \"param\" is not trained")
+    if hasattr(buffers, "named_buffers"):  # a torch.nn.Module
+        return (buffer_names(buffers, model),
+                [name for name, _ in buffers.named_buffers()])
+    if isinstance(buffers, str):
+        raise TypeError("compile: buffers= is a list of names or a torch "
+                        "module, not a string")
+    names = [str(name) for name in buffers]
+    return names, names
+
+
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
-            parameters=None, training=True, mpi_timeout=300.0):
+            parameters=None, training=True, mpi_timeout=300.0, buffers=None):
     """Compiles `model` into a sharded engine on `backend` ('sim',
     'threads', or 'mpi' with one rank per device under mpirun).
 
@@ -203,22 +259,23 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
             "plan=) and propagation shards the rest")
     params = None if parameters is None else list(parameters)
     is_path = isinstance(model, (str, os.PathLike))
+    buffers, skipped = _buffer_lists(buffers, model, is_path)
     if isinstance(plan, (str, os.PathLike)):
         if not is_path or mesh:
             raise ValueError("compile: a plan file applies to a model given "
                              "by path, and brings its own mesh (no mesh=)")
         path, plan_path = os.fspath(model), os.path.abspath(os.fspath(plan))
         engine = _shardc.compile_file(path, backend, params, training,
-                                      mpi_timeout, plan_path)
-        return CompiledModel(engine, path, None, plan_path)
+                                      mpi_timeout, plan_path, buffers)
+        return CompiledModel(engine, path, None, plan_path, buffers, skipped)
     if is_path and (plan or mesh) and str(model).endswith(".mlir"):
         raise ValueError("compile: plan= and mesh= apply to JSON graphs; "
                          "write the shardings into the .mlir model instead")
     if is_path and not plan and not mesh:
         path = os.fspath(model)
         engine = _shardc.compile_file(path, backend, params, training,
-                                      mpi_timeout)
-        return CompiledModel(engine, path, None)
+                                      mpi_timeout, "", buffers)
+        return CompiledModel(engine, path, None, None, buffers, skipped)
     if not is_path and not isinstance(model, dict):
         raise TypeError("compile: model must be a JSON graph (dict) or the "
                         f"path of a .json or .mlir file, not {type(model).__name__}")

@@ -21,6 +21,7 @@ import shardc  # noqa: E402
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PLANS = os.path.join(ROOT, "examples", "plans")
 sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
+import buffers as decoder  # noqa: E402
 import encoder  # noqa: E402
 import gpt  # noqa: E402
 
@@ -302,3 +303,102 @@ def test_simulate_with_checkpoint_matches_torch(tmp_path):
     with torch.no_grad():
         want = model(idx, targets).numpy()
     assert shardc.max_rel_err(np.load(out / written), want) <= TOLERANCE
+
+
+DECODER_PLAN = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+                "rules": [["idx", ["data", None]],
+                          ["targets", ["data", None]],
+                          ["head.weight", ["model", None]],
+                          ["head.bias", ["model"]]]}
+
+
+def train_decoder(tmp_path, backend, buffers, steps=5, lr=0.5):
+    """`steps` SGD steps of examples/pytorch/buffers.py's Decoder in shardc
+    (from torch's state_dict, buffers and all) and in torch: the engine,
+    both losses, and the model torch trained."""
+    torch.manual_seed(0)
+    model = decoder.Decoder()
+    path = tmp_path / "decoder.onnx"
+    decoder.export(model, str(path))
+    engine = shardc.compile(str(path), plan=write_plan(tmp_path, DECODER_PLAN),
+                            backend=backend,
+                            buffers=model if buffers else None)
+    engine.load_checkpoint(
+        {k: v.numpy() for k, v in model.state_dict().items()} if buffers
+        else shardc.read_checkpoint(path))
+    idx, targets = decoder.example_batch()
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    got, want = [], []
+    for _ in range(steps):
+        got.append(float(engine.train_step(idx.numpy(), targets.numpy(),
+                                           optimizer="sgd", lr=lr)))
+        optimizer.zero_grad()
+        loss = model(idx, targets)
+        loss.backward()
+        optimizer.step()
+        want.append(loss.item())
+    return engine, np.array(got, np.float32), np.array(want, np.float32), model
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_buffers_are_not_trained(tmp_path, backend):
+    """An additive float causal mask and a sinusoidal positional encoding,
+    named by passing the torch module (buffers=model), and nanoGPT's float
+    tril mask, found by shardc: constants, so training equals torch's, which
+    never updates buffers."""
+    engine, got, want, model = train_decoder(tmp_path, backend, True)
+    assert engine.buffers == ["causal", "pe"]
+    params = dict(model.named_parameters())
+    assert set(engine.parameter_names) == set(params)
+    assert want[-1] < want[0] - 0.5, want
+    err = shardc.max_rel_err(got, want)
+    assert err <= TOLERANCE, (got, want)
+    trained = engine.parameters()
+    assert set(trained) == set(params)
+    for name, p in params.items():
+        err = shardc.max_rel_err(trained[name], p.detach().numpy())
+        assert err <= TOLERANCE, f"{name}: max_rel_err={err}"
+    # The tool, run on the same model, is given the same buffers.
+    assert engine.simulate(seed=0)["devices"] == 4
+
+
+def test_undeclared_buffers_are_trained(tmp_path):
+    """Without buffers=, the mask and the table added into the result are
+    parameters (nothing in the file says otherwise): shardc trains them and
+    its losses leave torch's (docs/onnx.md#buffers). The tril mask, used
+    only as a condition, is a constant either way."""
+    engine, got, want, model = train_decoder(tmp_path, "sim", False)
+    assert {"causal", "pe"} <= set(engine.parameter_names)
+    assert "tril" not in engine.parameter_names
+    assert shardc.max_rel_err(got[:1], want[:1]) <= TOLERANCE
+    assert shardc.max_rel_err(got, want) > 1e-3, (got, want)
+    pe = engine.parameters()["pe"]
+    assert np.abs(pe - model.pe.numpy()).max() > 1e-3
+
+
+def test_buffer_names_of_a_folded_export(tmp_path):
+    """Constant folding renames a sliced buffer (onnx::Add_N): its name is
+    gone, buffer_names says so and finds none."""
+    torch.manual_seed(0)
+    model = decoder.Decoder()
+    path = tmp_path / "folded.onnx"
+    decoder.export(model, str(path), fold=True)
+    with pytest.warns(UserWarning, match="do_constant_folding=False"):
+        assert shardc.buffer_names(model, path) == []
+
+
+def test_buffers_that_are_no_initializer(tmp_path):
+    torch.manual_seed(0)
+    path = tmp_path / "decoder.onnx"
+    decoder.export(decoder.Decoder(), str(path))
+    with pytest.raises(shardc.ShardcError,
+                       match='buffer "mask" names no initializer of the model'
+                             r' \(its float initializers: "causal"'):
+        shardc.compile(str(path), buffers=["mask"])
+    with pytest.raises(shardc.ShardcError,
+                       match='buffer "idx" is a graph input, not an '
+                             'initializer'):
+        shardc.compile(str(path), buffers=["idx"])
+    with pytest.raises(ValueError, match="buffers= names float initializers"):
+        shardc.compile(os.path.join(ROOT, "examples", "mlp_train.json"),
+                       buffers=["w0"])

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SharedOptions.h"
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ValueNames.h"
@@ -105,6 +106,10 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
       return failure();
     }
     checkpoint = std::move(*read);
+    // A buffer is a constant of the model: its checkpoint entry (torch's
+    // state_dict has one) sets nothing.
+    for (const std::string &buffer : getBufferNames())
+      checkpoint.erase(buffer);
     for (const auto &[name, tensor] : checkpoint)
       if (!known.contains(name)) {
         llvm::errs() << "shardc: error: checkpoint " << checkpointPath

@@ -16,6 +16,8 @@ namespace shardc {
 /// The model path given on the command line and --input-format.
 const std::string &getInputPath();
 const std::string &getInputFormat();
+/// --buffers: the .onnx model's float initializers that are constants.
+llvm::ArrayRef<std::string> getBufferNames();
 
 /// A context with the dialects shardc reads, and the source manager its
 /// diagnostics quote from; diagnostics print to stderr.

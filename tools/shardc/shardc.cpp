@@ -94,6 +94,17 @@ static cl::opt<std::string>
                 cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
                 cl::sub(shardc::trainCommand), cl::sub(shardc::pipelineCommand));
 
+static cl::list<std::string> bufferNames(
+    "buffers",
+    cl::desc("Float initializers of an .onnx model that are buffers "
+             "(torch's register_buffer): constants, not trained, not read "
+             "from or written to checkpoints (docs/onnx.md#buffers)"),
+    cl::CommaSeparated, cl::value_desc("name,..."), cl::cat(sharedCategory),
+    cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+    cl::sub(shardc::pipelineCommand));
+
 static cl::opt<std::string> planPath(
     "plan",
     cl::desc("A sharding plan (docs/plans.md): a mesh and name patterns "
@@ -105,6 +116,7 @@ static cl::opt<std::string> planPath(
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
+llvm::ArrayRef<std::string> shardc::getBufferNames() { return bufferNames; }
 
 struct shardc::ToolSession::Handler {
   Handler(llvm::SourceMgr &mgr, MLIRContext *ctx)
@@ -135,7 +147,8 @@ shardc::ToolSession::loadInputModel(func::FuncOp *entry,
     return nullptr;
   }
   OwningOpRef<ModuleOp> module =
-      loadModel(inputPath, *format, sourceMgr, &context);
+      loadModel(inputPath, *format, sourceMgr, &context,
+                OnnxImportOptions{{bufferNames.begin(), bufferNames.end()}});
   // Every command works on a model's function: a file without one is an
   // error, not an empty success.
   if (!module)

@@ -205,3 +205,116 @@ TEST(OnnxImporter, DamagedFilesAreErrorsNotCrashes) {
       llvm::consumeError(t.takeError());
   }
 }
+
+namespace {
+
+onnx::TensorProto *addFloats(onnx::GraphProto *g, const std::string &name,
+                             std::vector<int64_t> dims, float start) {
+  onnx::TensorProto *t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t->add_dims(d);
+    n *= d;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    t->add_float_data(start + i);
+  return t;
+}
+
+/// where(mask == zero, (x @ w + pe) + pe2, -1) with pe2 torch's Identity
+/// copy of the equal pe: mask and zero reach the output only through the
+/// comparison (buffers by themselves), w, pe and pe2 where gradients flow.
+std::string bufferModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto *opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  onnx::GraphProto *g = m.mutable_graph();
+  addValue(g->mutable_input(), "x", {2, 3});
+  addFloats(g, "w", {3, 3}, 0);
+  addFloats(g, "mask", {2, 3}, -2);
+  addFloats(g, "zero", {}, 0);
+  addFloats(g, "pe", {2, 3}, 1);
+  onnx::NodeProto *fill = addNode(g, "Constant", {}, {"fill"});
+  onnx::AttributeProto *value = fill->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_float_data(-1);
+  addNode(g, "Equal", {"mask", "zero"}, {"cond"});
+  addNode(g, "MatMul", {"x", "w"}, {"h"});
+  addNode(g, "Add", {"h", "pe"}, {"h1"});
+  addNode(g, "Identity", {"pe"}, {"pe2"});
+  addNode(g, "Add", {"h1", "pe2"}, {"h2"});
+  addNode(g, "Where", {"cond", "h2", "fill"}, {"y"});
+  addValue(g->mutable_output(), "y", {2, 3});
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  return bytes;
+}
+
+std::vector<std::string> argumentNames(ModuleOp module) {
+  auto func = *module.getOps<func::FuncOp>().begin();
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    names.push_back(
+        func.getArgAttrOfType<StringAttr>(i, "shardc.name").getValue().str());
+  return names;
+}
+
+} // namespace
+
+TEST(OnnxImporter, BuffersAreConstants) {
+  Context c;
+  std::string errors;
+  ScopedDiagnosticHandler handler(&c.ctx, [&](Diagnostic &d) {
+    errors += d.str() + "\n";
+    return success();
+  });
+  auto found = shardc::importOnnxModel(bufferModel(), "m.onnx", &c.ctx);
+  ASSERT_TRUE(found) << errors;
+  EXPECT_EQ(argumentNames(*found),
+            (std::vector<std::string>{"x", "w", "pe", "pe2"}));
+  // A declared copy is a constant; the value it copies stays a parameter.
+  shardc::OnnxImportOptions options;
+  options.buffers = {"pe2"};
+  auto declared =
+      shardc::importOnnxModel(bufferModel(), "m.onnx", &c.ctx, options);
+  ASSERT_TRUE(declared) << errors;
+  EXPECT_EQ(argumentNames(*declared),
+            (std::vector<std::string>{"x", "w", "pe"}));
+  // The checkpoint holds the parameters only.
+  auto tensors = shardc::readOnnxInitializers(bufferModel(), {"pe2"});
+  ASSERT_TRUE(bool(tensors)) << llvm::toString(tensors.takeError());
+  std::vector<std::string> names;
+  for (const auto &entry : *tensors)
+    names.push_back(entry.first);
+  EXPECT_EQ(names, (std::vector<std::string>{"pe", "w"}));
+}
+
+TEST(OnnxImporter, BufferNamesMustBeInitializers) {
+  Context c;
+  for (auto [name, message] :
+       {std::pair<std::string, std::string>{
+            "h", "buffer \"h\" names no initializer of the model (its float "
+                 "initializers: \"w\", \"mask\", \"zero\", \"pe\", \"pe2\")"},
+        {"x", "buffer \"x\" is a graph input, not an initializer"}}) {
+    std::string errors;
+    ScopedDiagnosticHandler handler(&c.ctx, [&](Diagnostic &d) {
+      errors += d.str() + "\n";
+      return success();
+    });
+    shardc::OnnxImportOptions options;
+    options.buffers = {name};
+    EXPECT_FALSE(
+        shardc::importOnnxModel(bufferModel(), "m.onnx", &c.ctx, options));
+    EXPECT_NE(errors.find(message), std::string::npos) << errors;
+    auto tensors = shardc::readOnnxInitializers(bufferModel(), {name});
+    ASSERT_FALSE(bool(tensors));
+    EXPECT_NE(llvm::toString(tensors.takeError()).find(message),
+              std::string::npos);
+  }
+}

@@ -9,6 +9,8 @@
 #ifndef SHARDC_IMPORT_MODELLOADER_H
 #define SHARDC_IMPORT_MODELLOADER_H
 
+#include "shardc/Import/OnnxImporter.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
@@ -27,10 +29,11 @@ llvm::Expected<ModelFormat> resolveModelFormat(llvm::StringRef path,
 /// (JSON has its own bound). A text file is added to `sourceMgr` so that
 /// diagnostics can quote it (an ONNX file is binary). In .mlir files, the SSA names the user wrote
 /// (`%h = ...`, `%x: tensor<...>`) become the values' names, as JSON names do.
-mlir::OwningOpRef<mlir::ModuleOp> loadModel(llvm::StringRef path,
-                                            ModelFormat format,
-                                            llvm::SourceMgr &sourceMgr,
-                                            mlir::MLIRContext *ctx);
+/// `onnx` applies to .onnx files; buffers named for another format are an
+/// error.
+mlir::OwningOpRef<mlir::ModuleOp>
+loadModel(llvm::StringRef path, ModelFormat format, llvm::SourceMgr &sourceMgr,
+          mlir::MLIRContext *ctx, const OnnxImportOptions &onnx = {});
 
 } // namespace shardc
 

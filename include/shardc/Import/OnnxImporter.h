@@ -3,7 +3,8 @@
 // Models exported from PyTorch (`torch.onnx.export`, opsets 13 to 17) read
 // into the same IR the JSON importer builds: graph inputs become inputs,
 // float initializers become `param` inputs named as in the state_dict
-// (`blocks.0.fc.weight`), and shape subgraphs fold away for static shapes
+// (`blocks.0.fc.weight`) unless they are buffers (constants: see
+// OnnxImportOptions), and shape subgraphs fold away for static shapes
 // (docs/onnx.md).
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class MLIRContext;
@@ -27,19 +29,31 @@ class MLIRContext;
 
 namespace shardc {
 
+/// What the file does not say and the user does.
+struct OnnxImportOptions {
+  /// Float initializers that are buffers (torch's `register_buffer`: a
+  /// mask, a positional-encoding table), imported as constants, not
+  /// trained, not in checkpoints. Those reaching the outputs only where no
+  /// gradient flows (a comparison, a Where condition) are buffers without
+  /// being named; naming a graph input or no initializer is an error.
+  std::vector<std::string> buffers;
+};
+
 /// Parses the bytes of an ONNX model into a new module holding a
 /// one-device mesh (`@mesh ["data"=1]`, which a sharding plan replaces) and
 /// one func.func @main. Every error (a malformed file, an unsupported op,
 /// opset or element type, a dynamic shape) is a diagnostic naming the file
 /// and, where there is one, the node, and returns null.
-mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(llvm::StringRef bytes,
-                                                  llvm::StringRef filename,
-                                                  mlir::MLIRContext *ctx);
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxModel(llvm::StringRef bytes, llvm::StringRef filename,
+                mlir::MLIRContext *ctx, const OnnxImportOptions &options = {});
 
 /// The float initializers of an ONNX model, by name: the values of the
-/// `param` inputs importOnnxModel makes of them (a checkpoint).
+/// `param` inputs importOnnxModel makes of them (a checkpoint), without
+/// the buffers it finds itself or is given in `buffers`.
 llvm::Expected<std::map<std::string, Tensor>>
-readOnnxInitializers(llvm::StringRef bytes);
+readOnnxInitializers(llvm::StringRef bytes,
+                     llvm::ArrayRef<std::string> buffers = {});
 
 } // namespace shardc
 
