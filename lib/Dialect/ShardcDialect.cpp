@@ -79,6 +79,12 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
                              "\"F0\" or \"B0\"");
     return success();
   }
+  if (name == getReshardForAttrName()) {
+    if (!isa<DictionaryAttr>(attr.getValue()) || op->getNumOperands() != 1)
+      return op->emitOpError("'shardc.reshard_for' is a dictionary on a "
+                             "collective (the record of its reshard)");
+    return success();
+  }
   if (name != getShardingAttrName())
     return op->emitOpError() << "unknown shardc attribute '" << name << "'";
   if (op->getNumResults() != 1)
