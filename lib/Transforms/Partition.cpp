@@ -121,6 +121,17 @@ private:
                                 ArrayRef<TensorShardingInput> assigned,
                                 const LayoutChoice &best,
                                 std::optional<unsigned> operand);
+  /// With `explain`: the record of `v`'s move into `target` for output
+  /// `output` or for `constraint`.
+  DictionaryAttr explainFixed(Value v, ShardingAttr target, int64_t output,
+                              Operation *constraint) {
+    return explain ? encodeReshardRecord(
+                         func.getContext(),
+                         shardc::detail::explainFixedReshard(
+                             v, current.lookup(v).second, target, output,
+                             constraint, mesh))
+                   : nullptr;
+  }
   /// Emits `local`'s all_reduce of kind max over `axes` (a sharded
   /// max_reduction factor), with the sharding `after`.
   Value emitAllReduceMax(Value local, ArrayRef<StringRef> axes,
@@ -342,6 +353,10 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
         bytes *= size;
       price.commSeconds +=
           machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
+      if (withMoves)
+        price.moves.push_back({op->getNumOperands() + unsigned(i),
+                               fs.getResultSharding(i), fs.getResultSharding(i),
+                               shardc::detail::maxReducePlan(axes, n, bytes)});
     }
   }
   auto addMove = [&](unsigned tensor, Value v, ShardingAttr from,
@@ -694,14 +709,8 @@ LogicalResult FunctionPartitioner::run() {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         auto target = func.getResultAttrOfType<ShardingAttr>(
             i, ShardcDialect::getShardingAttrName());
-        FailureOr<Value> local = getLocal(
-            v, target, ret.getLoc(),
-            explain ? encodeReshardRecord(
-                          func.getContext(),
-                          shardc::detail::explainFixedReshard(
-                              v, current.lookup(v).second, target, i, nullptr,
-                              mesh))
-                    : nullptr);
+        FailureOr<Value> local =
+            getLocal(v, target, ret.getLoc(), explainFixed(v, target, i, {}));
         if (failed(local)) {
           delete newBlock;
           return failure();
@@ -713,14 +722,9 @@ LogicalResult FunctionPartitioner::run() {
     }
     LogicalResult done = failure();
     if (ShardingAttr pinned = getConstrainedSharding(&op)) {
-      Value v = op.getOperand(0);
-      FailureOr<Value> local = getLocal(
-          v, pinned, op.getLoc(),
-          explain ? encodeReshardRecord(func.getContext(),
-                                        shardc::detail::explainFixedReshard(
-                                            v, current.lookup(v).second,
-                                            pinned, -1, &op, mesh))
-                  : nullptr);
+      FailureOr<Value> local =
+          getLocal(op.getOperand(0), pinned, op.getLoc(),
+                   explainFixed(op.getOperand(0), pinned, -1, &op));
       if (succeeded(local)) {
         current[op.getResult(0)] = {*local, pinned};
         done = success();

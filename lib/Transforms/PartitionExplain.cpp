@@ -167,6 +167,21 @@ alternativesTo(ShardingAttr from, RankedTensorType type, MeshOp mesh) {
 
 } // namespace
 
+ReshardPlan shardc::detail::maxReducePlan(ArrayRef<StringRef> axes,
+                                          int64_t groupSize,
+                                          int64_t localBytes) {
+  ReshardStep step{CollectiveKind::AllReduce, {}};
+  step.axes.assign(axes.begin(), axes.end());
+  step.groupSize = groupSize;
+  step.localBytesBefore = localBytes;
+  step.bytesPerDevice = collectiveBytesPerDevice(CollectiveKind::AllReduce,
+                                                 groupSize, localBytes);
+  ReshardPlan plan;
+  plan.steps.push_back(step);
+  plan.bytesPerDevice = step.bytesPerDevice;
+  return plan;
+}
+
 ReshardRecord shardc::detail::explainOperandReshard(
     Operation *op, const ShardingRule &rule, unsigned operand,
     ShardingAttr from, ArrayRef<TensorShardingInput> assigned,

@@ -101,6 +101,11 @@ struct LayoutPrice {
   llvm::SmallVector<Move, 4> moves;
 };
 
+/// The all_reduce max of a split max-reduction factor, as a one-step plan
+/// (for the moves a price lists).
+ReshardPlan maxReducePlan(llvm::ArrayRef<llvm::StringRef> axes,
+                          int64_t groupSize, int64_t localBytes);
+
 /// Views of an op's tensors (per rule tensor, the sharding a candidate
 /// starts from), beyond those the partitioner always tries.
 using ExtraViews = llvm::ArrayRef<llvm::SmallVector<TensorShardingInput>>;
