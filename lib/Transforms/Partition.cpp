@@ -519,7 +519,7 @@ DictionaryAttr FunctionPartitioner::explainReshard(
   if (!operand)
     return encodeReshardRecord(
         op->getContext(), shardc::detail::explainOwnReduction(
-                              op, best, mesh, candidates, price));
+                              op, best, candidates, price));
   Value v = op->getOperand(*operand);
   ShardingAttr from = current.lookup(v).second;
   if (!from || from == best.operands[*operand] ||

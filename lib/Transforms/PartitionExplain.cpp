@@ -11,7 +11,15 @@
 //     other summands made pending too, and its result reduced later);
 //   * whole: a pending sum all-reduced, when the chosen layout split it;
 //   * split on dim d: a pending sum reduce-scattered into dim d instead of
-//     all-reduced (the cheapest d the dim's size allows).
+//     all-reduced (the cheapest d the dim's size allows);
+//   * as it is, with the inputs read by this consumer alone that the
+//     layout moves annotated as it takes them (the move is then the
+//     annotation's doing: a wrongly split weight shows here).
+//
+// An output's move is priced alone against the output annotated as the
+// value is, whole or split; a sharding_constraint has no alternative; an
+// op's own all_reduce max is weighed against computing it with the
+// reduced dim whole.
 //
 // Each is the cheapest layout of the consumer taking the operand so, among
 // the views the partitioner weighs plus views starting from that operand
@@ -42,6 +50,18 @@ std::string nameOf(Value v) {
   return name.empty() ? describeValue(v) : name.str();
 }
 
+/// `value` moved from `from` to `to` by `plan`, priced on the default
+/// machine.
+ReshardMove describeMove(std::string value, ShardingAttr from, ShardingAttr to,
+                         const ReshardPlan &plan) {
+  ReshardMove move{std::move(value), from, to, "", plan.bytesPerDevice,
+                   plan.seconds(MachineModel())};
+  for (const ReshardStep &step : plan.steps)
+    move.collectives += (move.collectives.empty() ? "" : ", ") +
+                        stringifyCollectiveKind(step.kind).str();
+  return move;
+}
+
 PricedLayout toPriced(Operation *op, StringRef label, ShardingAttr operand,
                       const LayoutPrice &price) {
   PricedLayout l;
@@ -49,16 +69,11 @@ PricedLayout toPriced(Operation *op, StringRef label, ShardingAttr operand,
   l.operand = operand;
   l.possible = price.feasible;
   l.seconds = price.seconds;
-  MachineModel machine;
   for (const LayoutPrice::Move &m : price.moves) {
     Value v = m.tensor < op->getNumOperands()
                   ? op->getOperand(m.tensor)
                   : op->getResult(m.tensor - op->getNumOperands());
-    ReshardMove move{nameOf(v), m.from, m.to, "", m.plan.bytesPerDevice,
-                     m.plan.seconds(machine)};
-    for (const ReshardStep &step : m.plan.steps)
-      move.collectives += (move.collectives.empty() ? "" : ", ") +
-                          stringifyCollectiveKind(step.kind).str();
+    ReshardMove move = describeMove(nameOf(v), m.from, m.to, m.plan);
     l.bytes += move.bytes;
     l.moves.push_back(std::move(move));
   }
@@ -303,7 +318,6 @@ ReshardRecord shardc::detail::explainOperandReshard(
 
 ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
                                           const LayoutChoice &chosen,
-                                          MeshOp mesh,
                                           CandidateEnumerator candidates,
                                           LayoutPricer price) {
   ReshardRecord record;
@@ -329,7 +343,6 @@ ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
     whole.possible = false;
   }
   record.layouts.push_back(std::move(whole));
-  (void)mesh;
   return record;
 }
 
@@ -351,7 +364,6 @@ ReshardRecord shardc::detail::explainFixedReshard(Value value, ShardingAttr from
   record.index = output;
   // The output annotated otherwise: the one move, priced alone.
   auto type = cast<RankedTensorType>(value.getType());
-  MachineModel machine;
   auto priced = [&](StringRef label, ShardingAttr target) {
     PricedLayout l;
     l.label = label.str();
@@ -362,11 +374,7 @@ ReshardRecord shardc::detail::explainFixedReshard(Value value, ShardingAttr from
     l.possible = succeeded(plan);
     if (failed(plan) || plan->steps.empty())
       return l;
-    ReshardMove move{record.value, from, target, "", plan->bytesPerDevice,
-                     plan->seconds(machine)};
-    for (const ReshardStep &step : plan->steps)
-      move.collectives += (move.collectives.empty() ? "" : ", ") +
-                          stringifyCollectiveKind(step.kind).str();
+    ReshardMove move = describeMove(record.value, from, target, *plan);
     l.bytes = move.bytes;
     l.seconds = move.seconds;
     l.moves.push_back(std::move(move));

@@ -133,7 +133,7 @@ ReshardRecord explainOperandReshard(mlir::Operation *op,
 /// The record of `op`'s own all_reduce max, against computing it with the
 /// reduced dim whole.
 ReshardRecord explainOwnReduction(mlir::Operation *op,
-                                  const LayoutChoice &chosen, MeshOp mesh,
+                                  const LayoutChoice &chosen,
                                   CandidateEnumerator candidates,
                                   LayoutPricer price);
 
