@@ -82,9 +82,14 @@ void printLayout(const PricedLayout &l, const PricedLayout &chosen) {
   llvm::outs() << "\n";
 }
 
-void printRecord(const ReshardRecord &r, StringRef collectives) {
+void printRecord(const ReshardRecord &r, StringRef collectives,
+                 size_t readers) {
   llvm::outs() << "  " << collectives << " " << r.value << ": for "
-               << describeConsumer(r) << "\n";
+               << describeConsumer(r);
+  if (readers > 1)
+    llvm::outs() << " (and " << readers - 1 << " more "
+                 << (readers > 2 ? "ops read" : "op reads") << " the moved value)";
+  llvm::outs() << "\n";
   if (r.kind == ReshardRecord::Consumer::OwnReduction)
     llvm::outs() << "    each device holds the max of its block of "
                  << format(r.to) << "\n";
@@ -106,9 +111,13 @@ void printRecord(const ReshardRecord &r, StringRef collectives) {
 void shardc::printCollectives(func::FuncOp spmd) {
   llvm::outs() << "\nreshards (bytes each device sends):\n";
   int64_t total = 0, count = 0;
-  // The reshards in program order: the first collective of each record,
-  // and the collectives that carry it.
-  std::vector<std::pair<Operation *, std::string>> reshards;
+  // The reshards in program order: the first and last collectives of each
+  // record, and the names of all that carry it.
+  struct Reshard {
+    Operation *first, *last;
+    std::string collectives;
+  };
+  std::vector<Reshard> reshards;
   spmd.walk([&](Operation *op) {
     auto collective = dyn_cast<CollectiveOpInterface>(op);
     std::optional<ReshardStep> desc = describeCollective(op);
@@ -137,10 +146,13 @@ void shardc::printCollectives(func::FuncOp spmd) {
     Attribute record = op->getAttr(ShardcDialect::getReshardForAttrName());
     std::string name = op->getName().stripDialect().str();
     if (record && !reshards.empty() &&
-        reshards.back().first->getAttr(ShardcDialect::getReshardForAttrName()) == record)
-      reshards.back().second += ", " + name;
-    else
-      reshards.push_back({op, name});
+        reshards.back().first->getAttr(
+            ShardcDialect::getReshardForAttrName()) == record) {
+      reshards.back().collectives += ", " + name;
+      reshards.back().last = op;
+    } else {
+      reshards.push_back({op, op, name});
+    }
   });
   llvm::outs() << "  total: " << count << " collectives, " << total
                << " bytes per device\n";
@@ -148,12 +160,17 @@ void shardc::printCollectives(func::FuncOp spmd) {
     return;
   llvm::outs() << "\nwhy each reshard (the consumer that needed it; its "
                   "layouts priced as the partitioner prices them):\n";
-  for (auto &[first, collectives] : reshards) {
-    std::optional<ReshardRecord> r = readReshardRecord(first);
+  for (const Reshard &reshard : reshards) {
+    std::optional<ReshardRecord> r = readReshardRecord(reshard.first);
     if (!r) {
-      llvm::outs() << "  " << collectives << ": (not recorded)\n";
+      llvm::outs() << "  " << reshard.collectives << ": (not recorded)\n";
       continue;
     }
-    printRecord(*r, collectives);
+    // The move is made once for every consumer wanting that layout; the
+    // record names the first.
+    llvm::SmallPtrSet<Operation *, 4> readers;
+    for (Operation *user : reshard.last->getResult(0).getUsers())
+      readers.insert(user);
+    printRecord(*r, reshard.collectives, readers.size());
   }
 }
