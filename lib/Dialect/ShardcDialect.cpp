@@ -1,6 +1,7 @@
 //===- ShardcDialect.cpp - dialect registration and attribute hooks -------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/CollectiveOpInterface.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/UnevenDims.h"
 
@@ -80,7 +81,8 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == getReshardForAttrName()) {
-    if (!isa<DictionaryAttr>(attr.getValue()) || op->getNumOperands() != 1)
+    if (!isa<DictionaryAttr>(attr.getValue()) ||
+        !isa<CollectiveOpInterface>(op))
       return op->emitOpError("'shardc.reshard_for' is a dictionary on a "
                              "collective (the record of its reshard)");
     return success();
