@@ -1,6 +1,7 @@
 //===- ShardcDialect.cpp - dialect registration and attribute hooks -------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/CollectiveOpInterface.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/UnevenDims.h"
 
@@ -77,6 +78,13 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError("'shardc.pipeline_action' is a string such as "
                              "\"F0\" or \"B0\"");
+    return success();
+  }
+  if (name == getReshardForAttrName()) {
+    if (!isa<DictionaryAttr>(attr.getValue()) ||
+        !isa<CollectiveOpInterface>(op))
+      return op->emitOpError("'shardc.reshard_for' is a dictionary on a "
+                             "collective (the record of its reshard)");
     return success();
   }
   if (name != getShardingAttrName())

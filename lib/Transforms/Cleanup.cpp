@@ -4,6 +4,7 @@
 #include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/ReshardRecord.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
@@ -45,13 +46,20 @@ struct SliceOfAllReduce : OpRewritePattern<AllSliceOp> {
     if (!reduce || reduce.getAxes() != slice.getAxes() ||
         reduce.getMeshAttr() != slice.getMeshAttr())
       return failure();
-    // Read the slice's sharding before the rewrite erases the slice.
+    // Read the slice's sharding before the rewrite erases the slice, and
+    // the record of the reshard (explain's): the slice's consumer, which
+    // the reduce_scatter now serves.
     Attribute sharding = slice->getAttr(ShardcDialect::getShardingAttrName());
+    Attribute record = slice->getAttr(ShardcDialect::getReshardForAttrName());
+    if (!record)
+      record = reduce->getAttr(ShardcDialect::getReshardForAttrName());
     auto scatter = rewriter.replaceOpWithNewOp<ReduceScatterOp>(
         slice, slice.getType(), reduce.getInput(), slice.getMeshAttr(),
         slice.getAxes(), slice.getDimAttr(), reduce.getReductionAttr());
     if (sharding)
       scatter->setAttr(ShardcDialect::getShardingAttrName(), sharding);
+    if (record)
+      scatter->setAttr(ShardcDialect::getReshardForAttrName(), record);
     return success();
   }
 };

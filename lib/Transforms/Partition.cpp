@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PartitionLayout.h"
+
 #include "shardc/Analysis/FactorSharding.h"
 #include "shardc/Analysis/FactorShardingCache.h"
 #include "shardc/Analysis/ReshardPlanner.h"
@@ -29,6 +31,7 @@
 #include "shardc/Dialect/UnevenDims.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Passes.h"
+#include "shardc/Transforms/ReshardRecord.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -43,6 +46,22 @@ namespace shardc {
 
 using namespace mlir;
 using namespace shardc;
+using shardc::detail::ExtraViews;
+using shardc::detail::LayoutChoice;
+using shardc::detail::LayoutChoices;
+using shardc::detail::LayoutPrice;
+using shardc::detail::withPartial;
+
+ShardingAttr shardc::detail::withPartial(ShardingAttr s, ArrayRef<StringRef> axes) {
+  if (axes.empty())
+    return s;
+  SmallVector<SmallVector<StringRef>> dims;
+  for (size_t d = 0; d < s.getRank(); ++d)
+    dims.push_back(s.getDimAxes(d));
+  SmallVector<StringRef> partial = s.getPartialAxes();
+  partial.append(axes.begin(), axes.end());
+  return ShardingAttr::get(s.getContext(), s.getMesh(), dims, partial);
+}
 
 namespace {
 
@@ -59,73 +78,11 @@ Location stripName(Location loc) {
   return loc;
 }
 
-/// How to compute one op: its factor shardings, the layouts its operands
-/// are moved into and the layouts its results come out in. These are the
-/// factor shardings' projections, except that a pending partial sum may
-/// pass through an op linear in some operands (getPartialSumOperandSets):
-/// those operands stay summands and so does the result.
-struct LayoutChoice {
-  const FactorShardings *factors = nullptr;
-  SmallVector<ShardingAttr, 3> operands;
-  SmallVector<ShardingAttr, 1> results;
-};
-
-/// `s` with `axes` added to its pending sums.
-ShardingAttr withPartial(ShardingAttr s, ArrayRef<StringRef> axes) {
-  if (axes.empty())
-    return s;
-  SmallVector<SmallVector<StringRef>> dims;
-  for (size_t d = 0; d < s.getRank(); ++d)
-    dims.push_back(s.getDimAxes(d));
-  SmallVector<StringRef> partial = s.getPartialAxes();
-  partial.append(axes.begin(), axes.end());
-  return ShardingAttr::get(s.getContext(), s.getMesh(), dims, partial);
-}
-
-/// The layouts chosen for ops, memoized.
-///
-/// The choice (FunctionPartitioner::chooseLayout) is a pure function of the
-/// op's sharding rule, the operand sets a pending sum passes through (and
-/// which operands have one use), the mesh, the types of its operands and
-/// results, the shardings propagation assigned to them and the layouts its
-/// operands are currently in; the key holds all of these (types and
-/// attributes are uniqued, so their pointers stand for their content). The
-/// answers are
-/// owned by `factors`, which outlives the memo.
-class LayoutChoices {
-public:
-  FactorShardingCache factors;
-
-  /// The stored choice for `key`, or null if none is stored; `found` says
-  /// which (a stored choice may be null: no layout works).
-  const LayoutChoice *lookup(ArrayRef<int64_t> key, bool &found) const {
-    auto it = index.find(key);
-    found = it != index.end();
-    return found ? it->second : nullptr;
-  }
-  /// Stores `choice` (or that there is none) for `key`; returns the copy.
-  const LayoutChoice *insert(ArrayRef<int64_t> key,
-                             std::optional<LayoutChoice> choice) {
-    const std::vector<int64_t> &stored =
-        keys.emplace_back(key.begin(), key.end());
-    const LayoutChoice *copy =
-        choice ? &answers.emplace_back(std::move(*choice)) : nullptr;
-    index[stored] = copy;
-    return copy;
-  }
-
-private:
-  /// Deques, so that the keys the index points into and the answers it
-  /// hands out never move.
-  std::deque<std::vector<int64_t>> keys;
-  std::deque<LayoutChoice> answers;
-  llvm::DenseMap<ArrayRef<int64_t>, const LayoutChoice *> index;
-};
-
 class FunctionPartitioner {
 public:
-  FunctionPartitioner(func::FuncOp func, MeshOp mesh, LayoutChoices &choices)
-      : func(func), mesh(mesh),
+  FunctionPartitioner(func::FuncOp func, MeshOp mesh, LayoutChoices &choices,
+                      bool explain)
+      : func(func), mesh(mesh), explain(explain),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
         builder(func.getContext()), choices(choices),
         shardingAttrName(StringAttr::get(
@@ -136,18 +93,50 @@ public:
 private:
   /// The sharding propagation assigned to `v`.
   ShardingAttr getAssigned(Value v);
-  /// `v`'s local value, moved into `target`.
-  FailureOr<Value> getLocal(Value v, ShardingAttr target, Location loc);
+  /// `v`'s local value, moved into `target`; the collectives a move emits
+  /// carry `record` (ReshardRecord.h) if it is set.
+  FailureOr<Value> getLocal(Value v, ShardingAttr target, Location loc,
+                            DictionaryAttr record = {});
   /// Materializes `plan` on `local`.
-  Value emitPlan(Value local, const ReshardPlan &plan, Location loc);
+  Value emitPlan(Value local, const ReshardPlan &plan, Location loc,
+                 DictionaryAttr record);
   /// The layout to compute `op` in (owned by `choices`), or null if no
   /// candidate layout works.
   const LayoutChoice *chooseLayout(Operation *op, const ShardingRule &rule,
                                    ArrayRef<TensorShardingInput> assigned);
+  /// Calls `fn` on each candidate layout of `op` (the views chooseLayout
+  /// weighs, then `extra`), priced, until it returns true.
+  void forEachCandidate(
+      Operation *op, const ShardingRule &rule,
+      ArrayRef<TensorShardingInput> assigned, ExtraViews extra,
+      bool withMoves,
+      function_ref<bool(const LayoutChoice &, const LayoutPrice &)> fn);
+  /// `choice`'s price (LayoutPrice), with its moves if `withMoves`.
+  LayoutPrice priceCandidate(Operation *op, const ShardingRule &rule,
+                             ArrayRef<TensorShardingInput> assigned,
+                             const LayoutChoice &choice, bool withMoves);
+  /// With `explain`: the record of `operand`'s move into `best` (null if
+  /// it moves nothing), or without one, of `op`'s own all_reduce max.
+  DictionaryAttr explainReshard(Operation *op, const ShardingRule &rule,
+                                ArrayRef<TensorShardingInput> assigned,
+                                const LayoutChoice &best,
+                                std::optional<unsigned> operand);
+  /// With `explain`: the record of `v`'s move into `target` for output
+  /// `output` or for `constraint`.
+  DictionaryAttr explainFixed(Value v, ShardingAttr target, int64_t output,
+                              Operation *constraint) {
+    return explain ? encodeReshardRecord(
+                         func.getContext(),
+                         shardc::detail::explainFixedReshard(
+                             v, current.lookup(v).second, target, output,
+                             constraint, mesh))
+                   : nullptr;
+  }
   /// Emits `local`'s all_reduce of kind max over `axes` (a sharded
   /// max_reduction factor), with the sharding `after`.
   Value emitAllReduceMax(Value local, ArrayRef<StringRef> axes,
-                         ShardingAttr after, Location loc);
+                         ShardingAttr after, Location loc,
+                         DictionaryAttr record);
   /// Overwrites, in `locals`, the padding of every unevenly split dim that
   /// `op` would fold into real elements with the fill the op asks for
   /// (ShardingRuleOpInterface::getPaddingFill).
@@ -164,6 +153,10 @@ private:
 
   func::FuncOp func;
   MeshOp mesh;
+  /// Whether collectives get the record of the reshard they belong to.
+  bool explain;
+  /// The machine candidates are priced on (cost-model.md's defaults).
+  MachineModel machine;
   /// `@mesh`, made once: every local computation and collective names it.
   FlatSymbolRefAttr meshRef;
   OpBuilder builder;
@@ -190,7 +183,7 @@ ShardingAttr FunctionPartitioner::getAssigned(Value v) {
 }
 
 Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
-                                    Location loc) {
+                                    Location loc, DictionaryAttr record) {
   MLIRContext *ctx = builder.getContext();
   auto elementType = cast<RankedTensorType>(local.getType()).getElementType();
   for (const ReshardStep &step : plan.steps) {
@@ -236,13 +229,16 @@ Value FunctionPartitioner::emitPlan(Value local, const ReshardPlan &plan,
     }
     }
     op->setAttr(shardingAttrName, step.after);
+    if (record)
+      op->setAttr(ShardcDialect::getReshardForAttrName(), record);
     local = op->getResult(0);
   }
   return local;
 }
 
 FailureOr<Value> FunctionPartitioner::getLocal(Value v, ShardingAttr target,
-                                               Location loc) {
+                                               Location loc,
+                                               DictionaryAttr record) {
   auto [local, layout] = current.lookup(v);
   if (!local)
     return emitError(loc) << "internal error: " << describeValue(v)
@@ -265,7 +261,7 @@ FailureOr<Value> FunctionPartitioner::getLocal(Value v, ShardingAttr target,
                             << layout << " to " << target << ": " << why;
     planIt = plans.try_emplace(planKey, std::move(*plan)).first;
   }
-  Value result = emitPlan(local, planIt->second, stripName(loc));
+  Value result = emitPlan(local, planIt->second, stripName(loc), record);
   moved[key] = result;
   return result;
 }
@@ -315,11 +311,100 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
   if (const LayoutChoice *memo = choices.lookup(key, found); found)
     return memo;
 
+  // The candidate whose reshards take the least estimated time wins (bytes
+  // and per-message latency, so a plan of many small collectives does not
+  // beat the one an expert writes), the first on ties (all tensors together
+  // is the usual answer).
+  std::optional<LayoutChoice> best;
+  double bestCost = std::numeric_limits<double>::infinity();
+  forEachCandidate(
+      op, rule, assigned, {}, /*withMoves=*/false,
+      [&](const LayoutChoice &choice, const LayoutPrice &price) {
+        if (price.feasible && price.seconds < bestCost) {
+          bestCost = price.seconds;
+          best = choice;
+        }
+        // Nothing beats moving nothing: the usual case (an op whose
+        // operands already sit in the layout its result wants) costs one
+        // candidate.
+        return best && price.commSeconds == 0 && price.feasible;
+      });
+  return choices.insert(key, std::move(best));
+}
+
+LayoutPrice
+FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
+                                    ArrayRef<TensorShardingInput> assigned,
+                                    const LayoutChoice &choice,
+                                    bool withMoves) {
+  const FactorShardings &fs = *choice.factors;
+  LayoutPrice price;
+  // A sharded max_reduction factor costs the all_reduce max of the local
+  // result, emitted right after the op.
+  if (AxisList axes = fs.getMaxReducedAxes(); !axes.empty()) {
+    int64_t n = 1;
+    for (StringRef axis : axes)
+      n *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
+    for (auto [i, v] : llvm::enumerate(op->getResults())) {
+      auto type = cast<RankedTensorType>(v.getType());
+      int64_t bytes = elementBytes(type);
+      for (int64_t size :
+           getLocalShape(fs.getResultSharding(i), mesh, type.getShape()))
+        bytes *= size;
+      price.commSeconds +=
+          machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
+      if (withMoves)
+        price.moves.push_back({op->getNumOperands() + unsigned(i),
+                               fs.getResultSharding(i), fs.getResultSharding(i),
+                               shardc::detail::maxReducePlan(axes, n, bytes)});
+    }
+  }
+  auto addMove = [&](unsigned tensor, Value v, ShardingAttr from,
+                     ShardingAttr to) {
+    auto type = cast<RankedTensorType>(v.getType());
+    FailureOr<ReshardPlan> plan =
+        planReshard(from, to, mesh, type.getShape(), elementBytes(type));
+    price.feasible &= succeeded(plan);
+    if (failed(plan))
+      return;
+    price.commSeconds += plan->seconds(machine);
+    if (withMoves && !plan->steps.empty())
+      price.moves.push_back({tensor, from, to, std::move(*plan)});
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    // Moved into that layout already (for an earlier consumer): free.
+    if (!moved.count({v, Attribute(choice.operands[i])}))
+      addMove(i, v, current.lookup(v).second, choice.operands[i]);
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    addMove(op->getNumOperands() + i, v, choice.results[i],
+            assigned[rule.getResultTensor(i)].sharding);
+  price.seconds = price.commSeconds;
+  // A layout that leaves factors unsplit makes every device compute more:
+  // without this term, gathering a data-parallel backward's activations
+  // (to compute the whole weight gradient everywhere) looks cheaper than
+  // the all_reduce of the gradient an expert writes. The FLOPs are the op's
+  // cost (CostOpInterface, the simulator's too) at the local factor sizes.
+  if (auto cost = dyn_cast<CostOpInterface>(op)) {
+    SmallVector<double, 8> localSizes;
+    for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+      int64_t shards = 1;
+      for (StringRef axis : fs.getFactorAxes(f))
+        shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
+      // Devices compute their padding too.
+      localSizes.push_back(
+          double(paddedBlockSize(rule.getFactor(f).size, shards)));
+    }
+    price.seconds += cost.getFlops(localSizes) / machine.flopsPerSecond;
+  }
+  return price;
+}
+
+void FunctionPartitioner::forEachCandidate(
+    Operation *op, const ShardingRule &rule,
+    ArrayRef<TensorShardingInput> assigned, ExtraViews extra, bool withMoves,
+    function_ref<bool(const LayoutChoice &, const LayoutPrice &)> fn) {
   // Candidate layouts for computing the op, each from a different view of
-  // the shardings around it; the one whose reshards take the least
-  // estimated time wins (bytes and per-message latency, so a plan of many
-  // small collectives does not beat the one an expert writes), the first on
-  // ties (all tensors together is the usual answer).
+  // the shardings around it.
   unsigned numTensors = rule.getNumTensors();
   SmallVector<SmallVector<TensorShardingInput>> views;
   views.emplace_back(assigned.begin(), assigned.end());
@@ -354,50 +439,10 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
     views.push_back(SmallVector<TensorShardingInput>(numTensors));
   }
 
-  std::optional<LayoutChoice> best;
-  double bestCost = std::numeric_limits<double>::infinity();
-  MachineModel machine;
-  // A layout that leaves factors unsplit makes every device compute more:
-  // without this term, gathering a data-parallel backward's activations
-  // (to compute the whole weight gradient everywhere) looks cheaper than
-  // the all_reduce of the gradient an expert writes. The FLOPs are the op's
-  // cost (CostOpInterface, the simulator's too) at the local factor sizes.
-  auto cost = dyn_cast<CostOpInterface>(op);
-  SmallVector<double, 8> localSizes;
-  auto computeSeconds = [&](const FactorShardings &fs) {
-    if (!cost)
-      return 0.0;
-    localSizes.clear();
-    for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
-      int64_t shards = 1;
-      for (StringRef axis : fs.getFactorAxes(f))
-        shards *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
-      // Devices compute their padding too.
-      localSizes.push_back(
-          double(paddedBlockSize(rule.getFactor(f).size, shards)));
-    }
-    return cost.getFlops(localSizes) / machine.flopsPerSecond;
-  };
-  // A sharded max_reduction factor costs the all_reduce max of the local
-  // result, emitted right after the op.
-  auto maxReduceSeconds = [&](const FactorShardings &fs) {
-    AxisList axes = fs.getMaxReducedAxes();
-    if (axes.empty())
-      return 0.0;
-    int64_t n = 1;
-    for (StringRef axis : axes)
-      n *= std::max<int64_t>(mesh.getAxisSize(axis), 1);
-    double seconds = 0;
-    for (auto [i, v] : llvm::enumerate(op->getResults())) {
-      auto type = cast<RankedTensorType>(v.getType());
-      int64_t bytes = elementBytes(type);
-      for (int64_t size :
-           getLocalShape(fs.getResultSharding(i), mesh, type.getShape()))
-        bytes *= size;
-      seconds += machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
-    }
-    return seconds;
-  };
+  views.append(extra.begin(), extra.end());
+  SmallVector<unsigned, 2> partialSets;
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.getPartialSumOperandSets(partialSets);
   // The variants of one factor sharding: its projections, and, for each
   // set of operands a pending sum passes through whose members are all
   // pending sums over the same axes (which no factor uses) read by this op
@@ -448,7 +493,6 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       plain.results.push_back(fs.getResultSharding(i));
     return variants;
   };
-  bool settled = false;
   for (const auto &view : views) {
     const FactorShardings &fs = choices.factors.get(rule, mesh, view);
     bool exact = true;
@@ -456,51 +500,41 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
       exact &= fs.isExactFor(t);
     if (!exact)
       continue;
-    for (LayoutChoice &choice : variantsOf(fs)) {
-      double commCost = maxReduceSeconds(fs);
-      bool feasible = true;
-      for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-        // Moved into that layout already (for an earlier consumer): free.
-        if (moved.count({v, Attribute(choice.operands[i])}))
-          continue;
-        auto type = cast<RankedTensorType>(v.getType());
-        FailureOr<ReshardPlan> plan =
-            planReshard(current.lookup(v).second, choice.operands[i], mesh,
-                        type.getShape(), elementBytes(type));
-        feasible &= succeeded(plan);
-        if (succeeded(plan))
-          commCost += plan->seconds(machine);
-      }
-      for (auto [i, v] : llvm::enumerate(op->getResults())) {
-        auto type = cast<RankedTensorType>(v.getType());
-        FailureOr<ReshardPlan> plan = planReshard(
-            choice.results[i], assigned[rule.getResultTensor(i)].sharding,
-            mesh, type.getShape(), elementBytes(type));
-        feasible &= succeeded(plan);
-        if (succeeded(plan))
-          commCost += plan->seconds(machine);
-      }
-      double cost = commCost + computeSeconds(fs);
-      if (feasible && cost < bestCost) {
-        bestCost = cost;
-        best = std::move(choice);
-      }
-      // Nothing beats moving nothing: the usual case (an op whose operands
-      // already sit in the layout its result wants) costs one candidate.
-      if (best && commCost == 0 && feasible) {
-        settled = true;
-        break;
-      }
-    }
-    if (settled)
-      break;
+    for (LayoutChoice &choice : variantsOf(fs))
+      if (fn(choice, priceCandidate(op, rule, assigned, choice, withMoves)))
+        return;
   }
-  return choices.insert(key, std::move(best));
+}
+
+DictionaryAttr FunctionPartitioner::explainReshard(
+    Operation *op, const ShardingRule &rule,
+    ArrayRef<TensorShardingInput> assigned, const LayoutChoice &best,
+    std::optional<unsigned> operand) {
+  auto candidates = [&](ExtraViews extra, auto fn) {
+    forEachCandidate(op, rule, assigned, extra, /*withMoves=*/true, fn);
+  };
+  auto price = [&](const LayoutChoice &c) {
+    return priceCandidate(op, rule, assigned, c, /*withMoves=*/true);
+  };
+  if (!operand)
+    return encodeReshardRecord(
+        op->getContext(), shardc::detail::explainOwnReduction(
+                              op, best, candidates, price));
+  Value v = op->getOperand(*operand);
+  ShardingAttr from = current.lookup(v).second;
+  if (!from || from == best.operands[*operand] ||
+      moved.count({v, Attribute(best.operands[*operand])}))
+    return nullptr;
+  return encodeReshardRecord(op->getContext(),
+                             shardc::detail::explainOperandReshard(
+                                 op, rule, *operand, from, assigned, best,
+                                 mesh, candidates, price));
 }
 
 Value FunctionPartitioner::emitAllReduceMax(Value local,
                                             ArrayRef<StringRef> axes,
-                                            ShardingAttr after, Location loc) {
+                                            ShardingAttr after, Location loc,
+                                            DictionaryAttr record) {
   MLIRContext *ctx = builder.getContext();
   SmallVector<Attribute> axisAttrs;
   for (StringRef a : axes)
@@ -511,6 +545,8 @@ Value FunctionPartitioner::emitAllReduceMax(Value local,
       ArrayAttr::get(ctx, axisAttrs),
       ReductionKindAttr::get(ctx, ReductionKind::Max));
   op->setAttr(shardingAttrName, after);
+  if (record)
+    op->setAttr(ShardcDialect::getReshardForAttrName(), record);
   return op->getResult(0);
 }
 
@@ -566,9 +602,15 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   // Operands are set one by one, not through an IRMapping keyed by value:
   // one value read through two operands (matmul(x, x)) may be wanted in a
   // different layout by each.
+  // Each move's record is made before any is emitted, so each prices the
+  // op's layouts from the same state.
+  SmallVector<DictionaryAttr, 4> records(op->getNumOperands());
+  for (unsigned i = 0; explain && i < op->getNumOperands(); ++i)
+    records[i] = explainReshard(op, rule, assigned, *best, i);
   SmallVector<Value, 4> locals;
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
-    FailureOr<Value> local = getLocal(v, best->operands[i], op->getLoc());
+    FailureOr<Value> local =
+        getLocal(v, best->operands[i], op->getLoc(), records[i]);
     if (failed(local))
       return failure();
     locals.push_back(*local);
@@ -608,11 +650,15 @@ LogicalResult FunctionPartitioner::partitionRuleOp(Operation *op,
   }
   // Each device holds the max of its block: the max over the groups makes
   // the result whole (it is never a pending state, so it is done here).
-  if (!maxAxes.empty())
+  if (!maxAxes.empty()) {
+    DictionaryAttr record =
+        explain ? explainReshard(op, rule, assigned, *best, std::nullopt)
+                : nullptr;
     for (auto [i, v] : llvm::enumerate(op->getResults()))
-      current[v].first = emitAllReduceMax(results[i], maxAxes,
-                                          best->results[i],
-                                          stripName(op->getLoc()));
+      current[v].first =
+          emitAllReduceMax(results[i], maxAxes, best->results[i],
+                           stripName(op->getLoc()), record);
+  }
   return success();
 }
 
@@ -663,7 +709,8 @@ LogicalResult FunctionPartitioner::run() {
       for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
         auto target = func.getResultAttrOfType<ShardingAttr>(
             i, ShardcDialect::getShardingAttrName());
-        FailureOr<Value> local = getLocal(v, target, ret.getLoc());
+        FailureOr<Value> local =
+            getLocal(v, target, ret.getLoc(), explainFixed(v, target, i, {}));
         if (failed(local)) {
           delete newBlock;
           return failure();
@@ -675,7 +722,9 @@ LogicalResult FunctionPartitioner::run() {
     }
     LogicalResult done = failure();
     if (ShardingAttr pinned = getConstrainedSharding(&op)) {
-      FailureOr<Value> local = getLocal(op.getOperand(0), pinned, op.getLoc());
+      FailureOr<Value> local =
+          getLocal(op.getOperand(0), pinned, op.getLoc(),
+                   explainFixed(op.getOperand(0), pinned, -1, &op));
       if (succeeded(local)) {
         current[op.getResult(0)] = {*local, pinned};
         done = success();
@@ -727,6 +776,7 @@ LogicalResult FunctionPartitioner::run() {
 }
 
 struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
+  using ShardcPartitionBase::ShardcPartitionBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     LayoutChoices choices;
@@ -738,7 +788,7 @@ struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
         func.emitOpError("has no mesh to partition over");
         return signalPassFailure();
       }
-      if (failed(FunctionPartitioner(func, mesh, choices).run()))
+      if (failed(FunctionPartitioner(func, mesh, choices, explain).run()))
         return signalPassFailure();
     }
   }

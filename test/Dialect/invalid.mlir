@@ -546,3 +546,11 @@ func.func @stage_negative(%v: tensor<4xf32>) -> tensor<4xf32> {
   %0 = shardc.relu %v {shardc.stage = -1 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @reshard_for_not_collective(%v: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'shardc.reshard_for' is a dictionary on a collective}}
+  %0 = shardc.relu %v {shardc.reshard_for = {kind = "operand"}} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoShardExplain.h"
+#include "CollectiveExplain.h"
 #include "PipelineStep.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -338,52 +339,14 @@ int shardc::runExplainCommand() {
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   // With the cleanup `simulate` runs: a splat constant's slice folds into
   // a smaller constant, which is no reshard worth listing.
-  pm.addPass(createShardcPartition());
+  pm.addPass(createShardcPartition(ShardcPartitionOptions{/*explain=*/true}));
   pm.addNestedPass<func::FuncOp>(createShardcCleanup());
   if (failed(pm.run(*spmd)))
     return 1;
   func::FuncOp spmdFunc = getEntryFunction(*spmd);
   if (!spmdFunc)
     return 1;
-  llvm::outs() << "\nreshards (bytes each device sends):\n";
-  int64_t total = 0, count = 0;
-  spmdFunc.walk([&](Operation *op) {
-    auto collective = dyn_cast<CollectiveOpInterface>(op);
-    std::optional<ReshardStep> desc = describeCollective(op);
-    if (!collective || !desc)
-      return;
-    auto in = cast<RankedTensorType>(op->getOperand(0).getType());
-    int64_t bytes =
-        in.getNumElements() * ((in.getElementTypeBitWidth() + 7) / 8);
-    MeshOp mesh = lookupMesh(op, collective.getMeshAttr());
-    int64_t groupSize = 1;
-    for (StringRef a : desc->axes)
-      groupSize *= mesh.getAxisSize(a);
-    CollectiveKind kind = collective.getCollectiveKind();
-    std::string dims;
-    if (kind == CollectiveKind::AllToAll)
-      dims = " split_dim=" + std::to_string(desc->dim) +
-             " concat_dim=" + std::to_string(desc->concatDim);
-    else if (desc->dim >= 0)
-      dims = " dim=" + std::to_string(desc->dim);
-    ArrayAttr axes = collective.getAxes();
-    int64_t sent = collective.getBytesSentPerDevice(groupSize, bytes);
-    std::string what;
-    Value moved = op->getOperand(0);
-    while (isa_and_nonnull<CollectiveOpInterface>(moved.getDefiningOp()))
-      moved = moved.getDefiningOp()->getOperand(0);
-    if (auto arg = dyn_cast<BlockArgument>(moved))
-      what = getArgumentName(spmdFunc, arg.getArgNumber());
-    else
-      what = getNameFromLoc(moved.getDefiningOp()->getLoc()).str();
-    llvm::outs() << "  " << op->getName().stripDialect() << " "
-                 << (what.empty() ? "<value>" : what) << " axes=" << axes
-                 << dims << ": " << sent << " bytes\n";
-    total += sent;
-    ++count;
-  });
-  llvm::outs() << "  total: " << count << " collectives, " << total
-               << " bytes per device\n";
+  printCollectives(spmdFunc);
   if (func::FuncOp func = getEntryFunction(*module))
     describeAllPadding(func);
 

@@ -105,6 +105,12 @@ def Shardc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPipelineActionAttrName() {
       return ::llvm::StringLiteral("shardc.pipeline_action");
     }
+    /// Name of the dictionary attribute a collective gets from
+    /// `--shardc-partition=explain=true`: the record of the reshard it
+    /// belongs to (include/shardc/Transforms/ReshardRecord.h).
+    static constexpr ::llvm::StringLiteral getReshardForAttrName() {
+      return ::llvm::StringLiteral("shardc.reshard_for");
+    }
   }];
 }
 

@@ -377,7 +377,18 @@ def ShardcPartition : Pass<"shardc-partition", "::mlir::ModuleOp"> {
     becomes, per device, `matmul [16,64]x[64,64]`, `relu`, `matmul
     [16,64]x[64,64]` (a partial sum over "model") and one
     `shardc.all_reduce ... on @mesh axes = ["model"]`.
+
+    With `explain=true`, every collective gets a `shardc.reshard_for`
+    dictionary (`include/shardc/Transforms/ReshardRecord.h`): the consumer
+    that needed the value moved, the layout it had and the one wanted, and
+    the consumer's chosen layout against its alternatives, priced as the
+    partitioner prices candidates. `shardc explain` prints it.
   }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Record on every collective the consumer that needed it and "
+           "what its alternatives would have cost">,
+  ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
