@@ -137,9 +137,25 @@ struct CleanupPass : public shardc::impl::ShardcCleanupBase<CleanupPass> {
     // for every op that must ignore the padding, and two consumers of one
     // splat get a constant each. Each device computes the same thing again,
     // so equal pure ops become one.
+    // explain's record of a collective's consumer (shardc.reshard_for)
+    // tells two equal collectives apart; it is set aside meanwhile, so that
+    // explain lists the collectives simulate runs, the one kept naming its
+    // own consumer.
+    StringRef recordName = ShardcDialect::getReshardForAttrName();
+    llvm::DenseMap<Operation *, Attribute> records;
+    getOperation().walk([&](Operation *op) {
+      if (Attribute record = op->getAttr(recordName)) {
+        records[op] = record;
+        op->removeAttr(recordName);
+      }
+    });
     IRRewriter rewriter(&getContext());
     eliminateCommonSubExpressions(rewriter, getAnalysis<DominanceInfo>(),
                                   getOperation());
+    getOperation().walk([&](Operation *op) {
+      if (Attribute record = records.lookup(op))
+        op->setAttr(recordName, record);
+    });
   }
 };
 
