@@ -88,6 +88,8 @@ struct AutoShardSolution {
   std::vector<unsigned> strategy;
   bool optimal = false;
   bool heuristic = false;
+  /// --auto-shard-time-limit cut the solve short.
+  bool timedOut = false;
   /// Solved on the clustered problem (repeated layers choosing alike),
   /// then improved node by node on the whole one.
   bool clustered = false;
@@ -125,6 +127,40 @@ struct ClusteredProblem {
   std::vector<unsigned> groupOf;
 };
 std::optional<ClusteredProblem> clusterRepeatedLayers(const AutoShardProblem &p);
+
+/// `p` with the nodes that only follow their neighbours eliminated
+/// (AutoShardReduce.cpp, docs/auto-sharding.md "Reduction"): a node whose
+/// only edge is one use, or that reads one single-use value and makes one.
+/// Its optimum is `p`'s. None under a budget, or when nothing goes.
+struct ReducedProblem {
+  AutoShardProblem reduced;
+  /// Each node's node in `reduced`; -1 when eliminated.
+  std::vector<int> nodeOf;
+  /// The seconds between an eliminated node's strategy and a neighbour's,
+  /// as they were when it went.
+  struct Term {
+    unsigned neighbour;
+    bool eliminatedIsProducer;
+    std::vector<unsigned> layoutOf, targetOf;
+    std::vector<std::vector<double>> seconds; // [layout][target]
+    std::vector<std::vector<bool>> same;      // [layout][target]
+    double between(unsigned mine, unsigned theirs) const;
+    /// The value crosses unchanged (no move, not even a free slice).
+    bool unchanged(unsigned mine, unsigned theirs) const;
+  };
+  struct Elimination {
+    unsigned node;
+    std::vector<double> cost;
+    std::vector<Term> terms;
+  };
+  /// In the order they went.
+  std::vector<Elimination> eliminated;
+};
+std::optional<ReducedProblem> reduceFollowers(const AutoShardProblem &p);
+/// A plan of the whole problem from one of `r.reduced`: each eliminated
+/// node its cheapest strategy given its neighbours, last eliminated first.
+std::vector<unsigned> expandReduced(const ReducedProblem &r,
+                                    const std::vector<unsigned> &strategy);
 
 /// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
 /// search. Fails when no plan fits the budget; then `leastPeak` holds the

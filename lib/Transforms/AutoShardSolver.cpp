@@ -20,11 +20,13 @@
 #include "AutoShardProblem.h"
 
 #include "coin/Cbc_C_Interface.h"
+#include "coin/Clp_C_Interface.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 
@@ -285,26 +287,40 @@ public:
   }
   /// Gives CBC the program; before setting a start or solving.
   void load() {
-    int numColumns = int(objectives.size());
-    std::vector<CoinBigIndex> starts(numColumns + 1, 0);
-    for (const Entry &e : entries)
-      ++starts[e.column + 1];
-    for (int c = 0; c < numColumns; ++c)
-      starts[c + 1] += starts[c];
-    std::vector<int> rows(entries.size());
-    std::vector<double> values(entries.size());
-    std::vector<CoinBigIndex> next(starts.begin(), starts.end() - 1);
-    for (const Entry &e : entries) {
-      CoinBigIndex k = next[e.column]++;
-      rows[k] = e.row;
-      values[k] = e.value;
-    }
-    Cbc_loadProblem(model, numColumns, int(rowLower.size()), starts.data(),
-                    rows.data(), values.data(), columnLower.data(),
-                    columnUpper.data(), objectives.data(), rowLower.data(),
-                    rowUpper.data());
+    Matrix m = columnMatrix();
+    Cbc_loadProblem(model, int(objectives.size()), int(rowLower.size()),
+                    m.starts.data(), m.rows.data(), m.values.data(),
+                    columnLower.data(), columnUpper.data(), objectives.data(),
+                    rowLower.data(), rowUpper.data());
     for (int c : integers)
       Cbc_setInteger(model, c);
+  }
+
+  enum class Relaxation { Solved, Infeasible, TimedOut };
+  /// The program with its integers relaxed, by Clp's dual simplex within
+  /// `seconds` (which CBC's own first LP does not respect: it runs to the
+  /// end whatever its time limit, by primal simplex, several times slower
+  /// on these programs). `solution` gets the column values when solved.
+  Relaxation solveRelaxation(double seconds, std::vector<double> &solution) {
+    Matrix m = columnMatrix();
+    Clp_Simplex *lp = Clp_newModel();
+    Clp_setLogLevel(lp, 0);
+    Clp_loadProblem(lp, int(objectives.size()), int(rowLower.size()),
+                    m.starts.data(), m.rows.data(), m.values.data(),
+                    columnLower.data(), columnUpper.data(), objectives.data(),
+                    rowLower.data(), rowUpper.data());
+    Clp_setMaximumSeconds(lp, seconds);
+    Clp_initialDualSolve(lp);
+    Relaxation result = Relaxation::TimedOut;
+    if (Clp_isProvenOptimal(lp)) {
+      const double *values = Clp_getColSolution(lp);
+      solution.assign(values, values + objectives.size());
+      result = Relaxation::Solved;
+    } else if (Clp_isProvenPrimalInfeasible(lp)) {
+      result = Relaxation::Infeasible;
+    }
+    Clp_deleteModel(lp);
+    return result;
   }
   Cbc_Model *get() { return model; }
 
@@ -313,6 +329,30 @@ private:
     int column, row;
     double value;
   };
+  /// The entries column by column, as CBC and Clp take them.
+  struct Matrix {
+    std::vector<CoinBigIndex> starts;
+    std::vector<int> rows;
+    std::vector<double> values;
+  };
+  Matrix columnMatrix() const {
+    int numColumns = int(objectives.size());
+    Matrix m;
+    m.starts.assign(numColumns + 1, 0);
+    for (const Entry &e : entries)
+      ++m.starts[e.column + 1];
+    for (int c = 0; c < numColumns; ++c)
+      m.starts[c + 1] += m.starts[c];
+    m.rows.resize(entries.size());
+    m.values.resize(entries.size());
+    std::vector<CoinBigIndex> next(m.starts.begin(), m.starts.end() - 1);
+    for (const Entry &e : entries) {
+      CoinBigIndex k = next[e.column]++;
+      m.rows[k] = e.row;
+      m.values[k] = e.value;
+    }
+    return m;
+  }
   Cbc_Model *model;
   std::vector<double> columnLower, columnUpper, objectives, rowLower,
       rowUpper;
@@ -326,7 +366,17 @@ struct Formulation {
   std::vector<std::vector<std::vector<int>>> e; // [use][layout][target], -1
   /// Rows, per program point, of the memory each point holds.
   std::vector<std::vector<std::pair<int, double>>> memory;
+  /// A move serving several consumers is priced once (else once per
+  /// consumer: an upper bound on the plan's seconds).
+  bool sharedMoves = true;
 };
+
+/// Above this many rows of shared moves (one per consumer and move of a
+/// value read several times), an unbudgeted program prices each
+/// consumer's move on its own: those rows are most of a transformer's
+/// program and make its LP some fifty times slower, and the plan is then
+/// improved on the exact seconds (docs/auto-sharding.md, "Reduction").
+static constexpr size_t kSharedMoveRows = 5000;
 
 /// Builds the assignment, move and (with `withMemory`) memory parts; the
 /// objective is the plan's seconds times `timeWeight`.
@@ -338,7 +388,12 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
     std::vector<int> &cols = f.x.emplace_back();
     std::vector<std::pair<int, double>> oneHot;
     for (double c : node.cost) {
-      cols.push_back(ip.addColumn(0, 1, c * scale, /*integer=*/true));
+      // A strategy no plan reaches (an eliminated neighbour cannot follow
+      // it: AutoShardReduce.cpp) is fixed at 0.
+      bool impossible = c == kNoPlan;
+      cols.push_back(ip.addColumn(0, impossible ? 0 : 1,
+                                  impossible ? 0 : c * scale,
+                                  /*integer=*/true));
       oneHot.push_back({cols.back(), 1.0});
     }
     ip.addRow(oneHot, 'E', 1);
@@ -350,6 +405,15 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
   std::vector<unsigned> numUses(p.values.size(), 0);
   for (const AutoShardProblem::Use &u : p.uses)
     ++numUses[u.value];
+  if (!withMemory) {
+    size_t sharedRows = 0;
+    for (const AutoShardProblem::Use &u : p.uses)
+      if (numUses[u.value] > 1)
+        sharedRows += p.values[u.value].layoutBytes.size() *
+                      p.values[u.value].targetBytes.size();
+    f.sharedMoves = sharedRows <= kSharedMoveRows;
+  }
+  bool shareMoves = f.sharedMoves;
   // The move columns c[v][l][t] of values with several uses.
   std::map<std::tuple<unsigned, unsigned, unsigned>, int> moves;
   for (auto [ui, u] : llvm::enumerate(p.uses)) {
@@ -365,7 +429,7 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
           continue;
         double seconds = v.isSame[l][t] ? 0.0 : v.moveSeconds[l][t];
         bool impossible = seconds == kNoPlan;
-        bool shared = numUses[u.value] > 1 && !v.isSame[l][t];
+        bool shared = shareMoves && numUses[u.value] > 1 && !v.isSame[l][t];
         cols[l][t] = ip.addColumn(
             0, impossible ? 0 : 1,
             shared || impossible ? 0 : seconds * scale * u.weight,
@@ -547,10 +611,30 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
   return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
 }
 
-/// CBC on `p` itself (the local search starting it off, and standing in
-/// when CBC finds nothing in time).
+namespace {
+using Clock = std::chrono::steady_clock;
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+double secondsLeft(Clock::time_point deadline) {
+  return std::max(
+      0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+}
+/// Every strategy column of `values` is 0 or 1.
+bool isIntegral(const Formulation &f, const std::vector<double> &values) {
+  for (const std::vector<int> &cols : f.x)
+    for (int c : cols)
+      if (values[c] > 1e-6 && values[c] < 1 - 1e-6)
+        return false;
+  return true;
+}
+} // namespace
+
+/// `p` itself: its relaxation by Clp, which is often integral and then the
+/// plan; else CBC, the local search starting it off and standing in when
+/// CBC finds nothing, or when the deadline leaves no time for CBC.
 static FailureOr<AutoShardSolution>
-solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
+solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
             int64_t &leastPeak, bool &leastPeakProven) {
   AutoShardSolution solution;
   solution.solvedNodes = p.nodes.size();
@@ -558,7 +642,6 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
   Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
   for (auto &row : f.memory)
     ip.addRow(row, 'L', double(*p.memoryBudget));
-  ip.load();
   // The local search's plan, if it fits, starts CBC off: under a tight
   // budget a feasible plan is the hard part.
   std::vector<unsigned> heuristic = localSearch(p, /*smallest=*/false);
@@ -574,6 +657,53 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
       heuristicFits = true;
     }
   }
+  auto noneFits = [&]() -> FailureOr<AutoShardSolution> {
+    leastPeak =
+        solveLeastPeak(p, std::max(1.0, secondsLeft(deadline)), leastPeakProven);
+    return failure();
+  };
+
+  std::vector<double> relaxed;
+  Clock::time_point lpStart = Clock::now();
+  IntegerProgram::Relaxation relaxation =
+      ip.solveRelaxation(secondsLeft(deadline), relaxed);
+  double lpSeconds = secondsSince(lpStart);
+  if (relaxation == IntegerProgram::Relaxation::Infeasible)
+    return noneFits();
+  bool solved = relaxation == IntegerProgram::Relaxation::Solved;
+  if (solved && isIntegral(f, relaxed)) {
+    solution.strategy = readStrategies(f, relaxed.data());
+    solution.optimal = f.sharedMoves;
+    return solution;
+  }
+
+  // CBC solves the relaxation again before its time limit applies (and
+  // more slowly): it runs only if that fits in the time left.
+  double left = secondsLeft(deadline);
+  if (!solved || left < 4 * lpSeconds) {
+    solution.timedOut = true;
+    solution.heuristic = true;
+    // The relaxation rounded (each node its likeliest strategy) and
+    // improved may beat the local search.
+    if (solved) {
+      std::vector<unsigned> rounded = readStrategies(f, relaxed.data());
+      if (!p.memoryBudget)
+        improvePlan(p, rounded);
+      if (fits(rounded) &&
+          (!heuristicFits ||
+           evaluateSeconds(p, rounded) < evaluateSeconds(p, heuristic))) {
+        heuristic = std::move(rounded);
+        heuristicFits = true;
+      }
+    }
+    if (!heuristicFits) {
+      leastPeak = -1;
+      return failure();
+    }
+    solution.strategy = std::move(heuristic);
+    return solution;
+  }
+  ip.load();
   if (heuristicFits) {
     std::vector<int> cols;
     std::vector<double> values;
@@ -584,31 +714,28 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
       }
     Cbc_setMIPStartI(ip.get(), cols.size(), cols.data(), values.data());
   }
-  Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
+  Cbc_setMaximumSeconds(ip.get(), std::max(left - 2 * lpSeconds, 0.01));
   Cbc_solve(ip.get());
+  solution.timedOut = Cbc_status(ip.get()) == 1;
   bool found = Cbc_isProvenOptimal(ip.get()) ||
                Cbc_numberSavedSolutions(ip.get()) > 0;
   // Finished (not stopped by the time limit) without a plan: none fits.
   if (Cbc_isProvenInfeasible(ip.get()) ||
-      (!found && Cbc_status(ip.get()) == 0)) {
-    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
-    return failure();
-  }
+      (!found && Cbc_status(ip.get()) == 0))
+    return noneFits();
   if (found) {
     solution.strategy = readStrategies(f, Cbc_getColSolution(ip.get()));
-    solution.optimal = Cbc_isProvenOptimal(ip.get());
+    solution.optimal = Cbc_isProvenOptimal(ip.get()) && f.sharedMoves;
     // Past the time limit, the local search may have done better.
-    if (!solution.optimal && heuristicFits &&
+    if (!Cbc_isProvenOptimal(ip.get()) && heuristicFits &&
         evaluateSeconds(p, heuristic) < evaluateSeconds(p, solution.strategy)) {
       solution.strategy = heuristic;
       solution.heuristic = true;
     }
     return solution;
   }
-  if (!heuristicFits) {
-    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
-    return failure();
-  }
+  if (!heuristicFits)
+    return failure(); // leastPeak stays -1: none found in time
   solution.strategy = std::move(heuristic);
   solution.heuristic = true;
   return solution;
@@ -619,35 +746,59 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
 /// in well under a second, and exactly.
 static constexpr size_t kClusterMinNodes = 150;
 
-FailureOr<AutoShardSolution>
-shardc::detail::solveAutoShard(const AutoShardProblem &p,
-                               double timeLimitSeconds, int64_t &leastPeak,
-                               bool &leastPeakProven) {
-  // Under a budget the memory rows need every program point, so only an
-  // unbudgeted program is clustered.
-  if (p.memoryBudget || p.nodes.size() < kClusterMinNodes)
-    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
-  std::optional<ClusteredProblem> clustered = clusterRepeatedLayers(p);
+/// `p` solved directly, or, when it is big, its repeated layers clustered
+/// (the clusters' plan expanded); none when CBC fails on it.
+static FailureOr<AutoShardSolution>
+solveMaybeClustered(const AutoShardProblem &p, Clock::time_point deadline,
+                    int64_t &leastPeak, bool &leastPeakProven) {
+  std::optional<ClusteredProblem> clustered;
+  if (p.nodes.size() >= kClusterMinNodes)
+    clustered = clusterRepeatedLayers(p);
   if (!clustered)
-    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+    return solveDirect(p, deadline, leastPeak, leastPeakProven);
   FailureOr<AutoShardSolution> reduced = solveDirect(
-      clustered->reduced, timeLimitSeconds, leastPeak, leastPeakProven);
+      clustered->reduced, deadline, leastPeak, leastPeakProven);
   if (failed(reduced))
-    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+    return solveDirect(p, deadline, leastPeak, leastPeakProven);
   AutoShardSolution solution;
   solution.clustered = true;
   solution.solvedNodes = clustered->reduced.nodes.size();
   solution.heuristic = reduced->heuristic;
+  solution.timedOut = reduced->timedOut;
   for (unsigned group : clustered->groupOf)
     solution.strategy.push_back(reduced->strategy[group]);
+  return solution;
+}
+
+FailureOr<AutoShardSolution>
+shardc::detail::solveAutoShard(const AutoShardProblem &p,
+                               double timeLimitSeconds, int64_t &leastPeak,
+                               bool &leastPeakProven) {
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeLimitSeconds));
+  // Under a budget the memory rows need every node and program point, so
+  // only an unbudgeted program is reduced and clustered.
+  if (p.memoryBudget)
+    return solveDirect(p, deadline, leastPeak, leastPeakProven);
+  std::optional<ReducedProblem> reduced = reduceFollowers(p);
+  const AutoShardProblem &q = reduced ? reduced->reduced : p;
+  FailureOr<AutoShardSolution> solution =
+      solveMaybeClustered(q, deadline, leastPeak, leastPeakProven);
+  if (failed(solution))
+    return failure();
+  if (reduced)
+    solution->strategy = expandReduced(*reduced, solution->strategy);
+  if (solution->optimal)
+    return solution; // the reduction is exact
   // The clusters' plan, expanded, is improved node by node on the whole
   // program (where a layer near an end differs from the rest); the greedy
   // plan replaces it if better.
-  improvePlan(p, solution.strategy);
+  improvePlan(p, solution->strategy);
   std::vector<unsigned> greedy = localSearch(p, /*smallest=*/false);
-  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution.strategy)) {
-    solution.strategy = std::move(greedy);
-    solution.heuristic = true;
+  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution->strategy)) {
+    solution->strategy = std::move(greedy);
+    solution->heuristic = true;
   }
   return solution;
 }
