@@ -118,7 +118,7 @@ def main():
                    "without annotations, and exit (tests plan it)")
     args = p.parse_args()
     if args.write_gpt is not None:
-        json.dump(gpt_graph_of(args.write_gpt, "none"), sys.stdout)
+        json.dump(gpt_graph_of(args.write_gpt, "none"), sys.stdout, indent=1)
         return
     shardc = os.path.join(args.build, "bin", "shardc")
     meshes = [("model=4", ["dp", "fsdp", "megatron"]),

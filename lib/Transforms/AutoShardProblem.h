@@ -12,6 +12,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -110,6 +111,12 @@ double localSeconds(const AutoShardProblem &p,
                     const std::vector<unsigned> &strategy, unsigned n,
                     unsigned s);
 
+/// Greedy in program order, then rounds of `improvePlan`'s moves (from
+/// `start` if given, else from every node making its smallest layout when
+/// `smallest`, else from the greedy plan). AutoShardSearch.cpp.
+std::vector<unsigned> localSearch(const AutoShardProblem &p, bool smallest,
+                                  const std::vector<unsigned> *start = nullptr);
+
 /// Moves one node at a time (with the nodes tied to it) to its cheapest
 /// strategy given its neighbours until no move helps (the local search's
 /// rounds), from `strategy`. Without a budget only.
@@ -161,6 +168,23 @@ std::optional<ReducedProblem> reduceFollowers(const AutoShardProblem &p);
 /// node its cheapest strategy given its neighbours, last eliminated first.
 std::vector<unsigned> expandReduced(const ReducedProblem &r,
                                     const std::vector<unsigned> &strategy);
+
+using SolveClock = std::chrono::steady_clock;
+
+/// A linear program, column by column (CBC's and Clp's layout).
+struct LinearProgram {
+  int numColumns = 0, numRows = 0;
+  const int *starts = nullptr, *rows = nullptr;
+  const double *values = nullptr;
+  const double *columnLower = nullptr, *columnUpper = nullptr,
+               *objective = nullptr, *rowLower = nullptr, *rowUpper = nullptr;
+};
+enum class Relaxation { Solved, Infeasible, TimedOut };
+/// Solves `program` as an LP by Clp's dual simplex, stopped at `deadline`;
+/// `solution` gets the column values when solved (AutoShardRelaxation.cpp).
+Relaxation solveRelaxation(const LinearProgram &program,
+                           SolveClock::time_point deadline,
+                           std::vector<double> &solution);
 
 /// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
 /// search. Fails when no plan fits the budget; then `leastPeak` holds the
