@@ -8,12 +8,15 @@
 //              (sum_t e = sum of x making l, sum_l e = sum of x needing t),
 //              so with one-hot x it is their product
 //   c[v][l][t] >= e[u][l][t] for every use u of v: the move l -> t is made
-//              once for all consumers needing t (the partitioner caches it)
+//              once for all consumers needing t (the partitioner caches it;
+//              past kSharedMoveRows of these, each consumer pays its own)
 //   minimize   sum cost(n, s) x + sum seconds(l -> t) c (or e, one use)
 //   memory     at every program point, the live layouts' bytes plus the
 //              moved copies alive there <= the budget
 //
-// Costs are in microseconds, so CBC's tolerances sit far below them.
+// Costs are in microseconds, so CBC's tolerances sit far below them. The
+// relaxation is solved first (by Clp: AutoShardRelaxation.cpp); when it is
+// integral it is the plan, and CBC never runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +49,6 @@ double secondsLeft(Clock::time_point deadline) {
   return std::max(
       0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
 }
-
 
 /// The program, gathered column by column and row by row, then handed to
 /// CBC at once (adding to CBC's model one column or row at a time copies
@@ -159,7 +161,7 @@ struct Formulation {
 /// Above this many rows of shared moves (one per consumer and move of a
 /// value read several times), an unbudgeted program prices each
 /// consumer's move on its own: those rows are most of a transformer's
-/// program and make its LP some fifty times slower, and the plan is then
+/// program and make its LP twenty to eighty times slower; the plan is then
 /// improved on the exact seconds (docs/auto-sharding.md, "Reduction").
 static constexpr size_t kSharedMoveRows = 10000;
 
