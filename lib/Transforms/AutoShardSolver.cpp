@@ -377,27 +377,6 @@ std::vector<unsigned> readStrategies(const Formulation &f,
 }
 } // namespace
 
-/// The least peak any plan reaches: the same program minimizing a bound on
-/// every point's memory.
-static int64_t solveLeastPeak(const AutoShardProblem &p,
-                              double timeLimitSeconds, bool &proven) {
-  IntegerProgram ip;
-  Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
-  int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
-  for (auto &row : f.memory) {
-    std::vector<std::pair<int, double>> terms = row;
-    terms.push_back({peak, -1.0});
-    ip.addRow(terms, 'L', 0);
-  }
-  ip.load();
-  Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
-  Cbc_solve(ip.get());
-  if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
-    return -1;
-  proven = Cbc_isProvenOptimal(ip.get());
-  return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
-}
-
 namespace {
 /// Every strategy column of `values` is 0 or 1.
 bool isIntegral(const Formulation &f, const std::vector<double> &values) {
@@ -408,6 +387,43 @@ bool isIntegral(const Formulation &f, const std::vector<double> &values) {
   return true;
 }
 } // namespace
+
+/// The least peak any plan reaches: the same program minimizing a bound on
+/// every point's memory, its relaxation first (integral: proven), then CBC
+/// if its slower LP fits before `deadline`; else the relaxation rounded, a
+/// plan's peak but not the least (-1: nothing in time).
+static int64_t solveLeastPeak(const AutoShardProblem &p,
+                              Clock::time_point deadline, bool &proven) {
+  IntegerProgram ip;
+  Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
+  int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
+  for (auto &row : f.memory) {
+    std::vector<std::pair<int, double>> terms = row;
+    terms.push_back({peak, -1.0});
+    ip.addRow(terms, 'L', 0);
+  }
+  std::vector<double> relaxed;
+  Clock::time_point lpStart = Clock::now();
+  Relaxation relaxation = ip.solveRelaxation(deadline, relaxed);
+  double lpSeconds = secondsSince(lpStart);
+  if (relaxation != Relaxation::Solved)
+    return -1;
+  if (isIntegral(f, relaxed)) {
+    proven = true;
+    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
+  }
+  double left = secondsLeft(deadline);
+  if (left < 4 * lpSeconds)
+    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
+  ip.load();
+  Cbc_setMaximumSeconds(ip.get(), std::max(left - 2 * lpSeconds, 0.01));
+  Cbc_solve(ip.get());
+  if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
+    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
+  proven = Cbc_isProvenOptimal(ip.get());
+  return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
+}
+
 
 /// `p` itself: its relaxation by Clp, which is often integral and then the
 /// plan; else CBC, the local search starting it off and standing in when
@@ -436,9 +452,11 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
       heuristicFits = true;
     }
   }
+  // The least peak gets what is left of the limit, and at least a second.
   auto noneFits = [&]() -> FailureOr<AutoShardSolution> {
-    leastPeak =
-        solveLeastPeak(p, std::max(1.0, secondsLeft(deadline)), leastPeakProven);
+    leastPeak = solveLeastPeak(
+        p, std::max(deadline, Clock::now() + std::chrono::seconds(1)),
+        leastPeakProven);
     return failure();
   };
 
