@@ -574,9 +574,10 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   if (plan.timedOut) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << llvm::format("--auto-shard-time-limit=%g s reached: the plan is "
-                       "the best found by then (%s, est_time=%.3g s), not "
-                       "proven optimal; a longer limit may find a faster one",
+    os << llvm::format("--auto-shard-time-limit=%g s leaves no time to "
+                       "prove a plan optimal: the plan is the best found "
+                       "(%s, est_time=%.3g s); a longer limit may find a "
+                       "faster one",
                        options.timeLimitSeconds,
                        plan.heuristic ? "local search" : "CBC, unproven",
                        plan.estimatedSeconds);

@@ -55,7 +55,14 @@ double secondsLeft(Clock::time_point deadline) {
 /// its matrix each time: quadratic in the program's size).
 class IntegerProgram {
 public:
-  IntegerProgram() : model(Cbc_newModel()) { Cbc_setLogLevel(model, 0); }
+  IntegerProgram() : model(Cbc_newModel()) {
+    Cbc_setLogLevel(model, 0);
+    // CBC 2.10's preprocessing crashed (CglPreProcess::postProcess) when
+    // the time limit stopped it on a budgeted 2-layer GPT forward; the
+    // relaxation has already been solved when CBC runs, and preprocessing
+    // saved nothing measurable on these programs.
+    Cbc_setParameter(model, "preprocess", "off");
+  }
   ~IntegerProgram() { Cbc_deleteModel(model); }
 
   int addColumn(double lower, double upper, double objective, bool integer) {
@@ -159,8 +166,8 @@ struct Formulation {
 };
 
 /// Above this many rows of shared moves (one per consumer and move of a
-/// value read several times), an unbudgeted program prices each
-/// consumer's move on its own: those rows are most of a transformer's
+/// value read several times), a program prices each consumer's move on
+/// its own: those rows are most of a transformer's
 /// program and make its LP twenty to eighty times slower; the plan is then
 /// improved on the exact seconds (docs/auto-sharding.md, "Reduction").
 static constexpr size_t kSharedMoveRows = 10000;
@@ -192,7 +199,7 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
   std::vector<unsigned> numUses(p.values.size(), 0);
   for (const AutoShardProblem::Use &u : p.uses)
     ++numUses[u.value];
-  if (!withMemory) {
+  {
     size_t sharedRows = 0;
     for (const AutoShardProblem::Use &u : p.uses)
       if (numUses[u.value] > 1)
@@ -474,25 +481,25 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
     return solution;
   }
 
+  // The relaxation rounded (each node its likeliest strategy) and improved
+  // may beat the local search: CBC's start, or the plan if CBC cannot run.
+  if (solved) {
+    std::vector<unsigned> rounded = readStrategies(f, relaxed.data());
+    if (!p.memoryBudget)
+      improvePlan(p, rounded);
+    if (fits(rounded) &&
+        (!heuristicFits ||
+         evaluateSeconds(p, rounded) < evaluateSeconds(p, heuristic))) {
+      heuristic = std::move(rounded);
+      heuristicFits = true;
+    }
+  }
   // CBC solves the relaxation again before its time limit applies (and
   // more slowly): it runs only if that fits in the time left.
   double left = secondsLeft(deadline);
   if (!solved || left < 4 * lpSeconds) {
     solution.timedOut = true;
     solution.heuristic = true;
-    // The relaxation rounded (each node its likeliest strategy) and
-    // improved may beat the local search.
-    if (solved) {
-      std::vector<unsigned> rounded = readStrategies(f, relaxed.data());
-      if (!p.memoryBudget)
-        improvePlan(p, rounded);
-      if (fits(rounded) &&
-          (!heuristicFits ||
-           evaluateSeconds(p, rounded) < evaluateSeconds(p, heuristic))) {
-        heuristic = std::move(rounded);
-        heuristicFits = true;
-      }
-    }
     if (!heuristicFits) {
       leastPeak = -1;
       return failure();
