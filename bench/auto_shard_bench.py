@@ -10,8 +10,9 @@ seconds, the solve included) and compares the auto plan's `est_time_s`
 Megatron, and 2-D on the 2-D mesh; for the GPT its own Megatron x data
 annotations, and data parallel) under the same cost model.
 
-  python3 bench/auto_shard_bench.py --build build   # MLP 4, 24, 96; GPT 2, 24
+  python3 bench/auto_shard_bench.py --build build   # MLP 4, 24, 96; GPT 2, 24, 96
   python3 bench/auto_shard_bench.py --build build --layers 4 --gpt-layers
+  python3 bench/auto_shard_bench.py --write-gpt 24 > gpt24.json  # the graph only
 """
 
 import argparse
@@ -34,7 +35,7 @@ def write_graph(path, layers, batch, hidden, mesh, layout):
                        check=True)
 
 
-def write_gpt(path, layers, layout):
+def gpt_graph_of(layers, layout):
     """examples/gpt/gpt_graph.py's model at gpt_tiny's width: "megatron" is
     its own annotations (Megatron over "model", tokens over "data"), "dp"
     only the tokens and targets split over "data", "none" nothing."""
@@ -46,8 +47,12 @@ def write_gpt(path, layers, layout):
         if layout == "none" or (layout == "dp" and
                                 t.get("name") not in ("tokens", "targets")):
             t.pop("sharding", None)
+    return g
+
+
+def write_gpt(path, layers, layout):
     with open(path, "w") as f:
-        json.dump(g, f)
+        json.dump(gpt_graph_of(layers, layout), f)
 
 
 def simulate(shardc, path, extra, report):
@@ -104,11 +109,17 @@ def main():
                                 formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--build", default="build")
     p.add_argument("--layers", type=int, nargs="+", default=[4, 24, 96])
-    p.add_argument("--gpt-layers", type=int, nargs="*", default=[2, 24])
+    p.add_argument("--gpt-layers", type=int, nargs="*", default=[2, 24, 96])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--time-limit", type=float, default=60)
+    p.add_argument("--write-gpt", type=int, metavar="LAYERS",
+                   help="print the GPT forward graph of LAYERS layers, "
+                   "without annotations, and exit (tests plan it)")
     args = p.parse_args()
+    if args.write_gpt is not None:
+        json.dump(gpt_graph_of(args.write_gpt, "none"), sys.stdout, indent=1)
+        return
     shardc = os.path.join(args.build, "bin", "shardc")
     meshes = [("model=4", ["dp", "fsdp", "megatron"]),
               ("data=4,model=2", ["dp", "fsdp", "megatron", "2d"])]

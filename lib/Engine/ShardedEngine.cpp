@@ -165,9 +165,10 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
     std::vector<std::string> names;
     for (unsigned i : impl->paramArgs)
       names.push_back(getArgumentName(func, i));
-    ShardcOptimizerOptions sgd = getOptimizerPassOptions({}, names);
+    ShardcOptimizerOptions step =
+        getOptimizerPassOptions(options.autoShardOptimizer, names);
     bool train = options.training && !names.empty();
-    if (failed(pinAutoShardPlan(module, train ? &sgd : nullptr,
+    if (failed(pinAutoShardPlan(module, train ? &step : nullptr,
                                 *options.autoShard)))
       return failure();
   }

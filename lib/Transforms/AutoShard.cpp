@@ -27,6 +27,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Format.h"
 
 #include <cctype>
 #include <chrono>
@@ -562,12 +563,26 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   plan.peakBytes = evaluatePeakBytes(problem, strategy);
   plan.optimal = solution->optimal;
   plan.heuristic = solution->heuristic;
+  plan.timedOut = solution->timedOut;
   plan.clustered = solution->clustered;
   plan.solvedNodes = solution->solvedNodes;
   plan.numNodes = problem.nodes.size();
   plan.solveSeconds = std::chrono::duration<double>(
                           std::chrono::steady_clock::now() - start)
                           .count();
+
+  if (plan.timedOut) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format("--auto-shard-time-limit=%g s leaves no time to "
+                       "prove a plan optimal: the plan is the best found "
+                       "(%s, est_time=%.3g s); a longer limit may find a "
+                       "faster one",
+                       options.timeLimitSeconds,
+                       plan.heuristic ? "local search" : "CBC, unproven",
+                       plan.estimatedSeconds);
+    emitWarning(func.getLoc()) << text;
+  }
 
   AutoShardPlan::Assignment &a = plan.assignment;
   a.arguments.assign(func.getNumArguments(), nullptr);

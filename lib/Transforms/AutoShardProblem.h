@@ -12,6 +12,7 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -88,6 +89,8 @@ struct AutoShardSolution {
   std::vector<unsigned> strategy;
   bool optimal = false;
   bool heuristic = false;
+  /// --auto-shard-time-limit cut the solve short.
+  bool timedOut = false;
   /// Solved on the clustered problem (repeated layers choosing alike),
   /// then improved node by node on the whole one.
   bool clustered = false;
@@ -108,6 +111,12 @@ double localSeconds(const AutoShardProblem &p,
                     const std::vector<unsigned> &strategy, unsigned n,
                     unsigned s);
 
+/// Greedy in program order, then rounds of `improvePlan`'s moves (from
+/// `start` if given, else from every node making its smallest layout when
+/// `smallest`, else from the greedy plan). AutoShardSearch.cpp.
+std::vector<unsigned> localSearch(const AutoShardProblem &p, bool smallest,
+                                  const std::vector<unsigned> *start = nullptr);
+
 /// Moves one node at a time (with the nodes tied to it) to its cheapest
 /// strategy given its neighbours until no move helps (the local search's
 /// rounds), from `strategy`. Without a budget only.
@@ -125,6 +134,57 @@ struct ClusteredProblem {
   std::vector<unsigned> groupOf;
 };
 std::optional<ClusteredProblem> clusterRepeatedLayers(const AutoShardProblem &p);
+
+/// `p` with the nodes that only follow their neighbours eliminated
+/// (AutoShardReduce.cpp, docs/auto-sharding.md "Reduction"): a node whose
+/// only edge is one use, or that reads one single-use value and makes one.
+/// Its optimum is `p`'s. None under a budget, or when nothing goes.
+struct ReducedProblem {
+  AutoShardProblem reduced;
+  /// Each node's node in `reduced`; -1 when eliminated.
+  std::vector<int> nodeOf;
+  /// The seconds between an eliminated node's strategy and a neighbour's,
+  /// as they were when it went.
+  struct Term {
+    unsigned neighbour;
+    bool eliminatedIsProducer;
+    std::vector<unsigned> layoutOf, targetOf;
+    std::vector<std::vector<double>> seconds; // [layout][target]
+    std::vector<std::vector<bool>> same;      // [layout][target]
+    double between(unsigned mine, unsigned theirs) const;
+    /// The value crosses unchanged (no move, not even a free slice).
+    bool unchanged(unsigned mine, unsigned theirs) const;
+  };
+  struct Elimination {
+    unsigned node;
+    std::vector<double> cost;
+    std::vector<Term> terms;
+  };
+  /// In the order they went.
+  std::vector<Elimination> eliminated;
+};
+std::optional<ReducedProblem> reduceFollowers(const AutoShardProblem &p);
+/// A plan of the whole problem from one of `r.reduced`: each eliminated
+/// node its cheapest strategy given its neighbours, last eliminated first.
+std::vector<unsigned> expandReduced(const ReducedProblem &r,
+                                    const std::vector<unsigned> &strategy);
+
+using SolveClock = std::chrono::steady_clock;
+
+/// A linear program, column by column (CBC's and Clp's layout).
+struct LinearProgram {
+  int numColumns = 0, numRows = 0;
+  const int *starts = nullptr, *rows = nullptr;
+  const double *values = nullptr;
+  const double *columnLower = nullptr, *columnUpper = nullptr,
+               *objective = nullptr, *rowLower = nullptr, *rowUpper = nullptr;
+};
+enum class Relaxation { Solved, Infeasible, TimedOut };
+/// Solves `program` as an LP by Clp's dual simplex, stopped at `deadline`;
+/// `solution` gets the column values when solved (AutoShardRelaxation.cpp).
+Relaxation solveRelaxation(const LinearProgram &program,
+                           SolveClock::time_point deadline,
+                           std::vector<double> &solution);
 
 /// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
 /// search. Fails when no plan fits the budget; then `leastPeak` holds the

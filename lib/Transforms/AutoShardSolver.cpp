@@ -8,12 +8,15 @@
 //              (sum_t e = sum of x making l, sum_l e = sum of x needing t),
 //              so with one-hot x it is their product
 //   c[v][l][t] >= e[u][l][t] for every use u of v: the move l -> t is made
-//              once for all consumers needing t (the partitioner caches it)
+//              once for all consumers needing t (the partitioner caches it;
+//              past kSharedMoveRows of these, each consumer pays its own)
 //   minimize   sum cost(n, s) x + sum seconds(l -> t) c (or e, one use)
 //   memory     at every program point, the live layouts' bytes plus the
 //              moved copies alive there <= the budget
 //
-// Costs are in microseconds, so CBC's tolerances sit far below them.
+// Costs are in microseconds, so CBC's tolerances sit far below them. The
+// relaxation is solved first (by Clp: AutoShardRelaxation.cpp); when it is
+// integral it is the plan, and CBC never runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <map>
 
@@ -33,233 +37,32 @@ using namespace shardc;
 using namespace shardc::detail;
 
 //===----------------------------------------------------------------------===//
-// Evaluating a plan
-//===----------------------------------------------------------------------===//
-
-double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
-                                       const std::vector<unsigned> &strategy) {
-  double total = 0;
-  for (auto [n, node] : llvm::enumerate(p.nodes))
-    total += node.cost[strategy[n]];
-  std::vector<std::vector<bool>> moved(p.values.size());
-  for (const AutoShardProblem::Use &u : p.uses) {
-    const AutoShardProblem::Value &v = p.values[u.value];
-    unsigned l = v.layoutOf[strategy[v.producer]];
-    unsigned t = u.targetOf[strategy[u.consumer]];
-    std::vector<bool> &done = moved[u.value];
-    done.resize(v.targetBytes.size());
-    if (v.isSame[l][t] || done[t])
-      continue;
-    done[t] = true;
-    total += v.moveSeconds[l][t] * v.weight;
-  }
-  return total;
-}
-
-int64_t shardc::detail::evaluatePeakBytes(
-    const AutoShardProblem &p, const std::vector<unsigned> &strategy) {
-  // Changes of the live bytes, summed into the live bytes at each point.
-  std::vector<int64_t> delta(p.numPoints + 1, 0);
-  auto hold = [&](int64_t from, int64_t to, int64_t bytes) {
-    from = std::max<int64_t>(from, 0);
-    to = std::min<int64_t>(to, p.numPoints - 1);
-    if (from > to)
-      return;
-    delta[from] += bytes;
-    delta[to + 1] -= bytes;
-  };
-  // A value's own layout lives until its last consumer reading it as it
-  // is, and at least until its first consumer (which copies it). A moved
-  // copy lives from its first consumer to its last (a hoisted constant's
-  // from the start).
-  std::vector<int64_t> firstUse(p.values.size(), INT64_MAX),
-      lastDirect(p.values.size(), -1);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> copies(
-      p.values.size());
-  for (const AutoShardProblem::Use &u : p.uses) {
-    const AutoShardProblem::Value &v = p.values[u.value];
-    unsigned l = v.layoutOf[strategy[v.producer]];
-    unsigned t = u.targetOf[strategy[u.consumer]];
-    firstUse[u.value] = std::min(firstUse[u.value], u.point);
-    if (v.isSame[l][t] && !v.hoisted) {
-      lastDirect[u.value] = std::max(lastDirect[u.value], u.point);
-      continue;
-    }
-    auto &ranges = copies[u.value];
-    if (ranges.empty())
-      ranges.assign(v.targetBytes.size(), {INT64_MAX, -1});
-    int64_t first = v.hoisted ? 0 : u.point;
-    ranges[t].first = std::min(ranges[t].first, first);
-    ranges[t].second = std::max(ranges[t].second, u.point);
-  }
-  for (auto [vi, v] : llvm::enumerate(p.values)) {
-    for (auto [t, range] : llvm::enumerate(copies[vi]))
-      if (range.second >= 0)
-        hold(range.first, range.second, v.targetBytes[t]);
-    if (v.hoisted)
-      continue;
-    // A copy is made from it when its first consumer needing it runs.
-    int64_t end = v.heldToEnd ? v.endPoint
-                              : std::max(firstUse[vi] == INT64_MAX
-                                             ? v.endPoint
-                                             : firstUse[vi],
-                                         lastDirect[vi]);
-    for (auto &range : copies[vi])
-      if (range.second >= 0)
-        end = std::max(end, range.first);
-    hold(v.defPoint, end, v.layoutBytes[v.layoutOf[strategy[v.producer]]]);
-  }
-  int64_t live = 0, peak = 0;
-  for (int64_t i = 0; i < p.numPoints; ++i) {
-    live += delta[i];
-    peak = std::max(peak, live);
-  }
-  return peak;
-}
-
-void shardc::detail::indexUses(AutoShardProblem &p) {
-  p.usesOfNode.assign(p.nodes.size(), {});
-  for (auto [ui, u] : llvm::enumerate(p.uses)) {
-    unsigned producer = p.values[u.value].producer;
-    p.usesOfNode[producer].push_back(ui);
-    if (u.consumer != producer)
-      p.usesOfNode[u.consumer].push_back(ui);
-  }
-}
-
-double shardc::detail::localSeconds(const AutoShardProblem &p,
-                                    const std::vector<unsigned> &strategy,
-                                    unsigned n, unsigned s) {
-  double total = p.nodes[n].cost[s];
-  auto add = [&](const AutoShardProblem::Use &u) {
-    const AutoShardProblem::Value &v = p.values[u.value];
-    if (u.consumer != n && v.producer != n)
-      return;
-    unsigned ps = v.producer == n ? s : strategy[v.producer];
-    unsigned cs = u.consumer == n ? s : strategy[u.consumer];
-    unsigned l = v.layoutOf[ps], t = u.targetOf[cs];
-    if (!v.isSame[l][t])
-      total += v.moveSeconds[l][t] * u.weight;
-  };
-  if (p.usesOfNode.size() == p.nodes.size()) {
-    for (unsigned ui : p.usesOfNode[n])
-      add(p.uses[ui]);
-  } else {
-    for (const AutoShardProblem::Use &u : p.uses)
-      add(u);
-  }
-  return total;
-}
-
-//===----------------------------------------------------------------------===//
-// The local search (the fallback)
-//===----------------------------------------------------------------------===//
-
-/// Greedy in program order (each node the strategy cheapest given what its
-/// producers chose), then rounds of moving one node (with the nodes tied to
-/// it) to its cheapest strategy given all its neighbours, until no move
-/// helps. Deterministic: nodes in order, the first strategy on ties.
-/// With `smallest`, the search starts instead from every node making its
-/// smallest layout (the most split plan), which fits a budget if any does
-/// and the search then makes faster.
-/// With `start`, the rounds start from it.
-static std::vector<unsigned>
-localSearch(const AutoShardProblem &p, bool smallest,
-            const std::vector<unsigned> *start = nullptr) {
-  size_t numNodes = p.nodes.size();
-  std::vector<unsigned> strategy =
-      start ? *start : std::vector<unsigned>(numNodes, 0);
-  std::vector<std::vector<unsigned>> tiedWith(numNodes);
-  for (auto [a, b] : p.ties) {
-    tiedWith[a].push_back(b);
-    tiedWith[b].push_back(a);
-  }
-  // Under a budget, the whole plan is priced, its excess memory at a
-  // second per byte: any plan that fits beats any that does not.
-  auto cost = [&](unsigned n, unsigned s) {
-    if (p.memoryBudget) {
-      unsigned old = strategy[n];
-      strategy[n] = s;
-      for (unsigned m : tiedWith[n])
-        strategy[m] = s;
-      double c = evaluateSeconds(p, strategy) +
-                 double(std::max<int64_t>(
-                     evaluatePeakBytes(p, strategy) - *p.memoryBudget, 0));
-      strategy[n] = old;
-      for (unsigned m : tiedWith[n])
-        strategy[m] = old;
-      return c;
-    }
-    double c = localSeconds(p, strategy, n, s);
-    for (unsigned m : tiedWith[n])
-      c += localSeconds(p, strategy, m, s);
-    return c;
-  };
-  auto improve = [&](unsigned n) {
-    unsigned best = strategy[n];
-    double bestCost = cost(n, best);
-    for (unsigned s = 0; s < p.nodes[n].cost.size(); ++s) {
-      double c = cost(n, s);
-      if (c < bestCost - 1e-15) {
-        best = s;
-        bestCost = c;
-      }
-    }
-    bool changed = best != strategy[n];
-    strategy[n] = best;
-    for (unsigned m : tiedWith[n])
-      strategy[m] = best;
-    return changed;
-  };
-  if (start) {
-    // Already a plan: only the rounds.
-  } else if (smallest) {
-    std::vector<int64_t> outBytes(numNodes, INT64_MAX);
-    std::vector<const AutoShardProblem::Value *> valueOf(numNodes, nullptr);
-    for (const AutoShardProblem::Value &v : p.values)
-      valueOf[v.producer] = &v;
-    for (unsigned n = 0; n < numNodes; ++n) {
-      const AutoShardProblem::Value *v = valueOf[n];
-      if (!v)
-        continue;
-      for (unsigned s = 0; s < v->layoutOf.size(); ++s)
-        if (v->layoutBytes[v->layoutOf[s]] < outBytes[n]) {
-          outBytes[n] = v->layoutBytes[v->layoutOf[s]];
-          strategy[n] = s;
-        }
-    }
-    for (auto [a, b] : p.ties)
-      strategy[b] = strategy[a];
-  } else {
-    for (unsigned n = 0; n < numNodes; ++n)
-      improve(n);
-  }
-  for (int round = 0; round < 50; ++round) {
-    bool changed = false;
-    for (unsigned n = 0; n < numNodes; ++n)
-      changed |= improve(n);
-    if (!changed)
-      break;
-  }
-  return strategy;
-}
-
-void shardc::detail::improvePlan(const AutoShardProblem &p,
-                                 std::vector<unsigned> &strategy) {
-  strategy = localSearch(p, /*smallest=*/false, &strategy);
-}
-
-//===----------------------------------------------------------------------===//
 // The integer program
 //===----------------------------------------------------------------------===//
 
 namespace {
+using Clock = SolveClock;
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+double secondsLeft(Clock::time_point deadline) {
+  return std::max(
+      0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+}
+
 /// The program, gathered column by column and row by row, then handed to
 /// CBC at once (adding to CBC's model one column or row at a time copies
 /// its matrix each time: quadratic in the program's size).
 class IntegerProgram {
 public:
-  IntegerProgram() : model(Cbc_newModel()) { Cbc_setLogLevel(model, 0); }
+  IntegerProgram() : model(Cbc_newModel()) {
+    Cbc_setLogLevel(model, 0);
+    // CBC 2.10's preprocessing crashed (CglPreProcess::postProcess) when
+    // the time limit stopped it on a budgeted 2-layer GPT forward; the
+    // relaxation has already been solved when CBC runs, and preprocessing
+    // saved nothing measurable on these programs.
+    Cbc_setParameter(model, "preprocess", "off");
+  }
   ~IntegerProgram() { Cbc_deleteModel(model); }
 
   int addColumn(double lower, double upper, double objective, bool integer) {
@@ -285,27 +88,34 @@ public:
   }
   /// Gives CBC the program; before setting a start or solving.
   void load() {
-    int numColumns = int(objectives.size());
-    std::vector<CoinBigIndex> starts(numColumns + 1, 0);
-    for (const Entry &e : entries)
-      ++starts[e.column + 1];
-    for (int c = 0; c < numColumns; ++c)
-      starts[c + 1] += starts[c];
-    std::vector<int> rows(entries.size());
-    std::vector<double> values(entries.size());
-    std::vector<CoinBigIndex> next(starts.begin(), starts.end() - 1);
-    for (const Entry &e : entries) {
-      CoinBigIndex k = next[e.column]++;
-      rows[k] = e.row;
-      values[k] = e.value;
-    }
-    Cbc_loadProblem(model, numColumns, int(rowLower.size()), starts.data(),
-                    rows.data(), values.data(), columnLower.data(),
-                    columnUpper.data(), objectives.data(), rowLower.data(),
-                    rowUpper.data());
+    Matrix m = columnMatrix();
+    Cbc_loadProblem(model, int(objectives.size()), int(rowLower.size()),
+                    m.starts.data(), m.rows.data(), m.values.data(),
+                    columnLower.data(), columnUpper.data(), objectives.data(),
+                    rowLower.data(), rowUpper.data());
     for (int c : integers)
       Cbc_setInteger(model, c);
   }
+
+  /// The program with its integers relaxed (AutoShardRelaxation.cpp).
+  Relaxation solveRelaxation(Clock::time_point deadline,
+                             std::vector<double> &solution) {
+    Matrix m = columnMatrix();
+    static_assert(sizeof(CoinBigIndex) == sizeof(int));
+    LinearProgram lp;
+    lp.numColumns = int(objectives.size());
+    lp.numRows = int(rowLower.size());
+    lp.starts = m.starts.data();
+    lp.rows = m.rows.data();
+    lp.values = m.values.data();
+    lp.columnLower = columnLower.data();
+    lp.columnUpper = columnUpper.data();
+    lp.objective = objectives.data();
+    lp.rowLower = rowLower.data();
+    lp.rowUpper = rowUpper.data();
+    return detail::solveRelaxation(lp, deadline, solution);
+  }
+
   Cbc_Model *get() { return model; }
 
 private:
@@ -313,6 +123,30 @@ private:
     int column, row;
     double value;
   };
+  /// The entries column by column, as CBC and Clp take them.
+  struct Matrix {
+    std::vector<CoinBigIndex> starts;
+    std::vector<int> rows;
+    std::vector<double> values;
+  };
+  Matrix columnMatrix() const {
+    int numColumns = int(objectives.size());
+    Matrix m;
+    m.starts.assign(numColumns + 1, 0);
+    for (const Entry &e : entries)
+      ++m.starts[e.column + 1];
+    for (int c = 0; c < numColumns; ++c)
+      m.starts[c + 1] += m.starts[c];
+    m.rows.resize(entries.size());
+    m.values.resize(entries.size());
+    std::vector<CoinBigIndex> next(m.starts.begin(), m.starts.end() - 1);
+    for (const Entry &e : entries) {
+      CoinBigIndex k = next[e.column]++;
+      m.rows[k] = e.row;
+      m.values[k] = e.value;
+    }
+    return m;
+  }
   Cbc_Model *model;
   std::vector<double> columnLower, columnUpper, objectives, rowLower,
       rowUpper;
@@ -326,7 +160,17 @@ struct Formulation {
   std::vector<std::vector<std::vector<int>>> e; // [use][layout][target], -1
   /// Rows, per program point, of the memory each point holds.
   std::vector<std::vector<std::pair<int, double>>> memory;
+  /// A move serving several consumers is priced once (else once per
+  /// consumer: an upper bound on the plan's seconds).
+  bool sharedMoves = true;
 };
+
+/// Above this many rows of shared moves (one per consumer and move of a
+/// value read several times), a program prices each consumer's move on
+/// its own: those rows are most of a transformer's
+/// program and make its LP twenty to eighty times slower; the plan is then
+/// improved on the exact seconds (docs/auto-sharding.md, "Reduction").
+static constexpr size_t kSharedMoveRows = 10000;
 
 /// Builds the assignment, move and (with `withMemory`) memory parts; the
 /// objective is the plan's seconds times `timeWeight`.
@@ -338,7 +182,12 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
     std::vector<int> &cols = f.x.emplace_back();
     std::vector<std::pair<int, double>> oneHot;
     for (double c : node.cost) {
-      cols.push_back(ip.addColumn(0, 1, c * scale, /*integer=*/true));
+      // A strategy no plan reaches (an eliminated neighbour cannot follow
+      // it: AutoShardReduce.cpp) is fixed at 0.
+      bool impossible = c == kNoPlan;
+      cols.push_back(ip.addColumn(0, impossible ? 0 : 1,
+                                  impossible ? 0 : c * scale,
+                                  /*integer=*/true));
       oneHot.push_back({cols.back(), 1.0});
     }
     ip.addRow(oneHot, 'E', 1);
@@ -350,6 +199,15 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
   std::vector<unsigned> numUses(p.values.size(), 0);
   for (const AutoShardProblem::Use &u : p.uses)
     ++numUses[u.value];
+  {
+    size_t sharedRows = 0;
+    for (const AutoShardProblem::Use &u : p.uses)
+      if (numUses[u.value] > 1)
+        sharedRows += p.values[u.value].layoutBytes.size() *
+                      p.values[u.value].targetBytes.size();
+    f.sharedMoves = sharedRows <= kSharedMoveRows;
+  }
+  bool shareMoves = f.sharedMoves;
   // The move columns c[v][l][t] of values with several uses.
   std::map<std::tuple<unsigned, unsigned, unsigned>, int> moves;
   for (auto [ui, u] : llvm::enumerate(p.uses)) {
@@ -365,7 +223,7 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
           continue;
         double seconds = v.isSame[l][t] ? 0.0 : v.moveSeconds[l][t];
         bool impossible = seconds == kNoPlan;
-        bool shared = numUses[u.value] > 1 && !v.isSame[l][t];
+        bool shared = shareMoves && numUses[u.value] > 1 && !v.isSame[l][t];
         cols[l][t] = ip.addColumn(
             0, impossible ? 0 : 1,
             shared || impossible ? 0 : seconds * scale * u.weight,
@@ -526,10 +384,23 @@ std::vector<unsigned> readStrategies(const Formulation &f,
 }
 } // namespace
 
+namespace {
+/// Every strategy column of `values` is 0 or 1.
+bool isIntegral(const Formulation &f, const std::vector<double> &values) {
+  for (const std::vector<int> &cols : f.x)
+    for (int c : cols)
+      if (values[c] > 1e-6 && values[c] < 1 - 1e-6)
+        return false;
+  return true;
+}
+} // namespace
+
 /// The least peak any plan reaches: the same program minimizing a bound on
-/// every point's memory.
+/// every point's memory, its relaxation first (integral: proven), then CBC
+/// if its slower LP fits before `deadline`; else the relaxation rounded, a
+/// plan's peak but not the least (-1: nothing in time).
 static int64_t solveLeastPeak(const AutoShardProblem &p,
-                              double timeLimitSeconds, bool &proven) {
+                              Clock::time_point deadline, bool &proven) {
   IntegerProgram ip;
   Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
   int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
@@ -538,19 +409,34 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
     terms.push_back({peak, -1.0});
     ip.addRow(terms, 'L', 0);
   }
+  std::vector<double> relaxed;
+  Clock::time_point lpStart = Clock::now();
+  Relaxation relaxation = ip.solveRelaxation(deadline, relaxed);
+  double lpSeconds = secondsSince(lpStart);
+  if (relaxation != Relaxation::Solved)
+    return -1;
+  if (isIntegral(f, relaxed)) {
+    proven = true;
+    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
+  }
+  double left = secondsLeft(deadline);
+  if (left < 4 * lpSeconds)
+    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
   ip.load();
-  Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
+  Cbc_setMaximumSeconds(ip.get(), std::max(left - 2 * lpSeconds, 0.01));
   Cbc_solve(ip.get());
   if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
-    return -1;
+    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
   proven = Cbc_isProvenOptimal(ip.get());
   return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
 }
 
-/// CBC on `p` itself (the local search starting it off, and standing in
-/// when CBC finds nothing in time).
+
+/// `p` itself: its relaxation by Clp, which is often integral and then the
+/// plan; else CBC, the local search starting it off and standing in when
+/// CBC finds nothing, or when the deadline leaves no time for CBC.
 static FailureOr<AutoShardSolution>
-solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
+solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
             int64_t &leastPeak, bool &leastPeakProven) {
   AutoShardSolution solution;
   solution.solvedNodes = p.nodes.size();
@@ -558,7 +444,6 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
   Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
   for (auto &row : f.memory)
     ip.addRow(row, 'L', double(*p.memoryBudget));
-  ip.load();
   // The local search's plan, if it fits, starts CBC off: under a tight
   // budget a feasible plan is the hard part.
   std::vector<unsigned> heuristic = localSearch(p, /*smallest=*/false);
@@ -574,6 +459,55 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
       heuristicFits = true;
     }
   }
+  // The least peak gets what is left of the limit, and at least a second.
+  auto noneFits = [&]() -> FailureOr<AutoShardSolution> {
+    leastPeak = solveLeastPeak(
+        p, std::max(deadline, Clock::now() + std::chrono::seconds(1)),
+        leastPeakProven);
+    return failure();
+  };
+
+  std::vector<double> relaxed;
+  Clock::time_point lpStart = Clock::now();
+  Relaxation relaxation =
+      ip.solveRelaxation(deadline, relaxed);
+  double lpSeconds = secondsSince(lpStart);
+  if (relaxation == Relaxation::Infeasible)
+    return noneFits();
+  bool solved = relaxation == Relaxation::Solved;
+  if (solved && isIntegral(f, relaxed)) {
+    solution.strategy = readStrategies(f, relaxed.data());
+    solution.optimal = f.sharedMoves;
+    return solution;
+  }
+
+  // The relaxation rounded (each node its likeliest strategy) and improved
+  // may beat the local search: CBC's start, or the plan if CBC cannot run.
+  if (solved) {
+    std::vector<unsigned> rounded = readStrategies(f, relaxed.data());
+    if (!p.memoryBudget)
+      improvePlan(p, rounded);
+    if (fits(rounded) &&
+        (!heuristicFits ||
+         evaluateSeconds(p, rounded) < evaluateSeconds(p, heuristic))) {
+      heuristic = std::move(rounded);
+      heuristicFits = true;
+    }
+  }
+  // CBC solves the relaxation again before its time limit applies (and
+  // more slowly): it runs only if that fits in the time left.
+  double left = secondsLeft(deadline);
+  if (!solved || left < 4 * lpSeconds) {
+    solution.timedOut = true;
+    solution.heuristic = true;
+    if (!heuristicFits) {
+      leastPeak = -1;
+      return failure();
+    }
+    solution.strategy = std::move(heuristic);
+    return solution;
+  }
+  ip.load();
   if (heuristicFits) {
     std::vector<int> cols;
     std::vector<double> values;
@@ -584,31 +518,28 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
       }
     Cbc_setMIPStartI(ip.get(), cols.size(), cols.data(), values.data());
   }
-  Cbc_setMaximumSeconds(ip.get(), timeLimitSeconds);
+  Cbc_setMaximumSeconds(ip.get(), std::max(left - 2 * lpSeconds, 0.01));
   Cbc_solve(ip.get());
+  solution.timedOut = Cbc_status(ip.get()) == 1;
   bool found = Cbc_isProvenOptimal(ip.get()) ||
                Cbc_numberSavedSolutions(ip.get()) > 0;
   // Finished (not stopped by the time limit) without a plan: none fits.
   if (Cbc_isProvenInfeasible(ip.get()) ||
-      (!found && Cbc_status(ip.get()) == 0)) {
-    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
-    return failure();
-  }
+      (!found && Cbc_status(ip.get()) == 0))
+    return noneFits();
   if (found) {
     solution.strategy = readStrategies(f, Cbc_getColSolution(ip.get()));
-    solution.optimal = Cbc_isProvenOptimal(ip.get());
+    solution.optimal = Cbc_isProvenOptimal(ip.get()) && f.sharedMoves;
     // Past the time limit, the local search may have done better.
-    if (!solution.optimal && heuristicFits &&
+    if (!Cbc_isProvenOptimal(ip.get()) && heuristicFits &&
         evaluateSeconds(p, heuristic) < evaluateSeconds(p, solution.strategy)) {
       solution.strategy = heuristic;
       solution.heuristic = true;
     }
     return solution;
   }
-  if (!heuristicFits) {
-    leastPeak = solveLeastPeak(p, timeLimitSeconds, leastPeakProven);
-    return failure();
-  }
+  if (!heuristicFits)
+    return failure(); // leastPeak stays -1: none found in time
   solution.strategy = std::move(heuristic);
   solution.heuristic = true;
   return solution;
@@ -619,35 +550,59 @@ solveDirect(const AutoShardProblem &p, double timeLimitSeconds,
 /// in well under a second, and exactly.
 static constexpr size_t kClusterMinNodes = 150;
 
-FailureOr<AutoShardSolution>
-shardc::detail::solveAutoShard(const AutoShardProblem &p,
-                               double timeLimitSeconds, int64_t &leastPeak,
-                               bool &leastPeakProven) {
-  // Under a budget the memory rows need every program point, so only an
-  // unbudgeted program is clustered.
-  if (p.memoryBudget || p.nodes.size() < kClusterMinNodes)
-    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
-  std::optional<ClusteredProblem> clustered = clusterRepeatedLayers(p);
+/// `p` solved directly, or, when it is big, its repeated layers clustered
+/// (the clusters' plan expanded); none when CBC fails on it.
+static FailureOr<AutoShardSolution>
+solveMaybeClustered(const AutoShardProblem &p, Clock::time_point deadline,
+                    int64_t &leastPeak, bool &leastPeakProven) {
+  std::optional<ClusteredProblem> clustered;
+  if (p.nodes.size() >= kClusterMinNodes)
+    clustered = clusterRepeatedLayers(p);
   if (!clustered)
-    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+    return solveDirect(p, deadline, leastPeak, leastPeakProven);
   FailureOr<AutoShardSolution> reduced = solveDirect(
-      clustered->reduced, timeLimitSeconds, leastPeak, leastPeakProven);
+      clustered->reduced, deadline, leastPeak, leastPeakProven);
   if (failed(reduced))
-    return solveDirect(p, timeLimitSeconds, leastPeak, leastPeakProven);
+    return solveDirect(p, deadline, leastPeak, leastPeakProven);
   AutoShardSolution solution;
   solution.clustered = true;
   solution.solvedNodes = clustered->reduced.nodes.size();
   solution.heuristic = reduced->heuristic;
+  solution.timedOut = reduced->timedOut;
   for (unsigned group : clustered->groupOf)
     solution.strategy.push_back(reduced->strategy[group]);
+  return solution;
+}
+
+FailureOr<AutoShardSolution>
+shardc::detail::solveAutoShard(const AutoShardProblem &p,
+                               double timeLimitSeconds, int64_t &leastPeak,
+                               bool &leastPeakProven) {
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeLimitSeconds));
+  // Under a budget the memory rows need every node and program point, so
+  // only an unbudgeted program is reduced and clustered.
+  if (p.memoryBudget)
+    return solveDirect(p, deadline, leastPeak, leastPeakProven);
+  std::optional<ReducedProblem> reduced = reduceFollowers(p);
+  const AutoShardProblem &q = reduced ? reduced->reduced : p;
+  FailureOr<AutoShardSolution> solution =
+      solveMaybeClustered(q, deadline, leastPeak, leastPeakProven);
+  if (failed(solution))
+    return failure();
+  if (reduced)
+    solution->strategy = expandReduced(*reduced, solution->strategy);
+  if (solution->optimal)
+    return solution; // the reduction is exact
   // The clusters' plan, expanded, is improved node by node on the whole
   // program (where a layer near an end differs from the rest); the greedy
   // plan replaces it if better.
-  improvePlan(p, solution.strategy);
+  improvePlan(p, solution->strategy);
   std::vector<unsigned> greedy = localSearch(p, /*smallest=*/false);
-  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution.strategy)) {
-    solution.strategy = std::move(greedy);
-    solution.heuristic = true;
+  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution->strategy)) {
+    solution->strategy = std::move(greedy);
+    solution->heuristic = true;
   }
   return solution;
 }

@@ -206,6 +206,7 @@ int shardc::runTrainCommand() {
                  << "' (expected sgd or adam)\n";
     return 1;
   }
+  options.autoShardOptimizer = optimizer;
   if (func.getNumResults() == 0 ||
       cast<RankedTensorType>(func.getResultTypes()[0]).getRank() != 0) {
     llvm::errs() << "shardc: error: train needs a model whose first output "

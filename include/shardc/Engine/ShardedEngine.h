@@ -38,6 +38,19 @@
 
 namespace shardc {
 
+/// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected), compiled
+/// into the training step by --shardc-optimizer.
+struct OptimizerOptions {
+  enum class Kind { Sgd, Adam } kind = Kind::Sgd;
+  /// An input of the step: may change from one trainStep to the next.
+  float learningRate = 0.01f;
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  /// Mesh axes to split the optimizer state (and the update) over as well:
+  /// ZeRO-1/2 on a data axis. Empty: the state is laid out like its
+  /// parameter.
+  std::vector<std::string> zeroAxes;
+};
+
 struct EngineOptions {
   BackendKind backend = BackendKind::Sim;
   /// For the sim backend.
@@ -55,23 +68,14 @@ struct EngineOptions {
   /// for programs with ops that have no gradient rule.
   bool training = true;
   /// Choose every sharding the model does not annotate by cost
-  /// (docs/auto-sharding.md, "Engine"): the whole SGD step is planned when
-  /// training, the forward program otherwise, and the plan's argument and
+  /// (docs/auto-sharding.md, "Engine"): the whole step of
+  /// `autoShardOptimizer` is planned when training (Adam's moments in the
+  /// plan), the forward program otherwise, and the plan's argument and
   /// result layouts become the model's annotations.
   std::optional<ShardcAutoShardOptions> autoShard;
-};
-
-/// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected), compiled
-/// into the training step by --shardc-optimizer.
-struct OptimizerOptions {
-  enum class Kind { Sgd, Adam } kind = Kind::Sgd;
-  /// An input of the step: may change from one trainStep to the next.
-  float learningRate = 0.01f;
-  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
-  /// Mesh axes to split the optimizer state (and the update) over as well:
-  /// ZeRO-1/2 on a data axis. Empty: the state is laid out like its
-  /// parameter.
-  std::vector<std::string> zeroAxes;
+  /// The optimizer the engine will train with, whose step --auto-shard
+  /// plans (trainStep may still be given another).
+  OptimizerOptions autoShardOptimizer;
 };
 
 /// The --shardc-optimizer options that compile `optimizer`'s step for the

@@ -68,6 +68,8 @@ struct AutoShardPlan {
   bool optimal = false;
   /// Found by the local search, not by CBC.
   bool heuristic = false;
+  /// --auto-shard-time-limit cut the solve short (planAutoSharding warns).
+  bool timedOut = false;
   /// Repeated layers were clustered: CBC solved `solvedNodes` nodes of the
   /// problem's `numNodes` (docs/auto-sharding.md, "Clustering").
   bool clustered = false;

@@ -1,0 +1,234 @@
+//===- AutoShardSearch.cpp - pricing a plan, and the local search ---------===//
+//
+// What a plan of an AutoShardProblem costs (seconds, peak bytes), and the
+// local search that stands in for CBC when the time limit leaves none for
+// it, starts it off, and improves the clustered plans
+// (docs/auto-sharding.md, "The fallback").
+//
+//===----------------------------------------------------------------------===//
+
+#include "AutoShardProblem.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+using namespace shardc::detail;
+
+//===----------------------------------------------------------------------===//
+// Evaluating a plan
+//===----------------------------------------------------------------------===//
+
+double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
+                                       const std::vector<unsigned> &strategy) {
+  double total = 0;
+  for (auto [n, node] : llvm::enumerate(p.nodes))
+    total += node.cost[strategy[n]];
+  std::vector<std::vector<bool>> moved(p.values.size());
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    unsigned t = u.targetOf[strategy[u.consumer]];
+    std::vector<bool> &done = moved[u.value];
+    done.resize(v.targetBytes.size());
+    if (v.isSame[l][t] || done[t])
+      continue;
+    done[t] = true;
+    total += v.moveSeconds[l][t] * v.weight;
+  }
+  return total;
+}
+
+int64_t shardc::detail::evaluatePeakBytes(
+    const AutoShardProblem &p, const std::vector<unsigned> &strategy) {
+  // Changes of the live bytes, summed into the live bytes at each point.
+  std::vector<int64_t> delta(p.numPoints + 1, 0);
+  auto hold = [&](int64_t from, int64_t to, int64_t bytes) {
+    from = std::max<int64_t>(from, 0);
+    to = std::min<int64_t>(to, p.numPoints - 1);
+    if (from > to)
+      return;
+    delta[from] += bytes;
+    delta[to + 1] -= bytes;
+  };
+  // A value's own layout lives until its last consumer reading it as it
+  // is, and at least until its first consumer (which copies it). A moved
+  // copy lives from its first consumer to its last (a hoisted constant's
+  // from the start).
+  std::vector<int64_t> firstUse(p.values.size(), INT64_MAX),
+      lastDirect(p.values.size(), -1);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> copies(
+      p.values.size());
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    unsigned t = u.targetOf[strategy[u.consumer]];
+    firstUse[u.value] = std::min(firstUse[u.value], u.point);
+    if (v.isSame[l][t] && !v.hoisted) {
+      lastDirect[u.value] = std::max(lastDirect[u.value], u.point);
+      continue;
+    }
+    auto &ranges = copies[u.value];
+    if (ranges.empty())
+      ranges.assign(v.targetBytes.size(), {INT64_MAX, -1});
+    int64_t first = v.hoisted ? 0 : u.point;
+    ranges[t].first = std::min(ranges[t].first, first);
+    ranges[t].second = std::max(ranges[t].second, u.point);
+  }
+  for (auto [vi, v] : llvm::enumerate(p.values)) {
+    for (auto [t, range] : llvm::enumerate(copies[vi]))
+      if (range.second >= 0)
+        hold(range.first, range.second, v.targetBytes[t]);
+    if (v.hoisted)
+      continue;
+    // A copy is made from it when its first consumer needing it runs.
+    int64_t end = v.heldToEnd ? v.endPoint
+                              : std::max(firstUse[vi] == INT64_MAX
+                                             ? v.endPoint
+                                             : firstUse[vi],
+                                         lastDirect[vi]);
+    for (auto &range : copies[vi])
+      if (range.second >= 0)
+        end = std::max(end, range.first);
+    hold(v.defPoint, end, v.layoutBytes[v.layoutOf[strategy[v.producer]]]);
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t i = 0; i < p.numPoints; ++i) {
+    live += delta[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+void shardc::detail::indexUses(AutoShardProblem &p) {
+  p.usesOfNode.assign(p.nodes.size(), {});
+  for (auto [ui, u] : llvm::enumerate(p.uses)) {
+    unsigned producer = p.values[u.value].producer;
+    p.usesOfNode[producer].push_back(ui);
+    if (u.consumer != producer)
+      p.usesOfNode[u.consumer].push_back(ui);
+  }
+}
+
+double shardc::detail::localSeconds(const AutoShardProblem &p,
+                                    const std::vector<unsigned> &strategy,
+                                    unsigned n, unsigned s) {
+  double total = p.nodes[n].cost[s];
+  auto add = [&](const AutoShardProblem::Use &u) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    if (u.consumer != n && v.producer != n)
+      return;
+    unsigned ps = v.producer == n ? s : strategy[v.producer];
+    unsigned cs = u.consumer == n ? s : strategy[u.consumer];
+    unsigned l = v.layoutOf[ps], t = u.targetOf[cs];
+    if (!v.isSame[l][t])
+      total += v.moveSeconds[l][t] * u.weight;
+  };
+  if (p.usesOfNode.size() == p.nodes.size()) {
+    for (unsigned ui : p.usesOfNode[n])
+      add(p.uses[ui]);
+  } else {
+    for (const AutoShardProblem::Use &u : p.uses)
+      add(u);
+  }
+  return total;
+}
+
+//===----------------------------------------------------------------------===//
+// The local search (the fallback)
+//===----------------------------------------------------------------------===//
+
+/// Greedy in program order (each node the strategy cheapest given what its
+/// producers chose), then rounds of moving one node (with the nodes tied to
+/// it) to its cheapest strategy given all its neighbours, until no move
+/// helps. Deterministic: nodes in order, the first strategy on ties.
+/// With `smallest`, the search starts instead from every node making its
+/// smallest layout (the most split plan), which fits a budget if any does
+/// and the search then makes faster.
+/// With `start`, the rounds start from it.
+std::vector<unsigned>
+shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
+                            const std::vector<unsigned> *start) {
+  size_t numNodes = p.nodes.size();
+  std::vector<unsigned> strategy =
+      start ? *start : std::vector<unsigned>(numNodes, 0);
+  std::vector<std::vector<unsigned>> tiedWith(numNodes);
+  for (auto [a, b] : p.ties) {
+    tiedWith[a].push_back(b);
+    tiedWith[b].push_back(a);
+  }
+  // Under a budget, the whole plan is priced, its excess memory at a
+  // second per byte: any plan that fits beats any that does not.
+  auto cost = [&](unsigned n, unsigned s) {
+    if (p.memoryBudget) {
+      unsigned old = strategy[n];
+      strategy[n] = s;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = s;
+      double c = evaluateSeconds(p, strategy) +
+                 double(std::max<int64_t>(
+                     evaluatePeakBytes(p, strategy) - *p.memoryBudget, 0));
+      strategy[n] = old;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = old;
+      return c;
+    }
+    double c = localSeconds(p, strategy, n, s);
+    for (unsigned m : tiedWith[n])
+      c += localSeconds(p, strategy, m, s);
+    return c;
+  };
+  auto improve = [&](unsigned n) {
+    unsigned best = strategy[n];
+    double bestCost = cost(n, best);
+    for (unsigned s = 0; s < p.nodes[n].cost.size(); ++s) {
+      double c = cost(n, s);
+      if (c < bestCost - 1e-15) {
+        best = s;
+        bestCost = c;
+      }
+    }
+    bool changed = best != strategy[n];
+    strategy[n] = best;
+    for (unsigned m : tiedWith[n])
+      strategy[m] = best;
+    return changed;
+  };
+  if (start) {
+    // Already a plan: only the rounds.
+  } else if (smallest) {
+    std::vector<int64_t> outBytes(numNodes, INT64_MAX);
+    std::vector<const AutoShardProblem::Value *> valueOf(numNodes, nullptr);
+    for (const AutoShardProblem::Value &v : p.values)
+      valueOf[v.producer] = &v;
+    for (unsigned n = 0; n < numNodes; ++n) {
+      const AutoShardProblem::Value *v = valueOf[n];
+      if (!v)
+        continue;
+      for (unsigned s = 0; s < v->layoutOf.size(); ++s)
+        if (v->layoutBytes[v->layoutOf[s]] < outBytes[n]) {
+          outBytes[n] = v->layoutBytes[v->layoutOf[s]];
+          strategy[n] = s;
+        }
+    }
+    for (auto [a, b] : p.ties)
+      strategy[b] = strategy[a];
+  } else {
+    for (unsigned n = 0; n < numNodes; ++n)
+      improve(n);
+  }
+  for (int round = 0; round < 50; ++round) {
+    bool changed = false;
+    for (unsigned n = 0; n < numNodes; ++n)
+      changed |= improve(n);
+    if (!changed)
+      break;
+  }
+  return strategy;
+}
+
+void shardc::detail::improvePlan(const AutoShardProblem &p,
+                                 std::vector<unsigned> &strategy) {
+  strategy = localSearch(p, /*smallest=*/false, &strategy);
+}
+
