@@ -562,6 +562,7 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   plan.estimatedSeconds = evaluateSeconds(problem, strategy);
   plan.peakBytes = evaluatePeakBytes(problem, strategy);
   plan.optimal = solution->optimal;
+  plan.movesPerConsumer = solution->movesPerConsumer;
   plan.heuristic = solution->heuristic;
   plan.timedOut = solution->timedOut;
   plan.clustered = solution->clustered;

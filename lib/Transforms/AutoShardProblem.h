@@ -89,6 +89,9 @@ struct AutoShardSolution {
   std::vector<unsigned> strategy;
   bool optimal = false;
   bool heuristic = false;
+  /// Each consumer paid its own moves (the problem was too large to share
+  /// them): the plan solves that upper bound, then was improved.
+  bool movesPerConsumer = false;
   /// --auto-shard-time-limit cut the solve short.
   bool timedOut = false;
   /// Solved on the clustered problem (repeated layers choosing alike),

@@ -442,6 +442,7 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
   solution.solvedNodes = p.nodes.size();
   IntegerProgram ip;
   Formulation f = formulate(p, ip, 1, p.memoryBudget.has_value());
+  solution.movesPerConsumer = !f.sharedMoves;
   for (auto &row : f.memory)
     ip.addRow(row, 'L', double(*p.memoryBudget));
   // The local search's plan, if it fits, starts CBC off: under a tight
@@ -568,6 +569,7 @@ solveMaybeClustered(const AutoShardProblem &p, Clock::time_point deadline,
   solution.clustered = true;
   solution.solvedNodes = clustered->reduced.nodes.size();
   solution.heuristic = reduced->heuristic;
+  solution.movesPerConsumer = reduced->movesPerConsumer;
   solution.timedOut = reduced->timedOut;
   for (unsigned group : clustered->groupOf)
     solution.strategy.push_back(reduced->strategy[group]);

@@ -269,10 +269,12 @@ LogicalResult explainAutoShard(ModuleOp module,
     return failure();
   llvm::outs() << llvm::format(
       "auto-shard plan (%s): est_time=%.3gs peak_bytes/device=%lld\n",
-      plan->heuristic ? "local search"
-      : plan->clustered ? "CBC on clustered layers, improved"
-      : plan->optimal   ? "CBC, optimal"
-                        : "CBC, time limit",
+      plan->heuristic          ? "local search"
+      : plan->clustered        ? "CBC on clustered layers, improved"
+      : plan->optimal          ? "CBC, optimal"
+      : plan->movesPerConsumer ? "moves priced per consumer, improved"
+      : plan->timedOut         ? "CBC, time limit"
+                               : "CBC, unproven",
       plan->estimatedSeconds, (long long)plan->peakBytes);
   if (plan->clustered)
     llvm::outs() << "  (repeated layers clustered: " << plan->solvedNodes

@@ -68,6 +68,10 @@ struct AutoShardPlan {
   bool optimal = false;
   /// Found by the local search, not by CBC.
   bool heuristic = false;
+  /// Solved with each consumer paying its own moves, an upper bound the
+  /// solver uses when sharing them would make the problem too large
+  /// (docs/auto-sharding.md), then improved on the exact cost.
+  bool movesPerConsumer = false;
   /// --auto-shard-time-limit cut the solve short (planAutoSharding warns).
   bool timedOut = false;
   /// Repeated layers were clustered: CBC solved `solvedNodes` nodes of the
