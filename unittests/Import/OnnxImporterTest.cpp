@@ -42,15 +42,20 @@ onnx::NodeProto *addNode(onnx::GraphProto *g, const std::string &op,
   return n;
 }
 
-/// relu(x @ fc.weight + fc.bias) reshaped to [x.shape[0] * 2, -1] through
-/// a Shape -> Gather -> Mul -> Concat subgraph, as torch writes it.
-std::string exampleModel() {
-  onnx::ModelProto m;
+/// The graph of `m`, made an opset-17 model as torch writes them.
+onnx::GraphProto *startModel(onnx::ModelProto &m) {
   m.set_ir_version(8);
   auto *opset = m.add_opset_import();
   opset->set_domain("");
   opset->set_version(17);
-  onnx::GraphProto *g = m.mutable_graph();
+  return m.mutable_graph();
+}
+
+/// relu(x @ fc.weight + fc.bias) reshaped to [x.shape[0] * 2, -1] through
+/// a Shape -> Gather -> Mul -> Concat subgraph, as torch writes it.
+std::string exampleModel() {
+  onnx::ModelProto m;
+  onnx::GraphProto *g = startModel(m);
   addValue(g->mutable_input(), "x", {4, 6});
   onnx::TensorProto *w = g->add_initializer();
   w->set_name("fc.weight");
@@ -228,11 +233,7 @@ onnx::TensorProto *addFloats(onnx::GraphProto *g, const std::string &name,
 /// comparison (buffers by themselves), w, pe and pe2 where gradients flow.
 std::string bufferModel() {
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto *opset = m.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(17);
-  onnx::GraphProto *g = m.mutable_graph();
+  onnx::GraphProto *g = startModel(m);
   addValue(g->mutable_input(), "x", {2, 3});
   addFloats(g, "w", {3, 3}, 0);
   addFloats(g, "mask", {2, 3}, -2);
