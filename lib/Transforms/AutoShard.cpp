@@ -110,7 +110,8 @@ public:
 
 private:
   /// Every sharding of `shape`: each mesh axis on no dim or on one it
-  /// divides, a dim's axes in mesh order; the replicated one first.
+  /// splits (splittable), a dim's axes in mesh order; the replicated one
+  /// first.
   std::vector<ShardingAttr> enumerateShardings(ArrayRef<int64_t> shape);
   /// Every strategy of `op` under `rule`.
   std::vector<Strategy> enumerateStrategies(Operation *op,
@@ -129,6 +130,25 @@ private:
   llvm::DenseMap<std::tuple<Attribute, Attribute, Type>, double> plans;
 };
 
+/// Whether an axis of `size` devices may split `extent` elements: into
+/// equal blocks, or into blocks of ceil(extent / size) with the last ones
+/// padded (docs/sharding.md#uneven-dims), as long as every device holds a
+/// real element (a vocabulary of 250 over 4, not 3 rows over 4).
+static bool splittable(int64_t extent, int64_t size) {
+  if (size <= 1)
+    return false;
+  if (extent % size == 0)
+    return true;
+  int64_t block = (extent + size - 1) / size;
+  return block * (size - 1) < extent;
+}
+
+/// The elements each device holds of `extent` split over `size` devices
+/// (padding included).
+static int64_t blockSize(int64_t extent, int64_t size) {
+  return (extent + size - 1) / size;
+}
+
 std::vector<ShardingAttr>
 ProblemBuilder::enumerateShardings(ArrayRef<int64_t> shape) {
   SmallVector<StringRef> axes = mesh.getAxisNameList();
@@ -143,12 +163,13 @@ ProblemBuilder::enumerateShardings(ArrayRef<int64_t> shape) {
     visit(a + 1);
     int64_t size = mesh.getAxisSize(axes[a]);
     for (size_t d = 0; d < shape.size(); ++d) {
-      if (size <= 1 || left[d] % size != 0)
+      if (!splittable(left[d], size))
         continue;
+      int64_t whole = left[d];
       dims[d].push_back(axes[a]);
-      left[d] /= size;
+      left[d] = blockSize(whole, size);
       visit(a + 1);
-      left[d] *= size;
+      left[d] = whole;
       dims[d].pop_back();
     }
   };
@@ -168,6 +189,12 @@ ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   std::vector<Strategy> out;
 
+  auto splitUnevenly = [&](int64_t f) {
+    int64_t devices = 1;
+    for (StringRef axis : factorAxes[f])
+      devices *= mesh.getAxisSize(axis);
+    return rule.getFactor(f).size % devices != 0;
+  };
   // The strategy of the current factor axes, if every tensor can say it.
   auto emit = [&]() {
     Strategy s;
@@ -183,6 +210,10 @@ ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
       SmallVector<SmallVector<StringRef>> dims;
       for (const DimFactors &dim : rule.getTensor(t)) {
         SmallVector<StringRef> &dimAxes = dims.emplace_back();
+        // A padded block of one factor of a compound dim is not a block of
+        // the dim (250 x 64 rows split by the 250 is not 16000 split).
+        if (dim.size() > 1 && llvm::any_of(dim, splitUnevenly))
+          return;
         bool previousFull = true;
         for (int64_t f : dim) {
           if (!previousFull) {
@@ -225,13 +256,14 @@ ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
     visit(a + 1);
     int64_t size = mesh.getAxisSize(axes[a]);
     for (int64_t f = 0; f < numFactors; ++f) {
-      if (size <= 1 || left[f] % size != 0 ||
+      if (!splittable(left[f], size) ||
           rule.getFactor(f).kind == FactorKind::NeedReplication)
         continue;
+      int64_t whole = left[f];
       factorAxes[f].push_back(axes[a]);
-      left[f] /= size;
+      left[f] = blockSize(whole, size);
       visit(a + 1);
-      left[f] *= size;
+      left[f] = whole;
       factorAxes[f].pop_back();
     }
   };
