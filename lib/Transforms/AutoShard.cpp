@@ -116,6 +116,14 @@ private:
   /// Every strategy of `op` under `rule`.
   std::vector<Strategy> enumerateStrategies(Operation *op,
                                             const ShardingRule &rule);
+  /// For each strategy of `out`, its variants keeping a pending sum over
+  /// unused axes through the operands `op` is linear in
+  /// (ShardingRuleOpInterface::getPartialSumOperandSets: add's two, div's
+  /// dividend): the partitioner's pass-through, which sums the q, k and v
+  /// input gradients of attention before one all_reduce.
+  void addPendingSumVariants(Operation *op, std::vector<Strategy> &out);
+  /// `s` with `pending` added to its pending axes, in mesh order.
+  ShardingAttr withPendingAxes(ShardingAttr s, ArrayRef<StringRef> pending);
   double reshardSeconds(ShardingAttr from, ShardingAttr to, Type type);
   ShardingAttr makeSharding(ArrayRef<SmallVector<StringRef>> dims,
                             ArrayRef<StringRef> partial = {}) {
@@ -268,7 +276,74 @@ ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
     }
   };
   visit(0);
+  addPendingSumVariants(op, out);
   return out;
+}
+
+void ProblemBuilder::addPendingSumVariants(Operation *op,
+                                           std::vector<Strategy> &out) {
+  SmallVector<unsigned, 2> sets;
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.getPartialSumOperandSets(sets);
+  SmallVector<StringRef> axes = mesh.getAxisNameList();
+  size_t base = out.size();
+  for (unsigned set : sets) {
+    if (set >> op->getNumOperands() != 0)
+      continue;
+    // As the partitioner: a summand read elsewhere too is reduced for its
+    // other readers anyway, and kept pending here would be reduced twice.
+    bool readHereOnly = true;
+    for (unsigned k = 0; k < op->getNumOperands(); ++k)
+      if (set >> k & 1)
+        readHereOnly &= op->getOperand(k).hasOneUse();
+    if (!readHereOnly)
+      continue;
+    for (size_t i = 0; i < base; ++i) {
+      Strategy s = out[i]; // a copy: the variants are appended to `out`
+      // The axes no factor of the strategy uses (none on a dim, none
+      // pending already).
+      auto used = [&](StringRef axis) {
+        auto in = [&](ShardingAttr t) {
+          if (llvm::is_contained(t.getPartialAxes(), axis))
+            return true;
+          for (size_t d = 0; d < t.getRank(); ++d)
+            if (llvm::is_contained(t.getDimAxes(d), axis))
+              return true;
+          return false;
+        };
+        return in(s.out) || llvm::any_of(s.needs, in);
+      };
+      SmallVector<StringRef> free;
+      for (StringRef axis : axes)
+        if (mesh.getAxisSize(axis) > 1 && !used(axis))
+          free.push_back(axis);
+      for (unsigned mask = 1; mask < (1u << free.size()); ++mask) {
+        SmallVector<StringRef> pending;
+        for (auto [j, axis] : llvm::enumerate(free))
+          if (mask >> j & 1)
+            pending.push_back(axis);
+        Strategy v = s;
+        v.out = withPendingAxes(s.out, pending);
+        for (unsigned k = 0; k < op->getNumOperands(); ++k)
+          if (set >> k & 1)
+            v.needs[k] = withPendingAxes(s.needs[k], pending);
+        out.push_back(std::move(v));
+      }
+    }
+  }
+}
+
+ShardingAttr ProblemBuilder::withPendingAxes(ShardingAttr s,
+                                             ArrayRef<StringRef> pending) {
+  SmallVector<SmallVector<StringRef>> dims;
+  for (size_t d = 0; d < s.getRank(); ++d)
+    dims.push_back(s.getDimAxes(d));
+  SmallVector<StringRef> partial;
+  for (StringRef axis : mesh.getAxisNameList())
+    if (llvm::is_contained(s.getPartialAxes(), axis) ||
+        llvm::is_contained(pending, axis))
+      partial.push_back(axis);
+  return makeSharding(dims, partial);
 }
 
 double ProblemBuilder::reshardSeconds(ShardingAttr from, ShardingAttr to,
