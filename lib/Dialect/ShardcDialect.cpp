@@ -79,6 +79,14 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
                              "\"F0\" or \"B0\"");
     return success();
   }
+  if (name == getBuffersAttrName()) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || !isa<ModuleOp>(op) ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitOpError("'shardc.buffers' is an array of strings (the "
+                             "names of buffers) on a module");
+    return success();
+  }
   if (name != getShardingAttrName())
     return op->emitOpError() << "unknown shardc attribute '" << name << "'";
   if (op->getNumResults() != 1)

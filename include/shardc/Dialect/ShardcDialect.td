@@ -105,6 +105,13 @@ def Shardc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getPipelineActionAttrName() {
       return ::llvm::StringLiteral("shardc.pipeline_action");
     }
+    /// Name of the module attribute listing, as strings, the float
+    /// initializers an ONNX import made constants (torch's buffers, found or
+    /// named with --buffers): checkpoint loaders skip their entries, which a
+    /// torch state_dict holds (docs/onnx.md#buffers).
+    static constexpr ::llvm::StringLiteral getBuffersAttrName() {
+      return ::llvm::StringLiteral("shardc.buffers");
+    }
   }];
 }
 
