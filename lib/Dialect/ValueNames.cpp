@@ -91,8 +91,8 @@ std::vector<std::string> shardc::getModelBufferNames(Operation *op) {
   if (!module)
     return names;
   // The verifier keeps it an array of strings.
-  if (auto list = module->getAttrOfType<ArrayAttr>(
-          ShardcDialect::getBuffersAttrName()))
+  if (auto list =
+          module->getAttrOfType<ArrayAttr>(ShardcDialect::getBuffersAttrName()))
     for (Attribute name : list)
       if (auto s = dyn_cast<StringAttr>(name))
         names.push_back(s.str());
