@@ -61,6 +61,14 @@ static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
 LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == getBuffersAttrName()) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || !isa<ModuleOp>(op) ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitOpError("'shardc.buffers' is an array of strings (the "
+                             "names of buffers) on a module");
+    return success();
+  }
   if (name == getSpmdAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<func::FuncOp>(op))
       return op->emitOpError("'shardc.spmd' is a unit attribute of func.func");
@@ -77,14 +85,6 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError("'shardc.pipeline_action' is a string such as "
                              "\"F0\" or \"B0\"");
-    return success();
-  }
-  if (name == getBuffersAttrName()) {
-    auto names = dyn_cast<ArrayAttr>(attr.getValue());
-    if (!names || !isa<ModuleOp>(op) ||
-        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
-      return op->emitOpError("'shardc.buffers' is an array of strings (the "
-                             "names of buffers) on a module");
     return success();
   }
   if (name != getShardingAttrName())
