@@ -5,11 +5,17 @@
 #include "Errors.h"
 #include "MpiJob.h"
 
+#include "shardc/Dialect/FunctionInterface.h"
+#include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/ShardcAttrs.h"
+#include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Engine/Setup.h"
 #include "shardc/Engine/ShardedEngine.h"
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Import/ModelLoader.h"
 #include "shardc/Import/ShardingPlan.h"
+#include "shardc/Transforms/AutoShard.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -36,7 +42,50 @@ struct CompileRequest {
   std::optional<std::vector<std::string>> parameters;
   bool training = true;
   double mpiTimeout = MpiCommunicatorOptions::kDefaultTimeoutSeconds;
+  /// compile(auto_shard=True): the memory budget ("" for none) and the
+  /// solver's time limit (the pass's default when not given).
+  std::optional<std::pair<std::string, std::optional<double>>> autoShard;
 };
+
+/// EngineOptions::autoShard for compile(auto_shard=True, memory_budget=,
+/// auto_shard_time_limit=), with `shardc train --auto-shard`'s checks.
+ShardcAutoShardOptions
+autoShardOptions(const std::pair<std::string, std::optional<double>> &asked) {
+  ShardcAutoShardOptions options;
+  const auto &[budget, timeLimit] = asked;
+  if (!budget.empty() && mlir::failed(parseByteSize(budget)))
+    throw py::value_error("compile: memory_budget: expected a byte count "
+                          "with an optional K, M or G suffix, got '" +
+                          budget + "'");
+  options.memoryBudget = budget;
+  if (timeLimit) {
+    if (!(*timeLimit > 0))
+      throw py::value_error(
+          "compile: auto_shard_time_limit must be positive seconds");
+    options.timeLimit = *timeLimit;
+  }
+  return options;
+}
+
+/// A sharding as compile(plan=) takes it (the JSON format's "sharding"):
+/// per dim None (replicated), an axis, or a list of axes.
+py::list partitionSpec(ShardingAttr sharding) {
+  py::list dims;
+  for (size_t d = 0; d < sharding.getRank(); ++d) {
+    llvm::SmallVector<llvm::StringRef> axes = sharding.getDimAxes(d);
+    if (axes.empty())
+      dims.append(py::none());
+    else if (axes.size() == 1)
+      dims.append(py::str(axes.front().str()));
+    else {
+      py::list several;
+      for (llvm::StringRef axis : axes)
+        several.append(py::str(axis.str()));
+      dims.append(several);
+    }
+  }
+  return dims;
+}
 
 class CompiledModel {
 public:
@@ -58,6 +107,8 @@ public:
     options.mpi.timeoutSeconds = request.mpiTimeout;
     if (request.parameters)
       options.parameters = *request.parameters;
+    if (request.autoShard)
+      options.autoShard = autoShardOptions(*request.autoShard);
     if (*kind == BackendKind::Mpi)
       joinMpiJob();
 
@@ -154,6 +205,46 @@ public:
     return list;
   }
 
+  /// {name: per-dim sharding} of every input, parameter and output, as
+  /// the engine lays them out (a plan's choice under auto_shard).
+  py::dict shardings() {
+    mlir::func::FuncOp func = getEntryFunction(engine->program());
+    llvm::StringRef key = ShardcDialect::getShardingAttrName();
+    py::dict out;
+    if (!func)
+      return out;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto s = func.getArgAttrOfType<ShardingAttr>(i, key))
+        out[py::str(getArgumentName(func, i))] = partitionSpec(s);
+    const std::vector<std::string> &names = engine->outputNames();
+    for (unsigned i = 0; i < func.getNumResults() && i < names.size(); ++i)
+      if (auto s = func.getResultAttrOfType<ShardingAttr>(i, key))
+        out[py::str(names[i])] = partitionSpec(s);
+    return out;
+  }
+
+  /// The mesh as the JSON format and plans write it: {"name", "axes":
+  /// [[axis, size], ...]}.
+  py::dict mesh() {
+    py::dict out;
+    MeshOp mesh = getOnlyMesh(engine->program());
+    if (!mesh)
+      return out;
+    py::list axes;
+    for (auto [name, size] :
+         llvm::zip(mesh.getAxisNames(), mesh.getAxisSizes()))
+      axes.append(py::make_tuple(
+          py::str(mlir::cast<mlir::StringAttr>(name).str()), size));
+    out["name"] = py::str(mesh.getSymName().str());
+    out["axes"] = axes;
+    return out;
+  }
+
+  /// The checkpoint entries load_checkpoint skips: the model's buffers.
+  std::vector<std::string> bufferNames() {
+    return getModelBufferNames(engine->program());
+  }
+
   ShardedEngine &getEngine() { return *engine; }
   const std::string &getBackend() const { return backendName; }
 
@@ -193,10 +284,15 @@ private:
   std::string backendName;
 };
 
+using AutoShardRequest =
+    std::optional<std::pair<std::string, std::optional<double>>>;
+
 CompileRequest request(const std::string &backend,
                        std::optional<std::vector<std::string>> parameters,
-                       bool training, double mpiTimeout) {
+                       bool training, double mpiTimeout,
+                       AutoShardRequest autoShard) {
   CompileRequest r;
+  r.autoShard = std::move(autoShard);
   r.backend = backend;
   r.parameters = std::move(parameters);
   r.training = training;
@@ -217,6 +313,9 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       .def("parameters", &CompiledModel::parameters)
       .def("spmd_program", &CompiledModel::spmdProgram)
       .def("memory", &CompiledModel::memory)
+      .def("shardings", &CompiledModel::shardings)
+      .def_property_readonly("mesh", &CompiledModel::mesh)
+      .def_property_readonly("recorded_buffers", &CompiledModel::bufferNames)
       .def_property_readonly("backend", &CompiledModel::getBackend)
       .def_property_readonly(
           "num_devices",
@@ -242,7 +341,7 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       [](const std::string &path, const std::string &backend,
          std::optional<std::vector<std::string>> parameters, bool training,
          double mpiTimeout, const std::string &planPath,
-         std::vector<std::string> buffers) {
+         std::vector<std::string> buffers, AutoShardRequest autoShard) {
         auto format = resolveModelFormat(path, "");
         if (!format)
           raiseError("compile: " + llvm::toString(format.takeError()));
@@ -254,7 +353,8 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
           plan = std::move(*read);
         }
         return CompiledModel::create(
-            request(backend, std::move(parameters), training, mpiTimeout),
+            request(backend, std::move(parameters), training, mpiTimeout,
+                    std::move(autoShard)),
             [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
               mlir::OwningOpRef<mlir::ModuleOp> module =
                   loadModel(path, *format, sourceMgr, &context,
@@ -271,15 +371,17 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       },
       py::arg("path"), py::arg("backend"), py::arg("parameters"),
       py::arg("training"), py::arg("mpi_timeout"), py::arg("plan") = "",
-      py::arg("buffers") = std::vector<std::string>());
+      py::arg("buffers") = std::vector<std::string>(),
+      py::arg("auto_shard") = py::none());
   m.def(
       "compile_json",
       [](const std::string &text, const std::string &name,
          const std::string &backend,
          std::optional<std::vector<std::string>> parameters, bool training,
-         double mpiTimeout) {
+         double mpiTimeout, AutoShardRequest autoShard) {
         return CompiledModel::create(
-            request(backend, std::move(parameters), training, mpiTimeout),
+            request(backend, std::move(parameters), training, mpiTimeout,
+                    std::move(autoShard)),
             [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
               // In the source manager, so that diagnostics quote the line.
               sourceMgr.AddNewSourceBuffer(
@@ -289,5 +391,6 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
             });
       },
       py::arg("text"), py::arg("name"), py::arg("backend"),
-      py::arg("parameters"), py::arg("training"), py::arg("mpi_timeout"));
+      py::arg("parameters"), py::arg("training"), py::arg("mpi_timeout"),
+      py::arg("auto_shard") = py::none());
 }

@@ -62,6 +62,14 @@ static LogicalResult verifyShardingOn(Operation *anchor, NamedAttribute attr,
 LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == getBuffersAttrName()) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!names || !isa<ModuleOp>(op) ||
+        !llvm::all_of(names, [](Attribute a) { return isa<StringAttr>(a); }))
+      return op->emitOpError("'shardc.buffers' is an array of strings (the "
+                             "names of buffers) on a module");
+    return success();
+  }
   if (name == getSpmdAttrName()) {
     if (!isa<UnitAttr>(attr.getValue()) || !isa<func::FuncOp>(op))
       return op->emitOpError("'shardc.spmd' is a unit attribute of func.func");

@@ -83,6 +83,22 @@ SmallVector<int64_t> shardc::getCheckpointShape(func::FuncOp func, unsigned i) {
       cast<ShapedType>(func.getArgumentTypes()[i]).getShape());
 }
 
+std::vector<std::string> shardc::getModelBufferNames(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  std::vector<std::string> names;
+  if (!module)
+    return names;
+  // The verifier keeps it an array of strings.
+  if (auto list =
+          module->getAttrOfType<ArrayAttr>(ShardcDialect::getBuffersAttrName()))
+    for (Attribute name : list)
+      if (auto s = dyn_cast<StringAttr>(name))
+        names.push_back(s.str());
+  return names;
+}
+
 std::vector<std::string> shardc::getResultNames(func::FuncOp func) {
   std::vector<std::string> names;
   UniqueNames unique;

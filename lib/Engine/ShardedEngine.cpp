@@ -56,6 +56,8 @@ struct ShardedEngine::Impl {
 
   std::vector<Slot> args, results;
   std::vector<unsigned> paramArgs, inputArgs; ///< global argument indices
+  /// The model's recorded buffers: checkpoint entries loadCheckpoint skips.
+  std::vector<std::string> bufferNames;
   /// Per parameter (in paramArgs order): the sharding of its gradient as
   /// the backward program returns it.
   std::vector<ShardingAttr> gradShardings;
@@ -138,6 +140,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
 
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  impl->bufferNames = getModelBufferNames(module);
 
   // Which arguments are parameters.
   llvm::StringMap<unsigned> argIndex;
@@ -323,11 +326,15 @@ static LogicalResult toCheckpointShape(ShardedEngine &engine, const Slot &slot,
 LogicalResult
 ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
   Location loc = impl->inference.getLoc();
-  llvm::StringSet<> known;
+  llvm::StringSet<> known, buffers;
   for (unsigned i : impl->paramArgs)
     known.insert(impl->args[i].name);
+  // A buffer's entry (torch's state_dict has them) sets nothing: the
+  // model holds it as a constant.
+  for (const std::string &name : impl->bufferNames)
+    buffers.insert(name);
   for (const auto &[name, tensor] : params)
-    if (!known.contains(name))
+    if (!known.contains(name) && !buffers.contains(name))
       return emitError(loc) << "checkpoint entry '" << name
                             << "' is not a parameter of the model";
   for (unsigned i : impl->paramArgs) {

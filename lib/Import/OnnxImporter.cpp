@@ -418,6 +418,9 @@ private:
   const OnnxImportOptions &options;
   /// parameterCopies() of the graph.
   llvm::StringMap<std::string> copies;
+  /// The float initializers (and copies) made constants, in file order:
+  /// the module's `shardc.buffers`.
+  SmallVector<Attribute> bufferNames;
 };
 
 } // namespace
@@ -545,6 +548,7 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
         args.push_back({name, type, true});
         continue;
       }
+      bufferNames.push_back(builder.getStringAttr(name));
       if (!value) {
         llvm::Expected<HostTensor> t = decodeTensor(ctx, *init);
         if (!t)
@@ -688,6 +692,11 @@ OwningOpRef<ModuleOp> ModelImporter::run(StringRef bytes) {
       failed(readOutputs(model.graph(), *func)))
     return nullptr;
   rewriteExportIdioms(*func);
+  // The model no longer shows which constants were initializers; a torch
+  // state_dict still has their entries, which loaders must skip.
+  if (!bufferNames.empty())
+    (*module)->setAttr(ShardcDialect::getBuffersAttrName(),
+                       builder.getArrayAttr(bufferNames));
   if (failed(verify(*module)))
     return nullptr;
   return module;

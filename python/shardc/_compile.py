@@ -54,8 +54,9 @@ class CompiledModel:
     knows about it (explain, simulate, spmd_program)."""
 
     def __init__(self, engine, model_path, graph_text, plan_path=None,
-                 buffers=(), skipped=()):
+                 buffers=(), skipped=(), auto_sharded=False):
         self._engine = engine
+        self._auto_sharded = auto_sharded
         self._model_path = model_path
         self._graph_text = graph_text
         self._plan_path = plan_path
@@ -91,9 +92,23 @@ class CompiledModel:
 
     @property
     def buffers(self):
-        """The float initializers named buffers at compile (constants of
-        the model; those shardc finds by itself are not listed)."""
-        return list(self._buffers)
+        """The float initializers of an .onnx model that are constants of
+        the model: those named with buffers= at compile and those shardc
+        found by itself (the model's record of them, docs/onnx.md)."""
+        return self._engine.recorded_buffers
+
+    @property
+    def mesh(self):
+        """The mesh the engine shards over, as the JSON format writes it:
+        {"name": ..., "axes": [(axis, size), ...]}."""
+        return self._engine.mesh
+
+    def shardings(self):
+        """{name: sharding} of every input, parameter and output as the
+        engine lays it out: per dim None (replicated), a mesh axis, or a
+        list of axes, the format plan= takes. With auto_shard=True, what
+        the plan chose."""
+        return self._engine.shardings()
 
     def load_checkpoint(self, params):
         """Shards every parameter ({name: full array}) onto its devices.
@@ -169,7 +184,15 @@ class CompiledModel:
                 path = os.path.join(tmp, "model.json")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(self._graph_text)
-            if self._plan_path is not None:
+            if self._auto_sharded:
+                # The tool gets the engine's layouts as a plan (they hold
+                # the user's annotations too), not a search of its own.
+                chosen = os.path.join(tmp, "plan.json")
+                with open(chosen, "w", encoding="utf-8") as f:
+                    json.dump({"mesh": self._engine.mesh,
+                               "rules": list(self.shardings().items())}, f)
+                args = args + ["--plan", chosen]
+            elif self._plan_path is not None:
                 args = args + ["--plan", self._plan_path]
             if self._buffers:
                 args = args + ["--buffers", ",".join(self._buffers)]
@@ -237,8 +260,42 @@ def _buffer_lists(buffers, model, is_path):
     return names, names
 
 
+def _auto_shard_request(auto_shard, memory_budget, time_limit):
+    """compile's auto_shard=, memory_budget= and auto_shard_time_limit= as
+    the extension takes them: None, or (budget or "", limit or None)."""
+    if not isinstance(auto_shard, bool):
+        raise TypeError("compile: auto_shard= is True or False, not "
+                        f"{type(auto_shard).__name__}")
+    if not auto_shard:
+        if memory_budget is not None or time_limit is not None:
+            raise ValueError("compile: memory_budget= and "
+                             "auto_shard_time_limit= need auto_shard=True")
+        return None
+    if memory_budget is None:
+        budget = ""
+    elif isinstance(memory_budget, int) and not isinstance(memory_budget,
+                                                           bool):
+        if memory_budget <= 0:
+            raise ValueError("compile: memory_budget must be a positive "
+                             f"number of bytes, not {memory_budget}")
+        budget = str(memory_budget)
+    elif isinstance(memory_budget, str):
+        budget = memory_budget  # "8M": checked with the tool's parser
+    else:
+        raise TypeError("compile: memory_budget= is bytes (an int) or a "
+                        "string such as \"8M\", not "
+                        f"{type(memory_budget).__name__}")
+    if time_limit is not None and (
+            isinstance(time_limit, bool)
+            or not isinstance(time_limit, (int, float))):
+        raise TypeError("compile: auto_shard_time_limit= is seconds (a "
+                        f"number), not {type(time_limit).__name__}")
+    return (budget, None if time_limit is None else float(time_limit))
+
+
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
-            parameters=None, training=True, mpi_timeout=300.0, buffers=None):
+            parameters=None, training=True, mpi_timeout=300.0, buffers=None,
+            memory_budget=None, auto_shard_time_limit=None):
     """Compiles `model` into a sharded engine on `backend` ('sim',
     'threads', or 'mpi' with one rank per device under mpirun).
 
@@ -249,14 +306,18 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     shard over, replacing the model's ({axis: size} or the JSON format's
     mesh object). parameters: the inputs
     load_checkpoint sets and backward differentiates (default: those marked
-    "param"). training=False skips the backward program. Failures raise
-    shardc.ShardcError with the diagnostics.
+    "param"). training=False skips the backward program.
+
+    auto_shard=True chooses every sharding the model (and plan=) leaves
+    open by cost, as `shardc train --auto-shard` does: the whole SGD step
+    is planned when training, the forward program otherwise
+    (docs/auto-sharding.md); shardings() shows the choice. memory_budget:
+    the peak live bytes per device the plan may reach (an int, or a string
+    with a K, M or G suffix); auto_shard_time_limit: seconds the solver may
+    search. Failures raise shardc.ShardcError with the diagnostics.
     """
-    if auto_shard:
-        raise NotImplementedError(
-            "compile: auto_shard=True needs a sharding search, which shardc "
-            "does not have yet; annotate a few values (in the model or with "
-            "plan=) and propagation shards the rest")
+    auto = _auto_shard_request(auto_shard, memory_budget,
+                               auto_shard_time_limit)
     params = None if parameters is None else list(parameters)
     is_path = isinstance(model, (str, os.PathLike))
     buffers, skipped = _buffer_lists(buffers, model, is_path)
@@ -266,16 +327,20 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
                              "by path, and brings its own mesh (no mesh=)")
         path, plan_path = os.fspath(model), os.path.abspath(os.fspath(plan))
         engine = _shardc.compile_file(path, backend, params, training,
-                                      mpi_timeout, plan_path, buffers)
-        return CompiledModel(engine, path, None, plan_path, buffers, skipped)
+                                      mpi_timeout, plan_path, buffers,
+                                      auto_shard=auto)
+        return CompiledModel(engine, path, None, plan_path, buffers, skipped,
+                             auto is not None)
     if is_path and (plan or mesh) and str(model).endswith(".mlir"):
         raise ValueError("compile: plan= and mesh= apply to JSON graphs; "
                          "write the shardings into the .mlir model instead")
     if is_path and not plan and not mesh:
         path = os.fspath(model)
         engine = _shardc.compile_file(path, backend, params, training,
-                                      mpi_timeout, "", buffers)
-        return CompiledModel(engine, path, None, None, buffers, skipped)
+                                      mpi_timeout, "", buffers,
+                                      auto_shard=auto)
+        return CompiledModel(engine, path, None, None, buffers, skipped,
+                             auto is not None)
     if not is_path and not isinstance(model, dict):
         raise TypeError("compile: model must be a JSON graph (dict) or the "
                         f"path of a .json or .mlir file, not {type(model).__name__}")
@@ -287,5 +352,5 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     text = json.dumps(graph, indent=1)
     name = os.fspath(model) if is_path else "<graph>"
     engine = _shardc.compile_json(text, name, backend, params, training,
-                                  mpi_timeout)
-    return CompiledModel(engine, None, text)
+                                  mpi_timeout, auto_shard=auto)
+    return CompiledModel(engine, None, text, auto_sharded=auto is not None)

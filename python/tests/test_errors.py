@@ -110,9 +110,9 @@ def test_model_errors_carry_the_diagnostic(tmp_path, examples):
     with pytest.raises(ValueError, match="names 'nope'"):
         shardc.compile(os.path.join(examples, "mlp_2d_mesh.json"),
                        plan={"nope": [None]})
-    with pytest.raises(NotImplementedError, match="auto_shard"):
+    with pytest.raises(ValueError, match="need auto_shard=True"):
         shardc.compile(os.path.join(examples, "mlp_2d_mesh.json"),
-                       auto_shard=True)
+                       memory_budget="8M")
 
 
 def test_engine_call_errors_carry_the_diagnostic(examples):

@@ -347,7 +347,8 @@ def test_buffers_are_not_trained(tmp_path, backend):
     tril mask, found by shardc: constants, so training equals torch's, which
     never updates buffers."""
     engine, got, want, model = train_decoder(tmp_path, backend, True)
-    assert engine.buffers == ["causal", "pe"]
+    # Every buffer the model records: those named and "tril", found.
+    assert engine.buffers == ["causal", "tril", "pe"]
     params = dict(model.named_parameters())
     assert set(engine.parameter_names) == set(params)
     assert want[-1] < want[0] - 0.5, want
@@ -360,6 +361,32 @@ def test_buffers_are_not_trained(tmp_path, backend):
         assert err <= TOLERANCE, f"{name}: max_rel_err={err}"
     # The tool, run on the same model, is given the same buffers.
     assert engine.simulate(seed=0)["devices"] == 4
+
+
+def test_state_dict_loads_without_naming_found_buffers(tmp_path):
+    """Named by a list (not the torch module), the buffers shardc found
+    ("tril") need no naming for torch's state_dict to load: the model
+    records them and the engine skips their entries; an entry that is
+    neither a parameter nor a buffer still fails."""
+    torch.manual_seed(0)
+    model = decoder.Decoder()
+    path = tmp_path / "decoder.onnx"
+    decoder.export(model, str(path))
+    engine = shardc.compile(str(path), plan=write_plan(tmp_path, DECODER_PLAN),
+                            buffers=["causal", "pe"])
+    assert engine.buffers == ["causal", "tril", "pe"]
+    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    assert "tril" in state
+    engine.load_checkpoint(state)
+    idx, targets = decoder.example_batch()
+    with torch.no_grad():
+        want = model(idx, targets).numpy()
+    got = engine.forward(idx.numpy(), targets.numpy())
+    assert shardc.max_rel_err(got, want) <= TOLERANCE
+    state["pe2"] = state["pe"]
+    with pytest.raises(shardc.ShardcError,
+                       match="checkpoint entry 'pe2' is not a parameter"):
+        engine.load_checkpoint(state)
 
 
 def test_undeclared_buffers_are_trained(tmp_path):

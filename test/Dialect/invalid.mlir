@@ -326,6 +326,19 @@ func.func @allreduce_empty(%a: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {s
 
 // -----
 
+// expected-error @+1 {{'shardc.buffers' is an array of strings (the names of buffers) on a module}}
+module attributes {shardc.buffers = ["mask", 1 : i64]} {
+}
+
+// -----
+
+func.func @buffers_on_a_function() attributes {shardc.buffers = ["mask"]} {
+  // expected-error @-1 {{'shardc.buffers' is an array of strings}}
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'shardc.spmd' is a unit attribute of func.func}}
 func.func @spmd_value() attributes {shardc.spmd = 1 : i64} {
   return

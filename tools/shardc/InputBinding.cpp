@@ -6,7 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SharedOptions.h"
 #include "ToolCommon.h"
 
 #include "shardc/Dialect/ValueNames.h"
@@ -107,8 +106,9 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
     }
     checkpoint = std::move(*read);
     // A buffer is a constant of the model: its checkpoint entry (torch's
-    // state_dict has one) sets nothing.
-    for (const std::string &buffer : getBufferNames())
+    // state_dict has one) sets nothing. The import records every buffer,
+    // found or named with --buffers.
+    for (const std::string &buffer : getModelBufferNames(func))
       checkpoint.erase(buffer);
     for (const auto &[name, tensor] : checkpoint)
       if (!known.contains(name)) {

@@ -196,6 +196,65 @@ TEST_F(ShardedEngineTest, CheckpointErrorsNameTheParameter) {
       << errors;
 }
 
+/// kMegatron as an ONNX import with a buffer leaves it: the module records
+/// "mask", a constant of the model (its value is folded in), whose entry a
+/// torch state_dict still holds.
+constexpr const char *kWithBuffer = R"mlir(
+module attributes {shardc.buffers = ["mask"]} {
+shardc.mesh @mesh ["model"=4]
+func.func @main(%x: tensor<8x16xf32> {shardc.name = "x"},
+                %w0: tensor<16x32xf32> {shardc.name = "w0",
+                  shardc.sharding = #shardc.sharding<@mesh, [{}, {"model"}]>},
+                %w1: tensor<32x16xf32> {shardc.name = "w1"})
+    -> (tensor<8x16xf32> {shardc.sharding = #shardc.sharding<@mesh, [{}, {}]>}) {
+  %h = shardc.matmul %x, %w0 : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %u = shardc.relu %h : tensor<8x32xf32>
+  %y = shardc.matmul %u, %w1 : (tensor<8x32xf32>, tensor<32x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+}
+)mlir";
+
+TEST_F(ShardedEngineTest, CheckpointEntriesOfRecordedBuffersAreSkipped) {
+  EngineOptions options;
+  options.training = false;
+  auto engine = compile(kWithBuffer, options);
+  ASSERT_TRUE(engine) << errors;
+
+  std::map<std::string, Tensor> stateDict = megatronCheckpoint();
+  stateDict.emplace("mask", random({8, 8}, 5));
+  ASSERT_TRUE(succeeded(engine->loadCheckpoint(stateDict))) << errors;
+  // The buffer's entry set nothing: the results are the program's on the
+  // parameters alone.
+  Tensor x = random({8, 16}, 3);
+  SmallVector<Tensor> args;
+  args.push_back(x.clone());
+  args.push_back(stateDict.at("w0").clone());
+  args.push_back(stateDict.at("w1").clone());
+  SmallVector<Tensor> want = reference(kWithBuffer, args);
+  std::vector<Tensor> inputs;
+  inputs.push_back(std::move(x));
+  FailureOr<std::vector<Tensor>> got = engine->forward(inputs);
+  ASSERT_TRUE(succeeded(got)) << errors;
+  EXPECT_LT(compareToReference((*got)[0], want[0]).first, 1e-5);
+  FailureOr<std::map<std::string, Tensor>> params = engine->parameters();
+  ASSERT_TRUE(succeeded(params)) << errors;
+  EXPECT_EQ(params->count("mask"), 0u);
+
+  // An entry naming neither a parameter nor a recorded buffer still fails.
+  stateDict.emplace("mask2", random({8, 8}, 6));
+  EXPECT_TRUE(failed(engine->loadCheckpoint(stateDict)));
+  EXPECT_NE(errors.find("'mask2' is not a parameter"), std::string::npos)
+      << errors;
+  // Without the record, "mask" is unknown too.
+  auto plain = compile(kMegatron, options);
+  ASSERT_TRUE(plain) << errors;
+  stateDict.erase("mask2");
+  EXPECT_TRUE(failed(plain->loadCheckpoint(stateDict)));
+  EXPECT_NE(errors.find("'mask' is not a parameter"), std::string::npos)
+      << errors;
+}
+
 TEST_F(ShardedEngineTest, UnknownParameterNameIsAnError) {
   EngineOptions options;
   options.training = false;

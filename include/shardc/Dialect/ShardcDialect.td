@@ -65,6 +65,13 @@ def Shardc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getParamAttrName() {
       return ::llvm::StringLiteral("shardc.param");
     }
+    /// Name of the module attribute listing, as strings, the float
+    /// initializers an ONNX import made constants (torch's buffers, found or
+    /// named with --buffers): checkpoint loaders skip their entries, which a
+    /// torch state_dict holds (docs/onnx.md#buffers).
+    static constexpr ::llvm::StringLiteral getBuffersAttrName() {
+      return ::llvm::StringLiteral("shardc.buffers");
+    }
     /// Name of the array<i64> argument attribute giving the shape a
     /// checkpoint stores a parameter in when the model computes on a view of
     /// it (the same row-major elements): the ONNX importer stacks a fused

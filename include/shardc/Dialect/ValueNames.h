@@ -49,6 +49,12 @@ std::string getArgumentName(mlir::func::FuncOp func, unsigned i);
 llvm::SmallVector<int64_t> getCheckpointShape(mlir::func::FuncOp func,
                                               unsigned i);
 
+/// The checkpoint entries the model of `op` (its module, or an op in it)
+/// has no input for because they are its constants: the buffers its ONNX
+/// import recorded in `shardc.buffers`. Loaders skip these entries, which
+/// a torch state_dict holds; the list is empty for other models.
+std::vector<std::string> getModelBufferNames(mlir::Operation *op);
+
 /// The names `func`'s results are written under: the name of each returned
 /// value (an argument's name, or the NameLoc of its defining op), made
 /// unique ("z", "z_1"), or "output<i>" for unnamed values.

@@ -132,7 +132,8 @@ public:
   /// Shards every parameter to its devices. Every parameter must be given,
   /// with its global shape (or the shape checkpoints hold it in, its
   /// `shardc.checkpoint_shape`, in which parameters() and the gradients
-  /// return it); unknown names are an error.
+  /// return it). Entries of the model's buffers (`shardc.buffers`, which a
+  /// torch state_dict holds) are skipped; other unknown names are an error.
   mlir::LogicalResult
   loadCheckpoint(const std::map<std::string, Tensor> &params);
   /// The full parameters as the devices hold them now.
