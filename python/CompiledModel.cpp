@@ -15,6 +15,7 @@
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Import/ModelLoader.h"
 #include "shardc/Import/ShardingPlan.h"
+#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -53,7 +54,7 @@ ShardcAutoShardOptions
 autoShardOptions(const std::pair<std::string, std::optional<double>> &asked) {
   ShardcAutoShardOptions options;
   const auto &[budget, timeLimit] = asked;
-  if (!budget.empty() && mlir::failed(parseByteSize(budget)))
+  if (!budget.empty() && !parseByteSize(budget))
     throw py::value_error("compile: memory_budget: expected a byte count "
                           "with an optional K, M or G suffix, got '" +
                           budget + "'");

@@ -20,6 +20,7 @@
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ValueNames.h"
+#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -41,33 +42,6 @@ namespace shardc {
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::detail;
-
-FailureOr<int64_t> shardc::parseByteSize(StringRef text) {
-  text = text.trim();
-  int64_t scale = 1;
-  if (!text.empty()) {
-    switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-    case 'K':
-      scale = int64_t(1) << 10;
-      break;
-    case 'M':
-      scale = int64_t(1) << 20;
-      break;
-    case 'G':
-      scale = int64_t(1) << 30;
-      break;
-    default:
-      break;
-    }
-    if (scale != 1)
-      text = text.drop_back();
-  }
-  uint64_t value;
-  if (text.empty() || text.getAsInteger(10, value) ||
-      value > uint64_t(INT64_MAX) / uint64_t(scale))
-    return failure();
-  return int64_t(value) * scale;
-}
 
 namespace {
 
@@ -778,7 +752,7 @@ struct AutoShardPass
     AutoShardOptions options;
     options.timeLimitSeconds = timeLimit;
     if (!memoryBudget.empty()) {
-      FailureOr<int64_t> bytes = parseByteSize(memoryBudget);
+      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
       if (failed(bytes)) {
         module.emitError() << "bad memory budget '" << memoryBudget
                            << "': expected bytes, with an optional K, M or G";

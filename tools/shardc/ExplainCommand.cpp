@@ -20,6 +20,7 @@
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 

@@ -4,6 +4,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
+#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -86,7 +87,7 @@ shardc::getAutoShardOptions() {
     }
     return std::optional<ShardcAutoShardOptions>();
   }
-  if (!memoryBudget.empty() && failed(parseByteSize(memoryBudget))) {
+  if (!memoryBudget.empty() && !parseByteSize(memoryBudget)) {
     llvm::errs() << "shardc: error: --memory-budget: expected a byte count "
                     "with an optional K, M or G suffix, got '"
                  << memoryBudget << "'\n";

@@ -116,9 +116,6 @@ mlir::LogicalResult pinAutoShardPlan(mlir::ModuleOp module,
                                      const ShardcOptimizerOptions *step,
                                      const ShardcAutoShardOptions &autoShard);
 
-/// "64M" -> 67108864 (K, M, G: powers of 1024); fails on anything else.
-mlir::FailureOr<int64_t> parseByteSize(llvm::StringRef text);
-
 } // namespace shardc
 
 #endif // SHARDC_TRANSFORMS_AUTOSHARD_H
