@@ -753,7 +753,7 @@ struct AutoShardPass
     options.timeLimitSeconds = timeLimit;
     if (!memoryBudget.empty()) {
       std::optional<int64_t> bytes = parseByteSize(memoryBudget);
-      if (failed(bytes)) {
+      if (!bytes) {
         module.emitError() << "bad memory budget '" << memoryBudget
                            << "': expected bytes, with an optional K, M or G";
         return signalPassFailure();
