@@ -8,6 +8,7 @@
 
 #include "ToolCommon.h"
 
+#include "shardc/Analysis/SeededParameters.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/Checkpoint.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -49,7 +50,9 @@ static llvm::StringSet<> givenByFile;
 
 static cl::opt<uint64_t> seed("seed",
                               cl::desc("Generate inputs not given by --inputs "
-                                       "from this seed (uniform in [-1, 1))"),
+                                       "from this seed (data uniform in "
+                                       "[-1, 1), parameters scaled by "
+                                       "their fan-in)"),
                               cl::sub(shardc::runCommand),
                               cl::sub(shardc::simulateCommand),
                               cl::sub(shardc::execCommand),
@@ -184,6 +187,12 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
                      << "': " << llvm::toString(t.takeError()) << "\n";
         return failure();
       }
+      // Parameters are drawn as real models initialise them, so deep
+      // models keep their scale (shardc/Analysis/SeededParameters.h).
+      SeededInputScale scale = getSeededInputScale(func, i);
+      if (t->dtype() == DType::F32 && (scale.scale != 1 || scale.offset != 0))
+        for (float &v : t->values())
+          v = scale.offset + scale.scale * v;
       args.push_back(std::move(*t));
       continue;
     }
