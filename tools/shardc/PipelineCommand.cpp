@@ -520,7 +520,8 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   double scale = familyScale(referenceParams);
   std::optional<llvm::DenseMap<int64_t, double>> raisedTolerance;
   auto toleranceOf = [&](int64_t param) -> FailureOr<double> {
-    if (param < 0 || !(tolerance > 0))
+    // Only Adam amplifies rounding (shardc::hasAdaptiveOptimizerState).
+    if (param < 0 || !(tolerance > 0) || settings.optimizer != "adam")
       return tolerance;
     if (!raisedTolerance) {
       SmallVector<Tensor> perturbed;

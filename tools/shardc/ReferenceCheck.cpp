@@ -2,6 +2,7 @@
 
 #include "ReferenceCheck.h"
 
+#include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -64,37 +65,6 @@ shardc::checkAgainstReference(const Tensor &got, const Tensor &want,
     llvm::errs() << "max_rel_err " << rel << " > tolerance " << tolerance
                  << "\n";
   return errors;
-}
-
-FailureOr<SmallVector<double>>
-shardc::roundingTolerances(func::FuncOp reference, ArrayRef<Tensor> inputs,
-                           ArrayRef<Tensor> expected, ArrayRef<Tensor> got,
-                           double familyScale, double tolerance) {
-  SmallVector<double> tolerances(expected.size(), tolerance);
-  // A tolerance of 0 (the same bits) or below (every result fails: a
-  // test's way to see the report) is meant as given.
-  if (!(tolerance > 0))
-    return tolerances;
-  bool beyond = false;
-  for (auto [g, want] : llvm::zip(got, expected))
-    beyond |= !(compareToReference(g, want, nullptr, familyScale).first <=
-                tolerance);
-  if (!beyond)
-    return tolerances;
-  SmallVector<Tensor> perturbed;
-  for (const Tensor &t : inputs)
-    perturbed.push_back(perturbByOneUlp(t));
-  FailureOr<SmallVector<Tensor>> moved =
-      interpretFunction(reference, perturbed);
-  if (failed(moved))
-    return failure();
-  for (auto [i, want] : llvm::enumerate(expected)) {
-    double sensitivity =
-        compareToReference((*moved)[i], want, nullptr, familyScale).first;
-    if (std::isfinite(sensitivity))
-      tolerances[i] = std::max(tolerance, kSensitivityMargin * sensitivity);
-  }
-  return tolerances;
 }
 
 void shardc::printRoundingAmplified(raw_ostream &os, StringRef cause,

@@ -12,6 +12,7 @@
 #ifndef SHARDC_TOOLS_REFERENCECHECK_H
 #define SHARDC_TOOLS_REFERENCECHECK_H
 
+#include "shardc/Interpreter/RoundingSensitivity.h"
 #include "shardc/Support/NumericCheck.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,20 +32,6 @@ std::pair<double, double>
 checkAgainstReference(const Tensor &got, const Tensor &want, double familyScale,
                       double tolerance, llvm::StringRef what,
                       llvm::StringRef reference, bool &ok);
-
-/// The tolerance to check each of `got` (the sharded outputs) against
-/// `expected` (the unsharded program `reference` on `inputs`) with:
-/// `tolerance`, raised for an output the program itself makes sensitive to
-/// rounding (an Adam step divides a gradient that is rounding noise by its
-/// own magnitude) to kSensitivityMargin times how far that output moves
-/// when the inputs change by one float32 ulp (shardc/Support/NumericCheck.h).
-/// Runs the reference once more, only when some output is beyond
-/// `tolerance`; a perturbed run that is not finite raises nothing, and a
-/// `tolerance` of 0 or below is kept as given.
-mlir::FailureOr<llvm::SmallVector<double>>
-roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
-                   llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,
-                   double familyScale, double tolerance);
 
 /// Prints "rounding amplified by <cause>: w within 0.02, ... (10x how far
 /// <reference> moves when <perturbed> change by one ulp)" for the tensors

@@ -349,7 +349,9 @@ int shardc::runTrainCommand() {
   std::map<std::string, double> tolerance;
   for (const auto &[name, t] : *want)
     tolerance[name] = trainTolerance;
-  if (llvm::any_of(*want, [&](const auto &entry) {
+  // Only Adam amplifies (shardc::hasAdaptiveOptimizerState).
+  if (optimizer.kind == OptimizerOptions::Kind::Adam &&
+      llvm::any_of(*want, [&](const auto &entry) {
         return !(shardc::compareToReference(final->at(entry.first), entry.second,
                                     nullptr, scale)
                      .first <= trainTolerance);

@@ -1,0 +1,46 @@
+//===- RoundingSensitivity.h - how far a program amplifies rounding -*- C++ -*-===//
+//
+// A sharded program adds its partial sums in another order than the
+// unsharded one, so the two agree up to rounding (shardc/Support/
+// NumericCheck.h). One kind of program makes that rounding large: a step
+// of Adam divides each gradient by its own magnitude, so a gradient that
+// is zero in exact arithmetic and rounding noise in float32 moves its
+// parameter by the learning rate, in a direction the noise picks. For such
+// a program the check asks the unsharded program itself how far its
+// outputs move when its inputs change by one ulp, and accepts a sharded
+// output within kSensitivityMargin times that. No other program gets this
+// allowance: forward, backward and SGD programs are checked as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_INTERPRETER_ROUNDINGSENSITIVITY_H
+#define SHARDC_INTERPRETER_ROUNDINGSENSITIVITY_H
+
+#include "shardc/Support/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace shardc {
+
+/// Whether `func` is a step of an optimizer that keeps state (Adam): the
+/// only programs whose checks allow for amplified rounding.
+bool hasAdaptiveOptimizerState(mlir::func::FuncOp func);
+
+/// The tolerance to check each of `got` (the sharded outputs) against
+/// `expected` (the unsharded program `reference` on `inputs`) with:
+/// `tolerance`, raised for an output the program itself makes sensitive to
+/// rounding (an Adam step divides a gradient that is rounding noise by its
+/// own magnitude) to kSensitivityMargin times how far that output moves
+/// when the inputs change by one float32 ulp (shardc/Support/NumericCheck.h)
+/// — for a step of Adam only (hasAdaptiveOptimizerState).
+/// Runs the reference once more, only when some output is beyond
+/// `tolerance`; a perturbed run that is not finite raises nothing, and a
+/// `tolerance` of 0 or below is kept as given.
+mlir::FailureOr<llvm::SmallVector<double>>
+roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
+                   llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,
+                   double familyScale, double tolerance);
+
+} // namespace shardc
+
+#endif // SHARDC_INTERPRETER_ROUNDINGSENSITIVITY_H
