@@ -438,7 +438,8 @@ static LogicalResult readNamesInto(const JVal &v,
 
 FailureOr<ShardingAttr> shardc::jsonimport::readSharding(const JVal &sharding,
                                                          const JVal &partial) {
-  if (!sharding.present()) {
+  // null is how JSON writers say "not annotated", as an absent field does.
+  if (!sharding.present() || sharding->is_null()) {
     if (!partial.present())
       return ShardingAttr();
     // Named after the field actually missing ("sharding" or, on a

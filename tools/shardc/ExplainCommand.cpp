@@ -78,10 +78,22 @@ std::string rangeLabel(int64_t b, int64_t n, int64_t size) {
 }
 
 /// "device 3", "devices 2, 3".
+/// Runs of three or more consecutive ids print as a range (`devices 0,
+/// 64-127`), so a large mesh's list stays one short line.
 std::string deviceList(ArrayRef<int64_t> devices) {
   std::string s = devices.size() == 1 ? "device " : "devices ";
-  for (auto [i, d] : llvm::enumerate(devices))
-    s += (i ? ", " : "") + std::to_string(d);
+  for (size_t i = 0, e = devices.size(); i < e;) {
+    size_t j = i;
+    while (j + 1 < e && devices[j + 1] == devices[j] + 1)
+      ++j;
+    s += (i ? ", " : "") + std::to_string(devices[i]);
+    if (j - i >= 2) {
+      s += "-" + std::to_string(devices[j]);
+      i = j + 1;
+    } else {
+      ++i;
+    }
+  }
   return s;
 }
 

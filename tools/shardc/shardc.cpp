@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "JobDiagnostics.h"
+#include "LongLineExcerpts.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
@@ -120,8 +121,11 @@ llvm::ArrayRef<std::string> shardc::getBufferNames() { return bufferNames; }
 
 struct shardc::ToolSession::Handler {
   Handler(llvm::SourceMgr &mgr, MLIRContext *ctx)
-      : diag(mgr, ctx, llvm::errs()) {}
+      : diag(mgr, ctx, llvm::errs()), longLines(mgr, ctx, diag, llvm::errs()) {
+  }
   SourceMgrDiagnosticHandler diag;
+  // Registered second, so it sees each diagnostic first.
+  shardc::LongLineDiagnosticHandler longLines;
 };
 
 shardc::ToolSession::ToolSession() {
