@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps deps-build configure build build-demo demo test test-sanitize fuzz bench bench-train bench-transformer docs clean
+.PHONY: deps deps-build configure build build-demo demo test test-haswell test-sanitize fuzz bench bench-train bench-transformer docs clean
 
 # What building the shardc binary needs; `deps` adds the test suite's
 # (PyTorch, clang-22 and its sanitizer runtimes, pytest, ONNX's Python half).
@@ -38,6 +38,11 @@ demo: build-demo
 
 test: build
 	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
+
+# The suite again on OpenBLAS's AVX2 kernels, whatever the CPU: what an
+# AVX2-only machine (older Intel, AMD Zen 1-3) computes (docs/development.md).
+test-haswell: build
+	cd $(BUILD_DIR) && OPENBLAS_CORETYPE=Haswell ctest -j$(JOBS) --output-on-failure
 
 # The suite again, built with clang-22 under AddressSanitizer and
 # UndefinedBehaviorSanitizer, with the fuzzers (docs/development.md). -O1
