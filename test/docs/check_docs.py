@@ -8,7 +8,10 @@ Fenced blocks are checked by their language tag:
            PATH, and `python3` Debian's /usr/bin/python3, which has NumPy,
            torch and onnx); the lines after a command are its expected output, where a
            line `...` matches any number of lines and `...` inside a line
-           any text (a measured figure, say).
+           any text (a measured figure, say). A printed line that calls a
+           max_rel_err above 1e-3 OK fails the example, elided or not.
+Paths under /tmp/ in a command are the run's own scratch directory (and
+print back as /tmp/), so suites running at once do not share files.
 A block preceded by the line `<!-- doc-test: skip -->` is not run, and one
 preceded by `<!-- doc-test: error -->` must be rejected (exit code 1).
 A block preceded by `<!-- doc-test: file=PATH -->` must be the file PATH
@@ -76,7 +79,7 @@ def matches(expected, actual):
     return go(0, 0)
 
 
-def check_console(text, where, root, build, env):
+def check_console(text, where, root, build, env, scratch):
     failures = []
     cmds = []
     for line in text.rstrip("\n").split("\n"):
@@ -88,7 +91,12 @@ def check_console(text, where, root, build, env):
         # The docs say build/ (the README's build directory); run the build
         # under test, which may be another (build-san, make test-sanitize).
         cmd = re.sub(r"(?<![\w./-])build/", build + "/", cmd)
+        # The files an example writes under /tmp go to this run's own
+        # directory (and read back as /tmp), so two suites running at once
+        # do not overwrite each other's.
+        cmd = re.sub(r"(?<![\w.-])/tmp/", scratch + "/", cmd)
         code, out = run(cmd, root, env)
+        out = out.replace(scratch + "/", "/tmp/")
         actual = out.rstrip("\n").split("\n") if out.strip() else []
         if code != 0 and not (expected and expected[-1].startswith("# exit ")):
             failures.append(f"{where}: `{cmd}` exited {code}:\n{out}")
@@ -101,7 +109,19 @@ def check_console(text, where, root, build, env):
                 continue
         if expected and not matches(expected, actual):
             failures.append(f"{where}: `{cmd}` printed:\n{out}\nbut the docs show:\n" + "\n".join(expected))
+        # A doc example never calls a large error OK, even where its
+        # expected output elides the figure.
+        for printed in actual:
+            m = OK_ERROR.search(printed)
+            if m and float(m.group(1)) > MAX_OK_ERROR:
+                failures.append(f"{where}: `{cmd}` calls max_rel_err="
+                                f"{m.group(1)} OK (above {MAX_OK_ERROR:g}):\n{printed}")
     return failures
+
+
+# `max_rel_err=X ... OK` on one line: the verdict of a numeric check.
+OK_ERROR = re.compile(r"max_rel_err=([0-9.eE+-]+)\b.*\bOK\s*$")
+MAX_OK_ERROR = 1e-3
 
 
 def check_shown_file(text, mode, where, root):
@@ -133,6 +153,8 @@ def main():
         os.mkdir(pybin)
         os.symlink("/usr/bin/python3", os.path.join(pybin, "python3"))
         env["PATH"] = os.pathsep.join([bindir, pybin, env["PATH"]])
+        scratch = os.path.join(tmp, "tmp")
+        os.mkdir(scratch)
         for path in docs:
             rel = os.path.relpath(path, root)
             for lang, mode, line, text in blocks(path):
@@ -146,7 +168,8 @@ def main():
                 count += 1
                 if lang == "console":
                     failures += check_console(text, where, root,
-                                              os.path.dirname(bindir), env)
+                                              os.path.dirname(bindir), env,
+                                              scratch)
                     continue
                 if lang == "json" and '"mesh"' not in text:
                     count -= 1
