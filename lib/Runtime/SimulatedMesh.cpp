@@ -228,11 +228,10 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   record.concatDim = concatDim;
   record.groupSize = n;
   record.bytesPerDevice = collective.getBytesSentPerDevice(n, localBytes);
-  record.seconds =
-      record.bytesPerDevice
-          ? options.machine.collectiveSeconds(kind, groupSpan(axes),
-                                              double(localBytes))
-          : 0;
+  record.seconds = record.bytesPerDevice
+                       ? options.machine.collectiveSeconds(
+                             kind, groupSpan(axes), double(localBytes))
+                       : 0;
   record.value = nameOf(op->getOperand(0));
   for (int64_t d = 0; d < numDevices; ++d)
     report.commBytesPerDevice[d] += record.bytesPerDevice;

@@ -88,7 +88,8 @@ static cl::opt<std::string>
               cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
               cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
               cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
-              cl::sub(shardc::pipelineCommand), cl::sub(shardc::estimateCommand));
+              cl::sub(shardc::pipelineCommand),
+              cl::sub(shardc::estimateCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
