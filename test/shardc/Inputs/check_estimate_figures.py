@@ -7,6 +7,9 @@ usage: check_estimate_figures.py zero REPORT EXPECTED_GB
 usage: check_estimate_figures.py megatron SHARDC MACHINE WORK_DIR [ROWS]
   Estimates every row of Megatron-LM's Table 1 (or the rows listed, from
   0) and checks tflops_per_device within 15 % of the measured figure.
+usage: check_estimate_figures.py agree SIMULATE_REPORT ESTIMATE_REPORT
+  The f32 estimate and the simulation of the same training step agree on
+  the model states by role and on the FLOPs of device 0, exactly.
 usage: check_estimate_figures.py activations SHARDC MACHINE WORK_DIR
   The activation bytes one GPT layer keeps for its backward pass, against
   Korthikanti et al. 2022, term by term.
@@ -140,7 +143,23 @@ def activations(shardc, machine, work):
     return 0 if ok else 1
 
 
+def agree(simulate_path, estimate_path):
+    sim = json.load(open(simulate_path))
+    est = json.load(open(estimate_path))
+    roles = sim["training_bytes_per_device"][0]
+    pairs = [(role, roles[role], est["memory"][role])
+             for role in ("parameters", "gradients", "optimizer_state")]
+    pairs.append(("flops", sim["flops_per_device"][0],
+                  est["flops_per_device"]))
+    bad = [f"{k}: simulate {a}, estimate {b}" for k, a, b in pairs if a != b]
+    print("; ".join(f"{k} {a:g}" for k, a, _ in pairs) +
+          (" agree" if not bad else " DISAGREE: " + "; ".join(bad)))
+    return 0 if not bad else 1
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "agree":
+        sys.exit(agree(sys.argv[2], sys.argv[3]))
     if sys.argv[1] == "activations":
         sys.exit(activations(sys.argv[2], sys.argv[3], sys.argv[4]))
     if sys.argv[1] == "zero":
