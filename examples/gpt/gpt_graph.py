@@ -170,6 +170,46 @@ def graph(c, sequence_parallel=False):
             "outputs": [{"name": "loss"}]}
 
 
+def scaled_graph(c, pipe=1, sequence_parallel=False):
+    """graph(c) on the mesh [pipe, data, model] (pipe most major, so the
+    tensor-parallel "model" axis is the minor one and falls inside a node
+    when device ids fill nodes in order, as Megatron-LM places it). The
+    pipeline axis splits no tensor: `shardc estimate --pipeline-axis pipe`
+    gives each of its coordinates an equal share of the layers."""
+    g = graph(c, sequence_parallel)
+    axes = [["data", c.data], ["model", c.model]]
+    if pipe > 1:
+        axes.insert(0, ["pipe", pipe])
+    g["mesh"] = {"name": "mesh", "axes": axes}
+    return g
+
+
+def plan(c, pipe=1):
+    """The sharding plan (docs/plans.md) of graph(c): its mesh and the
+    Megatron-LM layout of the parameters and tokens, by name."""
+    axes = [["data", c.data], ["model", c.model]]
+    if pipe > 1:
+        axes.insert(0, ["pipe", pipe])
+    rules = [["tokens", ["data", None]], ["targets", ["data", None]]]
+    seen = set()
+    for name, _, spec in parameter_specs(c):
+        pattern = name.split("_", 1)[1] if name[0] == "h" and "_" in name \
+            and name.split("_", 1)[0][1:].isdigit() else name
+        pattern = "h*_" + pattern if pattern != name else name
+        if pattern not in seen:
+            seen.add(pattern)
+            rules.append([pattern, spec])
+    return {"description": f"Megatron-LM's layout of a {c.layers}-layer GPT "
+            f"(hidden {c.d}, {c.heads} heads) on t={c.model}, p={pipe}, "
+            f"d={c.data} (examples/gpt/gpt_graph.py scale)",
+            "mesh": {"name": "mesh", "axes": axes}, "rules": rules}
+
+
+def parameter_count(c):
+    """Parameters of graph(c), by the same specs."""
+    return sum(math.prod(shape) for _, shape, _ in parameter_specs(c))
+
+
 def torch_loss(c, params, tokens, targets):
     """The same model in PyTorch eager: params maps names to tensors."""
     import torch
@@ -280,6 +320,21 @@ def main():
                  "bench"):
         p = sub.add_parser(size, help=f"write the {size} model's JSON graph")
         p.add_argument("-o", "--output", default="-")
+    p = sub.add_parser("scale", help="write a GPT of any size (one "
+                       "micro-batch on every data-parallel rank) and its plan")
+    p.add_argument("--layers", type=int, required=True)
+    p.add_argument("--hidden", type=int, required=True)
+    p.add_argument("--heads", type=int, required=True)
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--vocab", type=int, default=51200)
+    p.add_argument("--micro-batch", type=int, default=1,
+                   help="sequences per data-parallel rank (b)")
+    p.add_argument("-t", type=int, default=1, help="tensor-parallel size")
+    p.add_argument("-p", type=int, default=1, help="pipeline stages")
+    p.add_argument("-d", type=int, default=1, help="data-parallel size")
+    p.add_argument("--sequence-parallel", action="store_true")
+    p.add_argument("-o", "--output", default="-")
+    p.add_argument("--plan-output", help="also write the sharding plan here")
     p = sub.add_parser("oracle", help="compare step 0 with PyTorch")
     p.add_argument("shardc")
     p.add_argument("model")
@@ -292,8 +347,23 @@ def main():
     if args.command == "oracle":
         return oracle(args.shardc, args.model, args.work_dir,
                       SIZES[args.size], args.sharded)
-    config = BENCH if args.command == "bench" else SIZES[args.command]
-    text = to_text(graph(config, args.command == "tiny-sp"))
+    if args.command == "scale":
+        config = Config(vocab=args.vocab, d_model=args.hidden,
+                        heads=args.heads, seq=args.seq,
+                        batch=args.micro_batch * args.d, layers=args.layers,
+                        data=args.d, model=args.t)
+        text = to_text(scaled_graph(config, args.p, args.sequence_parallel))
+        if args.plan_output:
+            pl = plan(config, args.p)
+            one = lambda v: json.dumps(v, separators=(", ", ": "))
+            with open(args.plan_output, "w") as f:
+                f.write("{" + f'"description": {one(pl["description"])},\n'
+                        f' "mesh": {one(pl["mesh"])},\n "rules": [\n  '
+                        + ",\n  ".join(one(r) for r in pl["rules"])
+                        + "]}\n")
+    else:
+        config = BENCH if args.command == "bench" else SIZES[args.command]
+        text = to_text(graph(config, args.command == "tiny-sp"))
     if args.output == "-":
         sys.stdout.write(text)
     else:

@@ -46,6 +46,13 @@ public:
   run(std::vector<std::vector<Tensor>> deviceArgs);
 
 private:
+  /// Where the group over `axes` lies on the machine's nodes.
+  GroupSpan groupSpan(ArrayRef<StringRef> axes) const {
+    SmallVector<int64_t> indices;
+    for (StringRef a : axes)
+      indices.push_back(topology.axisIndex(a));
+    return options.machine.groupSpan(topology.axisSizes(), indices);
+  }
   LogicalResult runCollective(Operation *op);
   void define(Value v, std::vector<Tensor> perDevice);
   void release(Value v);
@@ -221,10 +228,10 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   record.concatDim = concatDim;
   record.groupSize = n;
   record.bytesPerDevice = collective.getBytesSentPerDevice(n, localBytes);
-  record.seconds =
-      record.bytesPerDevice
-          ? options.machine.collectiveSeconds(kind, n, localBytes)
-          : 0;
+  record.seconds = record.bytesPerDevice
+                       ? options.machine.collectiveSeconds(
+                             kind, groupSpan(axes), double(localBytes))
+                       : 0;
   record.value = nameOf(op->getOperand(0));
   for (int64_t d = 0; d < numDevices; ++d)
     report.commBytesPerDevice[d] += record.bytesPerDevice;

@@ -351,8 +351,12 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
       for (int64_t size :
            getLocalShape(fs.getResultSharding(i), mesh, type.getShape()))
         bytes *= size;
-      price.commSeconds +=
-          machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
+      SmallVector<int64_t, 2> indices;
+      for (StringRef axis : axes)
+        indices.push_back(mesh.getAxisIndex(axis));
+      price.commSeconds += machine.collectiveSeconds(
+          CollectiveKind::AllReduce,
+          machine.groupSpan(mesh.getAxisSizes(), indices), double(bytes));
       if (withMoves)
         price.moves.push_back({op->getNumOperands() + unsigned(i),
                                fs.getResultSharding(i), fs.getResultSharding(i),
@@ -367,7 +371,7 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
     price.feasible &= succeeded(plan);
     if (failed(plan))
       return;
-    price.commSeconds += plan->seconds(machine);
+    price.commSeconds += plan->seconds(machine, mesh);
     if (withMoves && !plan->steps.empty())
       price.moves.push_back({tensor, from, to, std::move(*plan)});
   };

@@ -59,6 +59,36 @@ static cl::opt<double>
 static cl::opt<double> flopRate("flops", cl::desc("FLOP/s per device"),
                                 cl::init(shardc::MachineModel().flopsPerSecond),
                                 cl::sub(shardc::simulateCommand));
+static cl::opt<std::string> machinePath(
+    "machine",
+    cl::desc("A machine description file (docs/machines.md); "
+             "--link-latency, --link-bandwidth and --flops override its "
+             "intra-node link and f32 rate"),
+    cl::value_desc("path"), cl::init(""), cl::sub(shardc::simulateCommand));
+
+/// The machine the time model prices: the alpha-beta preset (the flags'
+/// defaults) or --machine's, with the flags given on top.
+static FailureOr<shardc::MachineModel> getSimulationMachine() {
+  shardc::MachineModel machine;
+  if (!machinePath.empty()) {
+    llvm::Expected<shardc::MachineModel> loaded =
+        shardc::loadMachineModel(machinePath);
+    if (!loaded) {
+      llvm::errs() << "shardc: error: " << llvm::toString(loaded.takeError())
+                   << "\n";
+      return failure();
+    }
+    machine = std::move(*loaded);
+  }
+  if (!machinePath.empty() ? latency.getNumOccurrences() > 0 : true)
+    machine.linkLatencySeconds = latency;
+  if (!machinePath.empty() ? bandwidth.getNumOccurrences() > 0 : true)
+    machine.linkBytesPerSecond = bandwidth;
+  if (!machinePath.empty() ? flopRate.getNumOccurrences() > 0 : true)
+    machine.flopsPerSecond = flopRate;
+  return machine;
+}
+
 static cl::opt<int> testDropAllReduce(
     "test-drop-all-reduce",
     cl::desc("Testing only: remove the Nth all_reduce (from 0) of the "
@@ -73,7 +103,10 @@ int shardc::runSimulateCommand() {
     PipelineStepSettings pipeline;
     pipeline.reportJson = reportJson;
     pipeline.tracePath = tracePath;
-    pipeline.machine = {latency, bandwidth, flopRate};
+    FailureOr<shardc::MachineModel> machine = getSimulationMachine();
+    if (failed(machine))
+      return 1;
+    pipeline.machine = std::move(*machine);
     if (tolerance.getNumOccurrences())
       pipeline.tolerance = tolerance;
     return runPipelineStep(pipeline);
@@ -146,9 +179,10 @@ int shardc::runSimulateCommand() {
     return 1;
 
   SimulationOptions options;
-  options.machine.linkLatencySeconds = latency;
-  options.machine.linkBytesPerSecond = bandwidth;
-  options.machine.flopsPerSecond = flopRate;
+  FailureOr<MachineModel> machine = getSimulationMachine();
+  if (failed(machine))
+    return 1;
+  options.machine = std::move(*machine);
   // A training step's parameters and optimizer state are kept by their
   // owner for the whole step (and the next), not freed after last use.
   options.argumentsStayLive =

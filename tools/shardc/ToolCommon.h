@@ -73,6 +73,8 @@ int runExecCommand();
 int runTrainCommand();
 /// shardc pipeline (PipelineCommand.cpp).
 int runPipelineCommand();
+/// shardc estimate (EstimateCommand.cpp).
+int runEstimateCommand();
 
 /// Whether `name` got its value from a file, --inputs or --checkpoint (else
 /// it was generated); gatherInputs decides it.
@@ -85,6 +87,7 @@ extern llvm::cl::SubCommand explainCommand;
 extern llvm::cl::SubCommand execCommand;
 extern llvm::cl::SubCommand trainCommand;
 extern llvm::cl::SubCommand pipelineCommand;
+extern llvm::cl::SubCommand estimateCommand;
 
 } // namespace shardc
 

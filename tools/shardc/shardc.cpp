@@ -74,6 +74,12 @@ cl::SubCommand pipelineCommand(
     "the step against the unsharded full-batch SGD step.\n\n"
     "  example: shardc pipeline examples/mlp8_pipeline.json --pipeline-axis "
     "pipe --microbatches 8 --schedule 1f1b --seed 0\n");
+cl::SubCommand estimateCommand(
+    "estimate",
+    "Estimate a training step on a machine without running it: memory per\n"
+    "device by role, step time, FLOP/s and MFU (docs/estimate.md).\n\n"
+    "  example: shardc estimate examples/gpt_tiny.json --machine "
+    "machines/dgx-a100-80gb.json --precision=bf16-mixed\n");
 } // namespace shardc
 
 static cl::OptionCategory sharedCategory("Input options");
@@ -83,7 +89,8 @@ static cl::opt<std::string>
               cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
               cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
               cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
-              cl::sub(shardc::pipelineCommand));
+              cl::sub(shardc::pipelineCommand),
+              cl::sub(shardc::estimateCommand));
 
 static cl::opt<std::string>
     inputFormat("input-format",
@@ -93,7 +100,8 @@ static cl::opt<std::string>
                 cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
                 cl::sub(shardc::simulateCommand),
                 cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
-                cl::sub(shardc::trainCommand), cl::sub(shardc::pipelineCommand));
+                cl::sub(shardc::trainCommand), cl::sub(shardc::pipelineCommand),
+                cl::sub(shardc::estimateCommand));
 
 static cl::list<std::string> bufferNames(
     "buffers",
@@ -104,7 +112,7 @@ static cl::list<std::string> bufferNames(
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
     cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
-    cl::sub(shardc::pipelineCommand));
+    cl::sub(shardc::pipelineCommand), cl::sub(shardc::estimateCommand));
 
 static cl::opt<std::string> planPath(
     "plan",
@@ -113,7 +121,7 @@ static cl::opt<std::string> planPath(
     cl::init(""), cl::cat(sharedCategory), cl::sub(shardc::compileCommand),
     cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
     cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand),
-    cl::sub(shardc::trainCommand));
+    cl::sub(shardc::trainCommand), cl::sub(shardc::estimateCommand));
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
@@ -268,6 +276,8 @@ int main(int argc, char **argv) {
     return shardc::finishJobDiagnostics(shardc::runTrainCommand());
   if (shardc::pipelineCommand)
     return shardc::finishJobDiagnostics(shardc::runPipelineCommand());
+  if (shardc::estimateCommand)
+    return shardc::finishJobDiagnostics(shardc::runEstimateCommand());
   llvm::errs() << "shardc: error: no subcommand given; see `shardc --help`\n";
   return shardc::finishJobDiagnostics(1);
 }

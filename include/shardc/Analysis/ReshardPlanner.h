@@ -57,12 +57,28 @@ struct ReshardStep {
 struct ReshardPlan {
   llvm::SmallVector<ReshardStep, 2> steps;
   int64_t bytesPerDevice = 0;
-  /// Estimated duration on `machine`.
+  /// Estimated duration on `machine`, every group inside one node.
   double seconds(const MachineModel &machine) const {
     double t = 0;
     for (const ReshardStep &s : steps)
       if (s.bytesPerDevice)
         t += machine.collectiveSeconds(s.kind, s.groupSize, s.localBytesBefore);
+    return t;
+  }
+  /// The same with each group placed on `mesh`'s devices (which of its
+  /// members share a node, docs/machines.md).
+  double seconds(const MachineModel &machine, MeshOp mesh) const {
+    llvm::ArrayRef<int64_t> sizes = mesh.getAxisSizes();
+    double t = 0;
+    for (const ReshardStep &s : steps) {
+      if (!s.bytesPerDevice)
+        continue;
+      llvm::SmallVector<int64_t, 2> axes;
+      for (llvm::StringRef a : s.axes)
+        axes.push_back(mesh.getAxisIndex(a));
+      t += machine.collectiveSeconds(s.kind, machine.groupSpan(sizes, axes),
+                                     double(s.localBytesBefore));
+    }
     return t;
   }
 };

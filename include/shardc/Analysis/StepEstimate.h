@@ -1,0 +1,102 @@
+//===- StepEstimate.h - memory and time of a training step, unrun -*- C++
+//-*-===//
+//
+// What one training step of a partitioned program costs each device on a
+// machine — peak memory by role, step time split into compute, exposed
+// communication and pipeline bubble, FLOPs — computed from the types of the
+// SPMD program alone: no tensor is allocated, so a 175B-parameter model on
+// a thousand devices estimates in seconds (docs/estimate.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_ANALYSIS_STEPESTIMATE_H
+#define SHARDC_ANALYSIS_STEPESTIMATE_H
+
+#include "shardc/Analysis/CostModel.h"
+#include "shardc/Analysis/TrainingAccounting.h"
+#include "shardc/Dialect/ShardcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace shardc {
+
+enum class PipelineScheduleKind { GPipe, OneFOneB };
+
+struct EstimateOptions {
+  Precision precision = Precision::F32;
+  Recompute recompute = Recompute::None;
+  /// Full recompute's layer inputs (TrainingAccounting.h).
+  std::string layerInputs = kDefaultLayerInputs.str();
+  /// 1: ZeRO-1's accounting, gradients kept whole on every device until
+  /// the end of the step (the program reduce-scatters them as ZeRO-2
+  /// does; the traffic is the same). Else the program's gradient blocks.
+  int zeroStage = 0;
+  /// A mesh axis the layers are pipelined over ("": none): each of its
+  /// `pipelineStages` coordinates holds an equal share of the layers.
+  std::string pipelineAxis;
+  int64_t microbatches = 1;
+  PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// Parameters of the whole model (for the report).
+  double globalParameters = 0;
+};
+
+/// Per device (device 0; the SPMD program is the same on every device).
+struct StepEstimate {
+  int64_t numDevices = 0;
+  int64_t pipelineStages = 1;
+  int64_t microbatches = 1;
+  double globalParameters = 0;
+  // Memory, bytes.
+  double parameters = 0, gradients = 0, optimizerState = 0;
+  double activations = 0, temporaries = 0;
+  double peakBytes() const {
+    return parameters + gradients + optimizerState + activations + temporaries;
+  }
+  /// The forward values one micro-batch keeps for its backward pass.
+  double savedActivationsPerMicrobatch = 0;
+  // Time, seconds, for the whole step.
+  double computeSeconds = 0, exposedCommunicationSeconds = 0;
+  double bubbleSeconds = 0;
+  double stepSeconds() const {
+    return computeSeconds + exposedCommunicationSeconds + bubbleSeconds;
+  }
+  double bubbleFraction() const {
+    double t = stepSeconds();
+    return t > 0 ? bubbleSeconds / t : 0;
+  }
+  /// Communication before overlap, by kind: on the critical path (tensor
+  /// parallelism's reductions), parameter gathers that are prefetched,
+  /// gradient reductions overlapping the backward pass.
+  double criticalCommunicationSeconds = 0, prefetchCommunicationSeconds = 0,
+         gradientCommunicationSeconds = 0;
+  // FLOPs per device for the step: executed (recompute included) and the
+  // model's (without recompute).
+  double flopsPerDevice = 0, modelFlopsPerDevice = 0;
+  double recomputeFlopsPerDevice = 0;
+  double peakFlopsPerSecond = 0;
+  double tflopsPerDevice() const {
+    double t = stepSeconds();
+    return t > 0 ? flopsPerDevice / t / 1e12 : 0;
+  }
+  /// Model FLOPs utilization: the model's FLOPs over the peak's.
+  double mfu() const {
+    double t = stepSeconds();
+    return t > 0 ? modelFlopsPerDevice / (t * peakFlopsPerSecond) : 0;
+  }
+};
+
+/// Estimates one step of `spmd`, a partitioned training step (the
+/// --train-step program: its first result the loss, its arguments marked
+/// shardc.param and shardc.optimizer_state, its results shardc.gradient_of
+/// and shardc.next) or any partitioned program. Fails with a diagnostic on
+/// a pipeline axis the mesh lacks or a layer-input pattern that does not
+/// compile.
+mlir::FailureOr<StepEstimate> estimateStep(mlir::func::FuncOp spmd, MeshOp mesh,
+                                           const MachineModel &machine,
+                                           const EstimateOptions &options);
+
+} // namespace shardc
+
+#endif // SHARDC_ANALYSIS_STEPESTIMATE_H

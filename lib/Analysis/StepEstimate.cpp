@@ -1,0 +1,548 @@
+//===- StepEstimate.cpp - memory and time of a training step, unrun -------===//
+//
+// docs/estimate.md explains every figure. The walk classifies the ops of
+// the SPMD program once:
+//   forward   the ops the loss (result 0) depends on;
+//   update    the ops that read the learning rate or the optimizer state
+//             (the optimizer step, and ZeRO's gather of the new weights);
+//   gradsync  collectives (and the layout ops between them) whose every
+//             user is an update op, a returned value or another gradsync:
+//             the gradient reductions, which overlap the backward pass;
+//   backward  the rest.
+// and prices each: GEMMs at the peak of the compute type times the
+// machine's efficiency for their size, every other op as memory-bound,
+// collectives on the links their groups span. Memory comes from one
+// liveness pass over the same order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Analysis/StepEstimate.h"
+
+#include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/ValueNames.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+enum class Phase { Forward, Backward, GradSync, Update };
+
+/// Ops a fusing compiler (XLA, torch.compile; Megatron-LM's fused
+/// LayerNorm, softmax and bias-GeLU kernels) puts in one kernel with their
+/// neighbours: elementwise ops, and reductions as the kernel's last step.
+bool isFusible(Operation *op) {
+  return op->hasTrait<shardc::OpTrait::UnaryElementwise>() ||
+         op->hasTrait<shardc::OpTrait::BinaryElementwise>() ||
+         isa<SelectOp, CompareOp, ConvertOp, BroadcastInDimOp, ReshapeOp,
+             ReduceSumOp, ReduceMaxOp>(op);
+}
+
+/// Ops that cost nothing: views and values a kernel makes on the fly.
+bool isFree(Operation *op) {
+  return isa<ConstantOp, BroadcastInDimOp, ReshapeOp, ShardingConstraintOp,
+             IotaOp, AxisIndexOp>(op);
+}
+
+bool isGemm(Operation *op) { return isa<MatmulOp, DotGeneralOp>(op); }
+
+int64_t numElements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 1;
+  int64_t n = 1;
+  for (int64_t d : tensor.getShape())
+    n *= d;
+  return n;
+}
+
+bool isFloat32(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+class Estimator {
+public:
+  Estimator(func::FuncOp func, MeshOp mesh, const MachineModel &machine,
+            const EstimateOptions &options, const llvm::Regex &layerInputs)
+      : func(func), mesh(mesh), machine(machine), options(options),
+        layerInputs(layerInputs), bytes(roleBytes(options.precision)) {}
+
+  StepEstimate run();
+
+private:
+  void classify();
+  /// Bytes of `v` as the policy stores it (`phase` of its producer).
+  double valueBytes(Value v, Phase phase) const {
+    double perElement = isFloat32(v.getType())
+                            ? (phase == Phase::Update ? 4 : bytes.activation)
+                            : double(cast<RankedTensorType>(v.getType())
+                                         .getElementTypeBitWidth()) /
+                                  8;
+    return double(numElements(v.getType())) * perElement;
+  }
+  Phase phaseOf(Operation *op) const { return phases.lookup(op); }
+  /// Whether `v` is written to memory: made by an op that does not fuse,
+  /// read by one that does not, or kept for another phase (the forward
+  /// values the backward pass reads). Inside a chain of fusible ops a
+  /// value lives in registers (an ideal fusing compiler; docs/estimate.md).
+  bool isMaterialized(Value v) const {
+    Operation *def = v.getDefiningOp();
+    if (!def || !isFusible(def))
+      return true;
+    // Full recompute's checkpoints are kept, so written.
+    if (options.recompute == Recompute::Full &&
+        phaseOf(def) == Phase::Forward && layerInputs.match(getSourceName(v)))
+      return true;
+    Phase phase = phaseOf(def);
+    return llvm::any_of(v.getUsers(), [&](Operation *u) {
+      return u == def->getBlock()->getTerminator() || !isFusible(u) ||
+             phaseOf(u) != phase;
+    });
+  }
+  double opSeconds(Operation *op, double &flops);
+  double collectiveSeconds(Operation *op);
+  void accountRoles(StepEstimate &e);
+  void accountLiveness(StepEstimate &e);
+
+  func::FuncOp func;
+  MeshOp mesh;
+  const MachineModel &machine;
+  const EstimateOptions &options;
+  const llvm::Regex &layerInputs;
+  RoleBytes bytes;
+  SmallVector<Operation *> ops;
+  llvm::DenseMap<Operation *, unsigned> position;
+  llvm::DenseMap<Operation *, Phase> phases;
+  /// Values computed from constants alone (masks, scales): fused into
+  /// their users, never stored.
+  llvm::DenseSet<Value> constantDerived;
+  /// Forward ops the backward pass recomputes under the policy.
+  llvm::DenseSet<Operation *> recomputed;
+  /// Collectives whose operand is a parameter (or a gathered one): FSDP's
+  /// gathers, prefetched ahead of their use.
+  llvm::DenseSet<Operation *> prefetchable;
+};
+
+} // namespace
+
+void Estimator::classify() {
+  Block &body = func.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    position[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  Operation *ret = body.getTerminator();
+
+  // Forward: the loss's backward slice.
+  SmallVector<Operation *> work;
+  llvm::DenseSet<Operation *> forward;
+  if (ret->getNumOperands())
+    if (Operation *def = ret->getOperand(0).getDefiningOp())
+      work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!forward.insert(op).second)
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        work.push_back(def);
+  }
+
+  // The gradients' slice (what the returned gradients need); the update
+  // is everything else after the forward pass.
+  llvm::DenseSet<Operation *> gradientSlice;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, ShardcDialect::getGradientOfAttrName()))
+      if (Operation *def = ret->getOperand(i).getDefiningOp())
+        work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (forward.contains(op) || !gradientSlice.insert(op).second)
+      continue;
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp())
+        work.push_back(def);
+  }
+  bool trainingStep = !gradientSlice.empty();
+  llvm::DenseSet<Operation *> update;
+  for (Operation *op : ops)
+    if (trainingStep && !forward.contains(op) && !gradientSlice.contains(op))
+      update.insert(op);
+
+  // Gradient synchronization, from the end.
+  llvm::DenseSet<Operation *> gradSync;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (forward.contains(op) || update.contains(op))
+      continue;
+    if (!isa<CollectiveOpInterface>(op) && !isa<ReshapeOp>(op))
+      continue;
+    bool feedsUpdateOnly = llvm::all_of(op->getUsers(), [&](Operation *u) {
+      return u == ret || update.contains(u) || gradSync.contains(u);
+    });
+    // A layout op alone is no reduction; it joins one that follows it.
+    if (feedsUpdateOnly)
+      gradSync.insert(op);
+  }
+  for (Operation *op : ops)
+    phases[op] = forward.contains(op)    ? Phase::Forward
+                 : update.contains(op)   ? Phase::Update
+                 : gradSync.contains(op) ? Phase::GradSync
+                                         : Phase::Backward;
+
+  for (Operation *op : ops) {
+    bool fromConstants =
+        llvm::all_of(op->getOperands(),
+                     [&](Value v) { return constantDerived.contains(v); }) &&
+        (!isa<CollectiveOpInterface>(op) || isa<AllSliceOp>(op));
+    if (fromConstants)
+      for (Value r : op->getResults())
+        constantDerived.insert(r);
+    if (isa<CollectiveOpInterface>(op)) {
+      Value in = op->getOperand(0);
+      Operation *def = in.getDefiningOp();
+      if (isa<BlockArgument>(in) || (def && prefetchable.contains(def)))
+        if (phaseOf(op) != Phase::Update)
+          prefetchable.insert(op);
+    }
+  }
+
+  // Recompute: the forward ops producing the values the policy does not
+  // keep, and under full recompute every forward op between the first
+  // and the last layer input (each layer's forward runs again).
+  if (options.recompute == Recompute::None)
+    return;
+  int64_t first = -1, last = -1;
+  for (Operation *op : ops)
+    if (phaseOf(op) == Phase::Forward && op->getNumResults() == 1 &&
+        layerInputs.match(getSourceName(op->getResult(0)))) {
+      if (first < 0)
+        first = position[op];
+      last = position[op];
+    }
+  for (Operation *op : ops) {
+    if (phaseOf(op) != Phase::Forward || isFree(op))
+      continue;
+    if (options.recompute == Recompute::Full) {
+      int64_t p = position[op];
+      if (first >= 0 && p > first && p <= last)
+        recomputed.insert(op);
+      continue;
+    }
+    for (Value r : op->getResults())
+      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+        if (!keptForBackward(Recompute::Selective, getSourceName(r),
+                             t.getShape(), layerInputs))
+          recomputed.insert(op);
+  }
+}
+
+double Estimator::collectiveSeconds(Operation *op) {
+  auto c = cast<CollectiveOpInterface>(op);
+  SmallVector<int64_t, 2> axes;
+  int64_t n = 1;
+  for (Attribute a : c.getAxes()) {
+    StringRef name = cast<StringAttr>(a).getValue();
+    axes.push_back(mesh.getAxisIndex(name));
+    n *= std::max<int64_t>(mesh.getAxisSize(name), 1);
+  }
+  Value in = op->getOperand(0);
+  // What moves is stored as its producer's phase stores it: updated
+  // parameters (ZeRO's gather) in the parameters' precision.
+  Operation *def = in.getDefiningOp();
+  Phase phase = def ? phaseOf(def) : phaseOf(op);
+  double perElement =
+      !isFloat32(in.getType())
+          ? double(
+                cast<RankedTensorType>(in.getType()).getElementTypeBitWidth()) /
+                8
+      : phase == Phase::Update || isa<BlockArgument>(in) ? bytes.parameter
+                                                         : bytes.activation;
+  double localBytes = double(numElements(in.getType())) * perElement;
+  if (!c.getBytesSentPerDevice(n, int64_t(localBytes)))
+    return 0;
+  return machine.collectiveSeconds(c.getCollectiveKind(),
+                                   machine.groupSpan(mesh.getAxisSizes(), axes),
+                                   localBytes);
+}
+
+double Estimator::opSeconds(Operation *op, double &flops) {
+  flops = 0;
+  if (isFree(op) || isa<CollectiveOpInterface>(op))
+    return 0;
+  flops = getOpFlops(op);
+  Phase phase = phaseOf(op);
+  if (isGemm(op))
+    return machine.gemmSeconds(flops, phase == Phase::Update ? ComputeType::F32
+                                                             : bytes.compute);
+  // Memory-bound: what the op reads from memory and writes back; a value
+  // that is not materialized stays in registers.
+  double moved = 0;
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (constantDerived.contains(v) || !isMaterialized(v))
+      continue;
+    moved += valueBytes(v, def ? phaseOf(def) : phase);
+  }
+  for (Value r : op->getResults())
+    if (isMaterialized(r))
+      moved += valueBytes(r, phase);
+  return machine.memoryBoundSeconds(moved, flops);
+}
+
+void Estimator::accountRoles(StepEstimate &e) {
+  double paramElements = 0, masterElements = 0, stateBytes = 0;
+  bool adam = false;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    double n = double(numElements(arg.getType()));
+    if (func.getArgAttr(i, ShardcDialect::getParamAttrName())) {
+      paramElements += n;
+    } else if (func.getArgAttr(i, ShardcDialect::getOptimizerStateAttrName())) {
+      stateBytes += n * (isFloat32(arg.getType()) ? bytes.optimizerState : 4);
+      if (StringRef(getSourceName(arg)).ends_with(".adam_m")) {
+        adam = true;
+        masterElements += n;
+      }
+    }
+  }
+  // The master copy is laid out like the optimizer state (split by ZeRO
+  // as the moments are); SGD has no state, so it follows the parameters.
+  if (!adam)
+    masterElements = paramElements;
+  double gradientElements = 0;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, ShardcDialect::getGradientOfAttrName()))
+      gradientElements += double(numElements(func.getResultTypes()[i]));
+  if (options.zeroStage == 1)
+    gradientElements = paramElements;
+  e.parameters = paramElements * bytes.parameter;
+  e.gradients = gradientElements * bytes.gradient;
+  e.optimizerState = stateBytes + masterElements * bytes.masterWeight;
+}
+
+void Estimator::accountLiveness(StepEstimate &e) {
+  // The values stored: results of ops that cost something, not computed
+  // from constants alone, not returned (the returned gradients and new
+  // state are the roles' buffers, counted above).
+  Operation *ret = func.getBody().front().getTerminator();
+  llvm::DenseSet<Value> returned(ret->getOperands().begin(),
+                                 ret->getOperands().end());
+  struct Stored {
+    double bytes;
+    bool forward;
+    unsigned freeAt;
+  };
+  llvm::DenseMap<Value, Stored> stored;
+  SmallVector<SmallVector<Value, 2>> freeing(ops.size());
+  // Where the backward pass makes the cotangent of each named value
+  // ("<name>.grad", as autodiff names them).
+  llvm::StringMap<unsigned> cotangentAt;
+  for (Operation *op : ops)
+    if (op->getNumResults() == 1) {
+      StringRef name = getSourceName(op->getResult(0));
+      if (name.consume_back(".grad"))
+        cotangentAt[name] = position[op];
+    }
+  // One layer's recomputed values, which its backward pass holds again.
+  double segment = 0, largestSegment = 0;
+  unsigned firstBackward = ops.size();
+  for (Operation *op : ops) {
+    unsigned at = position[op];
+    Phase phase = phaseOf(op);
+    // Where the backward pass starts: its first op that computes (the
+    // partitioner hoists constants and their broadcasts to the top).
+    if (phase == Phase::Backward && !isFree(op) &&
+        firstBackward == ops.size() &&
+        !llvm::all_of(op->getResults(),
+                      [&](Value r) { return constantDerived.contains(r); }))
+      firstBackward = at;
+    if (phase == Phase::Forward && op->getNumResults() == 1 &&
+        layerInputs.match(getSourceName(op->getResult(0)))) {
+      largestSegment = std::max(largestSegment, segment);
+      segment = 0;
+    }
+    // A fused optimizer (apex's, DeepSpeed's) updates in place.
+    if (isFree(op) || phase == Phase::Update)
+      continue;
+    for (Value r : op->getResults()) {
+      if (constantDerived.contains(r) || returned.contains(r))
+        continue;
+      if (!isMaterialized(r))
+        continue;
+      // The gradient buffer itself, reduced in place.
+      if (!r.use_empty() && llvm::all_of(r.getUsers(), [&](Operation *u) {
+            return u == ret || phaseOf(u) == Phase::GradSync;
+          }))
+        continue;
+      unsigned last = at, lastForward = at;
+      bool usedLater = false;
+      for (Operation *u : r.getUsers()) {
+        if (u == ret)
+          continue;
+        unsigned p = position.lookup(u);
+        last = std::max(last, p);
+        if (phaseOf(u) == Phase::Forward)
+          lastForward = std::max(lastForward, p);
+        else
+          usedLater = true;
+      }
+      double b = valueBytes(r, phase);
+      // Full recompute keeps each layer's input until the backward pass
+      // has recomputed the layer from it: until its cotangent is made.
+      if (phase == Phase::Forward && options.recompute == Recompute::Full &&
+          layerInputs.match(getSourceName(r))) {
+        auto grad = cotangentAt.find(getSourceName(r));
+        last = grad != cotangentAt.end() ? std::max(last, grad->second)
+                                         : unsigned(ops.size() - 1);
+      } else if (phase == Phase::Forward && usedLater &&
+                 options.recompute != Recompute::None) {
+        auto t = cast<RankedTensorType>(r.getType());
+        if (!keptForBackward(options.recompute, getSourceName(r), t.getShape(),
+                             layerInputs)) {
+          last = lastForward; // dropped, recomputed in the backward pass
+          segment += b;
+        }
+      }
+      stored[r] = {b, phase == Phase::Forward, last};
+      freeing[last].push_back(r);
+    }
+  }
+  largestSegment = std::max(largestSegment, segment);
+  if (options.recompute == Recompute::None)
+    largestSegment = 0;
+
+  double live = 0, liveForward = 0, peak = -1;
+  for (Operation *op : ops) {
+    unsigned at = position[op];
+    if (at == firstBackward)
+      e.savedActivationsPerMicrobatch = liveForward;
+    for (Value r : op->getResults())
+      if (auto it = stored.find(r); it != stored.end()) {
+        live += it->second.bytes;
+        if (it->second.forward)
+          liveForward += it->second.bytes;
+      }
+    double transient = phaseOf(op) == Phase::Backward ? largestSegment : 0;
+    if (live + transient > peak) {
+      peak = live + transient;
+      e.activations = liveForward;
+      e.temporaries = live - liveForward + transient;
+    }
+    for (Value v : freeing[at]) {
+      const Stored &s = stored[v];
+      live -= s.bytes;
+      if (s.forward)
+        liveForward -= s.bytes;
+    }
+  }
+  if (firstBackward == ops.size())
+    e.savedActivationsPerMicrobatch = 0;
+}
+
+StepEstimate Estimator::run() {
+  classify();
+  StepEstimate e;
+  e.numDevices = mesh.getNumDevices();
+  e.globalParameters = options.globalParameters;
+  e.microbatches = std::max<int64_t>(options.microbatches, 1);
+  if (!options.pipelineAxis.empty())
+    e.pipelineStages =
+        std::max<int64_t>(mesh.getAxisSize(options.pipelineAxis), 1);
+  e.peakFlopsPerSecond = machine.peakFlops[int(bytes.compute)];
+
+  // One micro-batch's forward and backward, and the step's update.
+  double cf = 0, cb = 0, cu = 0;         // compute seconds
+  double ff = 0, fb = 0, fu = 0, fr = 0; // FLOPs (fr: recomputed)
+  double kc = 0, kp = 0, kg = 0, ku = 0; // communication seconds
+  for (Operation *op : ops) {
+    Phase phase = phaseOf(op);
+    if (isa<CollectiveOpInterface>(op)) {
+      double t = collectiveSeconds(op);
+      if (phase == Phase::Update)
+        ku += t;
+      else if (phase == Phase::GradSync)
+        kg += t;
+      else if (prefetchable.contains(op))
+        kp += t;
+      else
+        kc += t;
+      if (recomputed.contains(op))
+        kc += t;
+      continue;
+    }
+    double flops = 0;
+    double t = opSeconds(op, flops);
+    switch (phase) {
+    case Phase::Forward:
+      cf += t;
+      ff += flops;
+      if (recomputed.contains(op)) {
+        cb += t;
+        fr += flops;
+      }
+      break;
+    case Phase::Backward:
+    case Phase::GradSync:
+      cb += t;
+      fb += flops;
+      break;
+    case Phase::Update:
+      cu += t;
+      fu += flops;
+      break;
+    }
+  }
+
+  double p = double(e.pipelineStages), m = double(e.microbatches);
+  double perMicrobatch = cf + cb + kc + std::max(0.0, kp - (cf + cb));
+  e.computeSeconds = (m * (cf + cb) + cu) / p;
+  e.exposedCommunicationSeconds =
+      (m * (kc + std::max(0.0, kp - (cf + cb))) + std::max(0.0, kg - cb) + ku) /
+      p;
+  e.bubbleSeconds = (p - 1) / p * perMicrobatch;
+  e.criticalCommunicationSeconds = (m * kc + ku) / p;
+  e.prefetchCommunicationSeconds = m * kp / p;
+  e.gradientCommunicationSeconds = kg / p;
+  e.flopsPerDevice = (m * (ff + fb + fr) + fu) / p;
+  e.modelFlopsPerDevice = (m * (ff + fb) + fu) / p;
+  e.recomputeFlopsPerDevice = m * fr / p;
+
+  accountRoles(e);
+  accountLiveness(e);
+  // A stage holds 1/p of the layers; the schedule keeps micro-batches in
+  // flight: GPipe all of them, 1F1B as many as there are stages.
+  double inFlight =
+      options.schedule == PipelineScheduleKind::GPipe ? m : std::min(m, p);
+  if (options.pipelineAxis.empty())
+    inFlight = 1;
+  e.parameters /= p;
+  e.gradients /= p;
+  e.optimizerState /= p;
+  e.activations =
+      (e.activations + (inFlight - 1) * e.savedActivationsPerMicrobatch) / p;
+  return e;
+}
+
+FailureOr<StepEstimate> shardc::estimateStep(func::FuncOp spmd, MeshOp mesh,
+                                             const MachineModel &machine,
+                                             const EstimateOptions &options) {
+  if (!options.pipelineAxis.empty() &&
+      mesh.getAxisIndex(options.pipelineAxis) < 0)
+    return emitError(spmd.getLoc())
+           << "the pipeline axis \"" << options.pipelineAxis
+           << "\" is not an axis of the mesh";
+  llvm::Regex layerInputs(options.layerInputs);
+  std::string why;
+  if (!layerInputs.isValid(why))
+    return emitError(spmd.getLoc())
+           << "the layer-input pattern \"" << options.layerInputs
+           << "\" is no regex: " << why;
+  if (spmd.getBody().getBlocks().size() != 1)
+    return emitError(spmd.getLoc()) << "estimates a single-block function";
+  return Estimator(spmd, mesh, machine, options, layerInputs).run();
+}
