@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps deps-build configure build build-demo demo test test-haswell test-sanitize fuzz bench bench-train bench-transformer docs clean
+.PHONY: deps deps-build configure build build-demo demo test test-haswell test-sanitize fuzz bench bench-train bench-transformer bench-mpi docs clean
 
 # What building the shardc binary needs; `deps` adds the test suite's
 # (PyTorch, clang-22 and its sanitizer runtimes, pytest, ONNX's Python half).
@@ -84,6 +84,12 @@ bench-train: build
 # (bench/README.md).
 bench-transformer: build
 	/usr/bin/python3 bench/transformer_bench.py
+
+# The same step on 2 devices: the mpi backend (under scripts/mpirun-local.sh)
+# against the threads backend, data=2 and model=2, and PyTorch's
+# data-parallel step over gloo (bench/README.md).
+bench-mpi: build
+	/usr/bin/python3 bench/mpi_bench.py
 
 # Refresh the references generated from ODS (checked by a test).
 docs: build

@@ -10,6 +10,7 @@
 #include "shardc/Runtime/MpiBackend.h"
 
 #include "MpiSupport.h"
+#include "RetainFreedMemory.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -148,6 +149,8 @@ FailureOr<std::unique_ptr<MpiBackend>>
 shardc::createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options) {
   if (failed(checkMpiJobFitsMesh(mesh)))
     return failure();
+  if (options.retainFreedMemory)
+    detail::retainFreedMemory();
   FailureOr<MeshTopology> topology = getMeshTopology(mesh);
   if (failed(topology))
     return failure();

@@ -35,7 +35,7 @@ FailureOr<Tensor> MpiCommunicator::allGather(const Tensor &local,
   int64_t n = group.size();
   SmallVector<int64_t> shape(local.shape());
   shape[dim] *= n;
-  FailureOr<Tensor> out = impl->allocate(shape, local.dtype());
+  FailureOr<Tensor> out = impl->allocate(shape, local.dtype(), /*zero=*/false);
   if (failed(out))
     return failure();
   FailureOr<int> count = impl->count(local.numElements(), "all_gather");
@@ -44,20 +44,24 @@ FailureOr<Tensor> MpiCommunicator::allGather(const Tensor &local,
   // Blocks arrive one after another; that is the result only for dim 0
   // (or when everything before `dim` has size 1).
   BlockLayout l = layoutOf(shape, dim, n);
-  std::vector<unsigned char> staging(l.outer == 1 ? 0 : out->byteSize());
-  unsigned char *into = l.outer == 1 ? out->rawData() : staging.data();
+  unsigned char *into =
+      l.outer == 1 ? out->rawData() : impl->stage(0, out->byteSize());
   MPI_Datatype type = mpiDatatype(local.dtype());
+  auto what = [&] {
+    return "all_gather (dim " + std::to_string(dim) + ") over " +
+           describeGroup(group);
+  };
+  FailureOr<double> spin = impl->meet(*comm, out->byteSize(), what);
+  if (failed(spin))
+    return failure();
   MPI_Request request;
-  if (failed(
-          impl->complete(MPI_Iallgather(local.rawData(), *count, type, into,
-                                        *count, type, *comm, &request),
-                         request, "MPI_Iallgather", [&] {
-                           return "all_gather (dim " + std::to_string(dim) +
-                                  ") over " + describeGroup(group);
-                         })))
+  if (failed(impl->complete(MPI_Iallgather(local.rawData(), *count, type, into,
+                                           *count, type, *comm, &request),
+                            request, "MPI_Iallgather", what, MPI_STATUS_IGNORE,
+                            *spin)))
     return failure();
   if (l.outer != 1)
-    unpackBlocks(staging.data(), l, local.elementByteWidth(), out->rawData());
+    unpackBlocks(into, l, local.elementByteWidth(), out->rawData());
   return out;
 }
 
@@ -68,7 +72,8 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   FailureOr<MPI_Comm> comm = impl->commFor(group, me);
   if (failed(comm))
     return failure();
-  FailureOr<Tensor> out = impl->allocate(local.shape(), local.dtype());
+  FailureOr<Tensor> out =
+      impl->allocate(local.shape(), local.dtype(), /*zero=*/false);
   if (failed(out))
     return failure();
   FailureOr<int> count = impl->count(local.numElements(), "all_reduce");
@@ -80,12 +85,15 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   };
   MPI_Datatype type = mpiDatatype(local.dtype());
   unsigned width = local.elementByteWidth();
+  FailureOr<double> spin = impl->meet(*comm, local.byteSize(), what);
+  if (failed(spin))
+    return failure();
   MPI_Request request;
   if (!impl->options.deterministicReductions) {
-    if (failed(impl->complete(MPI_Iallreduce(local.rawData(), out->rawData(),
-                                             *count, type, mpiOp(kind), *comm,
-                                             &request),
-                              request, "MPI_Iallreduce", what)))
+    if (failed(impl->complete(
+            MPI_Iallreduce(local.rawData(), out->rawData(), *count, type,
+                           mpiOp(kind), *comm, &request),
+            request, "MPI_Iallreduce", what, MPI_STATUS_IGNORE, *spin)))
       return failure();
     return out;
   }
@@ -102,20 +110,19 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   std::vector<int> recvCounts(n, mine), recvStarts(n);
   for (int i = 0; i < n; ++i)
     recvStarts[i] = i * mine;
-  std::vector<unsigned char> chunks(int64_t(mine) * n * width);
+  unsigned char *chunks = impl->stage(0, int64_t(mine) * n * width);
   if (failed(impl->complete(
           MPI_Ialltoallv(local.rawData(), counts.data(), starts.data(), type,
-                         chunks.data(), recvCounts.data(), recvStarts.data(),
-                         type, *comm, &request),
-          request, "MPI_Ialltoallv", what)))
+                         chunks, recvCounts.data(), recvStarts.data(), type,
+                         *comm, &request),
+          request, "MPI_Ialltoallv", what, MPI_STATUS_IGNORE, *spin)))
     return failure();
-  foldInOrder(chunks.data(), n, mine, local.dtype(), kind,
+  foldInOrder(chunks, n, mine, local.dtype(), kind,
               out->rawData() + int64_t(starts[me]) * width);
-  if (failed(impl->complete(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
-                                            out->rawData(), counts.data(),
-                                            starts.data(), type, *comm,
-                                            &request),
-                            request, "MPI_Iallgatherv", what)))
+  if (failed(impl->complete(
+          MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out->rawData(),
+                          counts.data(), starts.data(), type, *comm, &request),
+          request, "MPI_Iallgatherv", what, MPI_STATUS_IGNORE, *spin)))
     return failure();
   return out;
 }
@@ -131,7 +138,8 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
     return failure();
   SmallVector<int64_t> blockShape(local.shape());
   blockShape[dim] /= n;
-  FailureOr<Tensor> out = impl->allocate(blockShape, local.dtype());
+  FailureOr<Tensor> out =
+      impl->allocate(blockShape, local.dtype(), /*zero=*/false);
   if (failed(out))
     return failure();
   FailureOr<int> count =
@@ -142,31 +150,37 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
   BlockLayout l = layoutOf(local.shape(), dim, n);
   unsigned width = local.elementByteWidth();
   MPI_Datatype type = mpiDatatype(local.dtype());
-  std::vector<unsigned char> packed(l.outer == 1 ? 0 : local.byteSize());
-  if (l.outer != 1)
-    packBlocks(local.rawData(), l, width, packed.data());
-  const unsigned char *send = l.outer == 1 ? local.rawData() : packed.data();
+  const unsigned char *send = local.rawData();
+  if (l.outer != 1) {
+    unsigned char *packed = impl->stage(0, local.byteSize());
+    packBlocks(local.rawData(), l, width, packed);
+    send = packed;
+  }
 
   auto what = [&] {
     return "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
            std::to_string(dim) + ") over " + describeGroup(group);
   };
+  FailureOr<double> spin = impl->meet(*comm, local.byteSize(), what);
+  if (failed(spin))
+    return failure();
   MPI_Request request;
   if (!impl->options.deterministicReductions) {
     if (failed(impl->complete(
             MPI_Ireduce_scatter_block(send, out->rawData(), *count, type,
                                       mpiOp(kind), *comm, &request),
-            request, "MPI_Ireduce_scatter_block", what)))
+            request, "MPI_Ireduce_scatter_block", what, MPI_STATUS_IGNORE,
+            *spin)))
       return failure();
     return out;
   }
-  std::vector<unsigned char> blocks(out->byteSize() * n);
-  if (failed(
-          impl->complete(MPI_Ialltoall(send, *count, type, blocks.data(),
-                                       *count, type, *comm, &request),
-                         request, "MPI_Ialltoall", what)))
+  unsigned char *blocks = impl->stage(1, out->byteSize() * n);
+  if (failed(impl->complete(MPI_Ialltoall(send, *count, type, blocks, *count,
+                                          type, *comm, &request),
+                            request, "MPI_Ialltoall", what, MPI_STATUS_IGNORE,
+                            *spin)))
     return failure();
-  foldInOrder(blocks.data(), n, *count, local.dtype(), kind, out->rawData());
+  foldInOrder(blocks, n, *count, local.dtype(), kind, out->rawData());
   return out;
 }
 
@@ -188,32 +202,38 @@ FailureOr<Tensor> MpiCommunicator::allToAll(const Tensor &local,
   if (failed(count))
     return failure();
   shape[concatDim] *= n;
-  FailureOr<Tensor> out = impl->allocate(shape, local.dtype());
+  FailureOr<Tensor> out = impl->allocate(shape, local.dtype(), /*zero=*/false);
   if (failed(out))
     return failure();
 
   unsigned width = local.elementByteWidth();
   MPI_Datatype type = mpiDatatype(local.dtype());
   BlockLayout split = layoutOf(local.shape(), splitDim, n);
-  std::vector<unsigned char> packed(split.outer == 1 ? 0 : local.byteSize());
-  if (split.outer != 1)
-    packBlocks(local.rawData(), split, width, packed.data());
+  const unsigned char *send = local.rawData();
+  if (split.outer != 1) {
+    unsigned char *packed = impl->stage(0, local.byteSize());
+    packBlocks(local.rawData(), split, width, packed);
+    send = packed;
+  }
   BlockLayout concat = layoutOf(shape, concatDim, n);
-  std::vector<unsigned char> received(concat.outer == 1 ? 0 : out->byteSize());
+  unsigned char *received =
+      concat.outer == 1 ? out->rawData() : impl->stage(1, out->byteSize());
+  auto what = [&] {
+    return "all_to_all (split dim " + std::to_string(splitDim) +
+           ", concat dim " + std::to_string(concatDim) + ") over " +
+           describeGroup(group);
+  };
+  FailureOr<double> spin = impl->meet(*comm, local.byteSize(), what);
+  if (failed(spin))
+    return failure();
   MPI_Request request;
-  if (failed(impl->complete(
-          MPI_Ialltoall(split.outer == 1 ? local.rawData() : packed.data(),
-                        *count, type,
-                        concat.outer == 1 ? out->rawData() : received.data(),
-                        *count, type, *comm, &request),
-          request, "MPI_Ialltoall", [&] {
-            return "all_to_all (split dim " + std::to_string(splitDim) +
-                   ", concat dim " + std::to_string(concatDim) + ") over " +
-                   describeGroup(group);
-          })))
+  if (failed(impl->complete(MPI_Ialltoall(send, *count, type, received, *count,
+                                          type, *comm, &request),
+                            request, "MPI_Ialltoall", what, MPI_STATUS_IGNORE,
+                            *spin)))
     return failure();
   if (concat.outer != 1)
-    unpackBlocks(received.data(), concat, width, out->rawData());
+    unpackBlocks(received, concat, width, out->rawData());
   return out;
 }
 

@@ -84,11 +84,13 @@ void shardc::abortMpiJob(const llvm::Twine &message) {
   std::_Exit(1);
 }
 
-LogicalResult MpiCommunicator::Impl::wait(
-    llvm::MutableArrayRef<MPI_Request> requests, const char *call,
-    llvm::function_ref<std::string()> what, MPI_Status *statuses) {
-  detail::PollResult result =
-      liveness.wait(requests, statuses, options.timeoutSeconds, what);
+LogicalResult
+MpiCommunicator::Impl::wait(llvm::MutableArrayRef<MPI_Request> requests,
+                            const char *call,
+                            llvm::function_ref<std::string()> what,
+                            MPI_Status *statuses, double spinSeconds) {
+  detail::PollResult result = liveness.wait(
+      requests, statuses, options.timeoutSeconds, what, spinSeconds);
   if (!result.timedOut)
     return check(result.code, call);
   // Whatever abortOnFailure says: the operation is still pending, and MPI
@@ -100,6 +102,24 @@ LogicalResult MpiCommunicator::Impl::wait(
     liveness.waitForLowerRankToReport(options.timeoutSeconds);
   abortMpiJob("rank " + llvm::Twine(rank) + " of " + llvm::Twine(size) + ": " +
               report);
+}
+
+FailureOr<double>
+MpiCommunicator::Impl::meet(MPI_Comm comm, int64_t bytes,
+                            llvm::function_ref<std::string()> what) {
+  // Below this a transfer takes about as long as the usual spin anyway,
+  // and a barrier's latency would show.
+  constexpr int64_t kMeetBytes = 256 << 10;
+  // Shared memory moves several GB/s; a spin this long means a member
+  // stopped mid-transfer, which the sleeping wait then times out on.
+  constexpr double kSlowestBytesPerSecond = 200e6;
+  if (bytes < kMeetBytes)
+    return detail::kSpinSeconds;
+  MPI_Request request;
+  if (failed(complete(MPI_Ibarrier(comm, &request), request, "MPI_Ibarrier",
+                      what)))
+    return failure();
+  return detail::kSpinSeconds + double(bytes) / kSlowestBytesPerSecond;
 }
 
 void MpiCommunicator::Impl::freeAll() {

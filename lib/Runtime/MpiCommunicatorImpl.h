@@ -76,6 +76,15 @@ struct MpiCommunicator::Impl {
   /// One communicator per group (members in group-index order).
   std::map<std::vector<int64_t>, MPI_Comm> groups;
   std::vector<std::shared_ptr<detail::PendingSend>> pending;
+  /// Staging buffers of the collectives (packed blocks, received chunks),
+  /// kept between calls so a step's collectives reuse them: a collective
+  /// uses slot 0 and, if it needs two at once, slot 1.
+  std::vector<unsigned char> staging[2];
+  unsigned char *stage(unsigned slot, size_t bytes) {
+    if (staging[slot].size() < bytes)
+      staging[slot].resize(bytes);
+    return staging[slot].data();
+  }
 
   mlir::LogicalResult fail(const llvm::Twine &message);
   /// fail() with MPI's error string unless `code` is MPI_SUCCESS.
@@ -94,8 +103,14 @@ struct MpiCommunicator::Impl {
     }
     return static_cast<int>(n);
   }
-  mlir::FailureOr<Tensor> allocate(llvm::ArrayRef<int64_t> shape, DType dtype) {
-    llvm::Expected<Tensor> t = Tensor::allocate(shape, dtype);
+  /// A tensor for a collective's result: zero-filled only if the
+  /// collective leaves some of it unwritten (`zero`), since zeroing a
+  /// gradient-sized buffer costs a pass over it.
+  mlir::FailureOr<Tensor> allocate(llvm::ArrayRef<int64_t> shape, DType dtype,
+                                   bool zero = true) {
+    llvm::Expected<Tensor> t =
+        zero ? Tensor::allocate(shape, dtype)
+             : Tensor::allocateUninitialized(shape, dtype);
     if (!t) {
       (void)fail(llvm::toString(t.takeError()));
       return mlir::failure();
@@ -114,18 +129,32 @@ struct MpiCommunicator::Impl {
   /// (MpiLiveness::wait). After options.timeoutSeconds it reports which
   /// ranks do not answer and ends the job. `call` names the MPI call in an
   /// error.
+  /// `spinSeconds`: how long to test without pausing (pollForSeconds).
   mlir::LogicalResult wait(llvm::MutableArrayRef<MPI_Request> requests,
-                     const char *call, llvm::function_ref<std::string()> what,
-                     MPI_Status *statuses = MPI_STATUSES_IGNORE);
+                           const char *call,
+                           llvm::function_ref<std::string()> what,
+                           MPI_Status *statuses = MPI_STATUSES_IGNORE,
+                           double spinSeconds = detail::kSpinSeconds);
   /// check(startCode) for a nonblocking call that started `request`, then
   /// wait() for it.
-  mlir::LogicalResult complete(int startCode, MPI_Request &request, const char *call,
-                         llvm::function_ref<std::string()> what,
-                         MPI_Status *status = MPI_STATUS_IGNORE) {
+  mlir::LogicalResult complete(int startCode, MPI_Request &request,
+                               const char *call,
+                               llvm::function_ref<std::string()> what,
+                               MPI_Status *status = MPI_STATUS_IGNORE,
+                               double spinSeconds = detail::kSpinSeconds) {
     if (failed(check(startCode, call)))
       return mlir::failure();
-    return wait(request, call, what, status);
+    return wait(request, call, what, status, spinSeconds);
   }
+  /// Before a collective over `comm` that moves `bytes` from this member:
+  /// if that is large, waits (sleeping between tests, as every wait does)
+  /// until every member has reached the collective, so that the transfer
+  /// itself may be polled without pause; returns how long to spin on it
+  /// (pollForSeconds' spinSeconds): long enough for the bytes at the
+  /// slowest transport expected, beyond which a member that stopped
+  /// mid-transfer gets the usual sleeping wait and timeout.
+  mlir::FailureOr<double> meet(MPI_Comm comm, int64_t bytes,
+                               llvm::function_ref<std::string()> what);
 };
 
 } // namespace shardc

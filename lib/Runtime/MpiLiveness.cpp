@@ -41,7 +41,8 @@ std::string shardc::detail::formatSeconds(double seconds) {
 
 /// Waits for `requests` without occupying a core for long: MPI_Testall
 /// (which also drives MPI's progress) in a tight loop for the first
-/// millisecond, as MPI_Waitall would, since most waits end that soon; then
+/// `spinSeconds` (a millisecond unless the caller knows the transfer takes
+/// longer), as MPI_Waitall would, since most waits end that soon; then
 /// with sleeps between tests, calling `idle` each time round. A blocking MPI
 /// call would spin at 100% CPU for as long as the slowest rank takes. The
 /// pauses start at a microsecond and double up to half a millisecond, or a
@@ -49,16 +50,24 @@ std::string shardc::detail::formatSeconds(double seconds) {
 /// next to no CPU, and finishes at most 2% late. With more ranks than cores
 /// the sleeping ranks leave the cores to those still computing, which makes
 /// a step faster than blocking calls do (bench: docs/mpi.md).
+///
+/// Open MPI moves a large message over shared memory only inside MPI
+/// calls (a few fragments per test), so a transfer polled with sleeps
+/// crawls: callers that know every member is there (MpiCommunicator's
+/// large collectives meet first) spin for as long as the bytes take.
 PollResult
 shardc::detail::pollForSeconds(llvm::MutableArrayRef<MPI_Request> requests,
                                MPI_Status *statuses, double timeoutSeconds,
-                               llvm::function_ref<void()> idle) {
+                               llvm::function_ref<void()> idle,
+                               double spinSeconds) {
   using std::chrono::microseconds;
-  constexpr microseconds kSpinTime(1000), kShortPause(500),
+  constexpr microseconds kIdleEvery(1000), kShortPause(500),
       kLongestPause(20000);
+  auto spinTime = std::chrono::duration_cast<microseconds>(
+      std::chrono::duration<double>(std::max(spinSeconds, 0.0)));
   std::optional<Clock::time_point> deadline = deadlineAfter(timeoutSeconds);
   Clock::time_point start = Clock::now();
-  microseconds pause(1);
+  microseconds pause(1), lastIdle(0);
   while (true) {
     int done = 0;
     int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(),
@@ -69,8 +78,16 @@ shardc::detail::pollForSeconds(llvm::MutableArrayRef<MPI_Request> requests,
     auto waited = std::chrono::duration_cast<microseconds>(now - start);
     // Spinning, MPI_Testall yields the core to other processes by itself
     // (mpi_yield_when_idle, docs/mpi.md).
-    if (waited < kSpinTime)
+    if (waited < spinTime) {
+      // A long spin still answers liveness queries and keeps the timeout.
+      if (waited - lastIdle >= kIdleEvery) {
+        lastIdle = waited;
+        idle();
+        if (deadline && now >= *deadline)
+          return {MPI_SUCCESS, true};
+      }
       continue;
+    }
     idle();
     if (deadline && now >= *deadline)
       return {MPI_SUCCESS, true};
@@ -103,11 +120,13 @@ void MpiLiveness::free() {
 
 PollResult MpiLiveness::wait(llvm::MutableArrayRef<MPI_Request> requests,
                              MPI_Status *statuses, double timeoutSeconds,
-                             llvm::function_ref<std::string()> what) {
+                             llvm::function_ref<std::string()> what,
+                             double spinSeconds) {
   ++waits;
   waitingIn = &what;
-  PollResult result = pollForSeconds(requests, statuses, timeoutSeconds,
-                                     [&] { answerQueries(); });
+  PollResult result = pollForSeconds(
+      requests, statuses, timeoutSeconds, [&] { answerQueries(); },
+      spinSeconds);
   waitingIn = nullptr;
   return result;
 }

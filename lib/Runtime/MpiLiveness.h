@@ -33,13 +33,19 @@ struct PollResult {
   bool timedOut = false;
 };
 
+/// How long a wait tests without pausing before it starts sleeping
+/// between tests: most waits end within it.
+inline constexpr double kSpinSeconds = 1e-3;
+
 /// Polls `requests` with MPI_Testall until they complete or `timeoutSeconds`
-/// pass (0: never), sleeping between tests and calling `idle` each time
+/// pass (0: never): without pause for `spinSeconds` (calling `idle` every
+/// millisecond), then sleeping between tests and calling `idle` each time
 /// round. For waits that cannot answer liveness queries (a send's future,
-/// which may outlive its communicator).
+/// which may outlive its communicator), and under MpiLiveness::wait.
 PollResult pollForSeconds(llvm::MutableArrayRef<MPI_Request> requests,
                           MPI_Status *statuses, double timeoutSeconds,
-                          llvm::function_ref<void()> idle);
+                          llvm::function_ref<void()> idle,
+                          double spinSeconds = kSpinSeconds);
 
 /// "2", "0.5": seconds as the user wrote them.
 std::string formatSeconds(double seconds);
@@ -59,9 +65,11 @@ public:
   /// Waits for `requests`, the parts of the operation `what()` describes,
   /// answering liveness queries meanwhile; gives up after `timeoutSeconds`
   /// (0: never).
+  /// `spinSeconds` as pollForSeconds takes it.
   PollResult wait(llvm::MutableArrayRef<MPI_Request> requests,
                   MPI_Status *statuses, double timeoutSeconds,
-                  llvm::function_ref<std::string()> what);
+                  llvm::function_ref<std::string()> what,
+                  double spinSeconds = kSpinSeconds);
 
   /// After a wait in `what` timed out: asks every rank what it waits in,
   /// and returns the report, naming the ranks that do not answer. Clears

@@ -9,6 +9,8 @@
 
 #include "shardc/Runtime/SimBackend.h"
 
+#include "RetainFreedMemory.h"
+
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 
@@ -30,6 +32,9 @@ SimBackend::create(MeshOp mesh, const SimulationOptions &options) {
   FailureOr<MeshTopology> topology = getMeshTopology(mesh);
   if (failed(topology))
     return failure();
+  // A step's tensors come from the previous step's freed buffers, as on
+  // the threads and mpi backends, instead of fresh pages every step.
+  detail::retainFreedMemory();
   return std::unique_ptr<SimBackend>(
       new SimBackend(mesh, options, topology->numDevices()));
 }

@@ -4,13 +4,13 @@
 
 #include "DeviceDiagnostics.h"
 #include "DevicePool.h"
+#include "RetainFreedMemory.h"
 #include "SharedMemoryCommunicator.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 
 #include <algorithm>
-#include <malloc.h>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -24,24 +24,6 @@ int shardc::resolveBlasThreads(const ThreadsOptions &options,
   if (options.blasThreadsPerDevice > 0)
     return options.blasThreadsPerDevice;
   return kDeviceBlasThreads;
-}
-
-/// See ThreadsOptions::retainFreedMemory.
-static void retainFreedMemory() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    // Not even above that: glibc maps a buffer of more than 32 MiB afresh
-    // each time (the [batch, seq, vocab] logits of a language model are
-    // 32 MiB at batch 4, seq 256, vocab 8192), and page-faulting and
-    // zeroing them every step cost more than the kernels writing them.
-    // From the heap they are reused like the smaller ones.
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    // Buffers freed by one device thread are then reusable by all, and
-    // never sit in a per-thread arena that returns them to the system.
-    mallopt(M_ARENA_MAX, 1);
-  });
 }
 
 namespace {
@@ -177,7 +159,7 @@ shardc::createThreadsBackend(MeshOp mesh, const ThreadsOptions &options) {
   }
   // Before the pool starts, so that its threads share the one arena.
   if (options.retainFreedMemory)
-    retainFreedMemory();
+    detail::retainFreedMemory();
   return std::make_unique<ThreadsBackend>(mesh->getContext(),
                                           topology->numDevices(), options);
 }
@@ -191,7 +173,7 @@ shardc::runOnThreads(MLIRContext &context, int64_t numDevices,
     return emitError(where)
            << "runOnThreads needs at least one device, got " << numDevices;
   if (options.retainFreedMemory)
-    retainFreedMemory();
+    detail::retainFreedMemory();
   DevicePool pool(numDevices);
   return runOnPool(
       pool, &context, options,

@@ -286,7 +286,13 @@ int shardc::runTrainCommand() {
     if (printing)
       progress.step(s + 1, *loss);
   }
-  FailureOr<std::map<std::string, Tensor>> final = engine.parameters();
+  // The global parameters are assembled (gathered from every rank under
+  // mpi) only for what reads them: the check, --out-dir, --save.
+  bool needFinal = check || !trainOutDir.empty() || !savePath.empty();
+  FailureOr<std::map<std::string, Tensor>> final =
+      std::map<std::string, Tensor>();
+  if (needFinal)
+    final = engine.parameters();
   if (failed(final))
     return 1;
   if (printing && !losses.empty())
@@ -295,7 +301,7 @@ int shardc::runTrainCommand() {
   if (printing) {
     // ZeRO's accounting, per device: what training keeps resident.
     int64_t total = 0;
-    for (const auto &[name, t] : *final)
+    for (const auto &[name, t] : initial)
       total += t.numElements();
     DeviceMemory first = engine.memoryPerDevice().front();
     llvm::outs() << "memory/device (device 0): parameters " << first.parameters

@@ -64,6 +64,12 @@ struct MpiCommunicatorOptions {
   /// operation is still pending in MPI, which may yet write into its
   /// buffers, so this rank can neither release them nor go on.
   double timeoutSeconds = kDefaultTimeoutSeconds;
+  /// createMpiBackend keeps freed tensor buffers in the rank's heap for
+  /// the next step instead of returning them to the system (what
+  /// ThreadsOptions::retainFreedMemory does, process-wide): without it,
+  /// every step page-faults its large activations, gradients and
+  /// collective buffers in afresh.
+  bool retainFreedMemory = true;
 };
 
 class MpiCommunicator : public Communicator {

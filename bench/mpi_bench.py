@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""MPI backend benchmark: shardc's mpi backend against its threads backend
+and against PyTorch's data-parallel step, on the same 2 cores.
+
+The model of bench/transformer_bench.py (examples/gpt/gpt_graph.py at
+d_model 768, 12 heads, seq 256, batch 4, 2 layers, vocab 8192; Adam), one
+training step on 2 devices, one BLAS thread each, in one run:
+
+  - shardc train --backend threads, mesh data=2 and mesh model=2 (Megatron);
+  - the same under `scripts/mpirun-local.sh -n 2 ... --backend mpi` (the
+    flags the tests launch MPI jobs with, docs/mpi.md);
+  - PyTorch 1.13 (Debian python3-torch) data parallel over gloo, 2
+    processes x 1 thread, each on half the batch: a real
+    DistributedDataParallel (bucketed all-reduce overlapped with backward),
+    or, with --torch-allreduce or where DDP does not run, the explicit
+    per-parameter all-reduce after backward.
+
+A shardc step is the difference between a run of --steps N+1 and one of 1
+step (compilation, start-up, MPI's wiring and the first step cancel); its
+user and system seconds are the same differences of the children's rusage
+(for mpi: mpirun and both ranks). PyTorch's are timed around its steps
+after a warm-up step, summed over its 2 processes.
+
+    make bench-mpi                      # builds, then runs this
+    python3 bench/mpi_bench.py          # with an already-built build/
+
+Prints s/step, user and system s/step of every variant and the ratios the
+issue asks for (mpi / threads per layout, PyTorch DP / shardc mpi data=2,
+system time mpi / threads), with the load average and the CPU.
+"""
+import argparse
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "examples", "gpt"))
+import gpt_graph  # noqa: E402
+
+LAYOUTS = {"data=2": dict(data=2, model=1), "model=2": dict(data=1, model=2)}
+
+
+def config(data, model, batch=4):
+    return gpt_graph.Config(vocab=8192, d_model=768, heads=12, seq=256,
+                            batch=batch, layers=2, data=data, model=model)
+
+
+TOKENS = 4 * 256
+
+
+def one_thread_env():
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    return env
+
+
+def children_times():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime, usage.ru_stime
+
+
+def timed(cmd, env):
+    """(wall, user, system) seconds of one child run to completion."""
+    u0, s0 = children_times()
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    u1, s1 = children_times()
+    if proc.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+    return wall, u1 - u0, s1 - s0
+
+
+def shardc_step(shardc, model, backend, steps):
+    """(wall, user, system) seconds per step of `shardc train`, and the
+    same seconds of the whole run of N+1 steps (start-up included)."""
+    def run(n):
+        cmd = [shardc, "train", model, "--backend", backend, "--steps",
+               str(n), "--seed", "0", "--check=false"]
+        if backend == "mpi":
+            cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n",
+                   "2"] + cmd
+        return timed(cmd, one_thread_env())
+    long, short = run(steps + 1), run(1)
+    return tuple((a - b) / steps for a, b in zip(long, short)), long
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torch_worker(rank, port, steps, explicit):
+    """One of PyTorch's 2 data-parallel processes; rank 0 prints
+    "<wall> <user> <system> <how>" per step, user and system summed over
+    both processes."""
+    import numpy as np
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
+                            rank=rank, world_size=2)
+    c = config(1, 1)
+    local = config(1, 1, batch=c.batch // 2)
+    values = gpt_graph.initial_values(c, seed=0)
+    rows = slice(rank * local.batch, (rank + 1) * local.batch)
+    tokens = torch.from_numpy(values["tokens"][rows].copy())
+    targets = torch.from_numpy(values["targets"][rows].copy())
+
+    class Gpt(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.params = torch.nn.ParameterDict({
+                n: torch.nn.Parameter(torch.from_numpy(v))
+                for n, v in values.items() if v.dtype == np.float32})
+
+        def forward(self, tokens, targets):
+            return gpt_graph.torch_loss(local, self.params, tokens, targets)
+
+    module = Gpt()
+    how = "per-parameter all-reduce"
+    model = module
+    if not explicit:
+        try:
+            model = torch.nn.parallel.DistributedDataParallel(module)
+            how = "DistributedDataParallel"
+        except Exception as e:  # noqa: BLE001 - any failure: the fallback
+            print(f"DDP does not run here ({e}); explicit all-reduce",
+                  file=sys.stderr)
+    opt = torch.optim.Adam(module.parameters(), lr=1e-2)
+
+    def step():
+        opt.zero_grad()
+        model(tokens, targets).backward()
+        if model is module:
+            for p in module.parameters():
+                dist.all_reduce(p.grad)
+                p.grad /= 2
+        opt.step()
+
+    step()  # warm-up: allocations, the first Adam state, gloo's buffers
+    dist.barrier()
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    dist.barrier()
+    wall = (time.perf_counter() - start) / steps
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    mine = torch.tensor([(r1.ru_utime - r0.ru_utime) / steps,
+                         (r1.ru_stime - r0.ru_stime) / steps],
+                        dtype=torch.float64)
+    dist.all_reduce(mine)
+    if rank == 0:
+        print(wall, mine[0].item(), mine[1].item(), how)
+    dist.destroy_process_group()
+
+
+def torch_step(python, steps, explicit):
+    port = free_port()
+    procs = [subprocess.Popen(
+        [python, os.path.abspath(__file__), "--worker-torch", str(rank),
+         "--port", str(port), "--steps", str(steps)] +
+        (["--torch-allreduce"] if explicit else []),
+        env=one_thread_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True) for rank in (0, 1)]
+    outs = [p.communicate() for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        if p.returncode != 0:
+            sys.exit(f"PyTorch data parallel failed:\n{out}\n{err}")
+    wall, user, system, *how = outs[0][0].split()
+    return (float(wall), float(user), float(system)), " ".join(how)
+
+
+def cpu_name():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shardc", default=os.path.join(ROOT, "build/bin/shardc"))
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="the Python with torch (Debian's)")
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every variant this many times, interleaved; "
+                         "print the medians")
+    ap.add_argument("--torch-allreduce", action="store_true",
+                    help="PyTorch with explicit per-parameter all-reduce "
+                         "instead of DistributedDataParallel")
+    ap.add_argument("--only", choices=["shardc", "torch"],
+                    help=argparse.SUPPRESS)
+    ap.add_argument("--worker-torch", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker_torch is not None:
+        return torch_worker(args.worker_torch, args.port, args.steps,
+                            args.torch_allreduce)
+
+    load = os.getloadavg()[0]
+    samples, whole, torch_how = {}, {}, ""
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {}
+        for name, axes in LAYOUTS.items():
+            models[name] = os.path.join(tmp, name.replace("=", "") + ".json")
+            with open(models[name], "w") as f:
+                f.write(gpt_graph.to_text(gpt_graph.graph(config(**axes))))
+        for _ in range(args.rounds):
+            if args.only != "torch":
+                for name, model in models.items():
+                    for backend in ("threads", "mpi"):
+                        step, run = shardc_step(args.shardc, model, backend,
+                                                args.steps)
+                        variant = f"shardc {backend} {name}"
+                        samples.setdefault(variant, []).append(step)
+                        whole.setdefault(variant, []).append(run)
+            if args.only != "shardc":
+                figures, torch_how = torch_step(args.python, args.steps,
+                                                args.torch_allreduce)
+                samples.setdefault("PyTorch DP data=2", []).append(figures)
+    rows = {name: tuple(statistics.median(s[i] for s in runs)
+                        for i in range(3))
+            for name, runs in samples.items()}
+
+    print(f"GPT-2-shaped step (d768, 12 heads, seq 256, batch 4, 2 layers, "
+          f"vocab 8192; Adam) on 2 devices, 1 BLAS thread each; "
+          f"{TOKENS} tokens/step")
+    print(f"{'variant':28s} {'s/step':>8s} {'user':>8s} {'system':>8s}")
+    for name, (wall, user, system) in rows.items():
+        print(f"{name:28s} {wall:8.3f} {user:8.3f} {system:8.3f}")
+    runs = {name: tuple(statistics.median(s[i] for s in r) for i in range(3))
+            for name, r in whole.items()}
+    if runs:
+        print(f"whole runs of {args.steps + 1} steps (start-up included), "
+              f"seconds:")
+        for name, (wall, user, system) in runs.items():
+            print(f"{name:28s} {wall:8.3f} {user:8.3f} {system:8.3f}")
+    if torch_how:
+        print(f"PyTorch DP: gloo, 2 processes x 1 thread, {torch_how}")
+
+    def ratio(text, a, b, target):
+        if a in rows and b in rows:
+            num, den = rows[a], rows[b]
+            print(f"{text}: {target[0](num, den):.2f}x ({target[1]})")
+
+    wall = (lambda n, d: n[0] / d[0])
+    for layout in LAYOUTS:
+        ratio(f"mpi / threads, {layout}, s/step", f"shardc mpi {layout}",
+              f"shardc threads {layout}", (wall, "target <= 1.10x"))
+    ratio("PyTorch DP / shardc mpi data=2, s/step", "PyTorch DP data=2",
+          "shardc mpi data=2", (wall, "target >= 1.20x"))
+    # Per step the threads backend's system time is a few hundredths of a
+    # second, the difference of two noisy totals: the ratio is taken of the
+    # whole runs, as /usr/bin/time would show them.
+    for layout in LAYOUTS:
+        a, b = f"shardc mpi {layout}", f"shardc threads {layout}"
+        if a in runs and b in runs:
+            print(f"mpi / threads, {layout}, system time of the whole runs: "
+                  f"{runs[a][2] / max(runs[b][2], 1e-9):.2f}x (target <= 2x)")
+    print(f"{cpu_name()}, {os.cpu_count()} cores; load average "
+          f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
+          f"{args.steps} steps, median of {args.rounds} round(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
