@@ -40,7 +40,8 @@ checkAgainstReference(const Tensor &got, const Tensor &want, double familyScale,
 /// when the inputs change by one float32 ulp (shardc/Support/NumericCheck.h).
 /// Runs the reference once more, only when some output is beyond
 /// `tolerance`; a perturbed run that is not finite raises nothing, and a
-/// `tolerance` of 0 or below is kept as given.
+/// `tolerance` of 0 or below is kept as given. A bf16 or f16 output is
+/// allowed halfTolerance of its type instead (NumericCheck.h).
 mlir::FailureOr<llvm::SmallVector<double>>
 roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
                    llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,
@@ -49,14 +50,17 @@ roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
 /// Prints "rounding amplified by <cause>: w within 0.02, ... (10x how far
 /// <reference> moves when <perturbed> change by one ulp)" for the tensors
 /// (`names`) whose error `errors[i]` passed only by its raised
-/// `tolerances[i]` (above `tolerance`); nothing when none did.
+/// `tolerances[i]` (above `tolerance`); nothing when none did. Outputs of
+/// `expected` that are bf16 or f16 are listed apart: "bf16 rounding: y
+/// within 0.0312 (8 units of 2^-8)".
 void printRoundingAmplified(llvm::raw_ostream &os, llvm::StringRef cause,
                             llvm::StringRef reference,
                             llvm::StringRef perturbed,
                             llvm::ArrayRef<std::string> names,
                             llvm::ArrayRef<double> errors,
                             llvm::ArrayRef<double> tolerances,
-                            double tolerance);
+                            double tolerance,
+                            llvm::ArrayRef<Tensor> expected = {});
 
 /// For every output of `func` (named `names`, computed from `inputs` as
 /// `outputs`) with NaN or infinite elements, a warning at the source of the

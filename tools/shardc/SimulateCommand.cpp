@@ -220,7 +220,8 @@ int shardc::runSimulateCommand() {
                  << training.optimizerState << " B = " << training.total()
                  << " B\n";
   printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
-                         "its inputs", names, errors, *tolerances, tolerance);
+                         "its inputs", names, errors, *tolerances, tolerance,
+                         *expected);
   llvm::outs() << llvm::format(
       "devices=%lld collectives=%zu comm_bytes/device=%lld "
       "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "
