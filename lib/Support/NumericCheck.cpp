@@ -23,8 +23,22 @@ double shardc::familyScale(llvm::ArrayRef<Tensor> references) {
   return scale;
 }
 
-Tensor shardc::perturbByOneUlp(const Tensor &t) {
+Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working) {
   Tensor out = t.clone();
+  if (working && isHalfDType(*working) && t.dtype() == DType::F32) {
+    // One ulp of the working type at x: |x| in [2^(e-1), 2^e) has steps of
+    // 2^(e - precision), precision 8 for bf16 and 11 for f16.
+    int precision = *working == DType::BF16 ? 8 : 11;
+    for (auto [i, x] : llvm::enumerate(out.values())) {
+      if (!std::isfinite(x) || x == 0)
+        continue;
+      int e;
+      std::frexp(x, &e);
+      float step = std::ldexp(1.0f, e - precision);
+      x += i % 2 ? -step : step;
+    }
+    return out;
+  }
   // bf16 and f16 move by one ulp of their own type: the rounding their
   // programs make at every store is of that size (docs/precision.md).
   if (isHalfDType(t.dtype())) {

@@ -80,31 +80,29 @@ shardc::roundingTolerances(func::FuncOp reference, ArrayRef<Tensor> inputs,
   // bf16 and f16 results are judged by their type's rounding (NumericCheck.h):
   // one ulp of every input moves an attention output by far more than the
   // few roundings a plan changes, too loose a bound to catch a wrong plan.
+  std::optional<DType> working = workingHalfType(reference);
   bool beyond = false;
   for (auto [i, g, want] : llvm::enumerate(got, expected)) {
-    if (isHalfDType(want.dtype())) {
-      tolerances[i] = std::max(tolerance, halfTolerance(want.dtype()));
-      continue;
-    }
+    if (std::optional<DType> half = judgedHalfType(want.dtype(), working))
+      tolerances[i] = std::max(tolerance, halfTolerance(*half));
     beyond |= !(compareToReference(g, want, nullptr, familyScale).first <=
-                tolerance);
+                tolerances[i]);
   }
   if (!beyond)
     return tolerances;
   SmallVector<Tensor> perturbed;
   for (const Tensor &t : inputs)
-    perturbed.push_back(perturbByOneUlp(t));
+    perturbed.push_back(perturbByOneUlp(t, working));
   FailureOr<SmallVector<Tensor>> moved =
       interpretFunction(reference, perturbed);
   if (failed(moved))
     return failure();
   for (auto [i, want] : llvm::enumerate(expected)) {
-    if (isHalfDType(want.dtype()))
-      continue;
     double sensitivity =
         compareToReference((*moved)[i], want, nullptr, familyScale).first;
     if (std::isfinite(sensitivity))
-      tolerances[i] = std::max(tolerance, kSensitivityMargin * sensitivity);
+      tolerances[i] =
+          std::max(tolerances[i], kSensitivityMargin * sensitivity);
   }
   return tolerances;
 }
@@ -115,7 +113,8 @@ void shardc::printRoundingAmplified(raw_ostream &os, StringRef cause,
                                     ArrayRef<double> errors,
                                     ArrayRef<double> tolerances,
                                     double tolerance,
-                                    ArrayRef<Tensor> expected) {
+                                    ArrayRef<Tensor> expected,
+                                    std::optional<DType> working) {
   std::string raised;
   std::map<std::string, std::string> byHalfType;
   for (auto [i, name, error, raisedTo] :
@@ -125,8 +124,11 @@ void shardc::printRoundingAmplified(raw_ostream &os, StringRef cause,
     std::string item =
         name +
         llvm::formatv(" within {0}", llvm::format("%.3g", raisedTo)).str();
-    if (i < expected.size() && isHalfDType(expected[i].dtype())) {
-      std::string &list = byHalfType[dtypeName(expected[i].dtype()).str()];
+    std::optional<DType> half =
+        i < expected.size() ? judgedHalfType(expected[i].dtype(), working)
+                            : std::nullopt;
+    if (half && raisedTo <= halfTolerance(*half)) {
+      std::string &list = byHalfType[dtypeName(*half).str()];
       list += (list.empty() ? "" : ", ") + item;
       continue;
     }
@@ -188,4 +190,33 @@ unsigned shardc::warnAboutNonFiniteOutputs(func::FuncOp func,
         << describeValue(source) << ") from finite inputs";
   }
   return warned;
+}
+
+std::optional<DType> shardc::workingHalfType(func::FuncOp func) {
+  bool bf16 = false, f16 = false;
+  auto note = [&](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    bf16 |= element.isBF16();
+    f16 |= element.isF16();
+  };
+  for (Type t : func.getArgumentTypes())
+    note(t);
+  func.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      note(t);
+  });
+  if (bf16)
+    return DType::BF16;
+  if (f16)
+    return DType::F16;
+  return std::nullopt;
+}
+
+std::optional<DType> shardc::judgedHalfType(DType dtype,
+                                            std::optional<DType> working) {
+  if (isHalfDType(dtype))
+    return dtype;
+  if (dtype == DType::F32 || dtype == DType::F64)
+    return working;
+  return std::nullopt;
 }

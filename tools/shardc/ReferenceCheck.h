@@ -40,8 +40,10 @@ checkAgainstReference(const Tensor &got, const Tensor &want, double familyScale,
 /// when the inputs change by one float32 ulp (shardc/Support/NumericCheck.h).
 /// Runs the reference once more, only when some output is beyond
 /// `tolerance`; a perturbed run that is not finite raises nothing, and a
-/// `tolerance` of 0 or below is kept as given. A bf16 or f16 output is
-/// allowed halfTolerance of its type instead (NumericCheck.h).
+/// `tolerance` of 0 or below is kept as given. A bf16 or f16 output, and
+/// every float output of a program that computes in bf16 or f16 (a
+/// mixed-precision step's f32 loss and updates), is allowed halfTolerance of
+/// that type instead (NumericCheck.h).
 mlir::FailureOr<llvm::SmallVector<double>>
 roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
                    llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,
@@ -51,8 +53,8 @@ roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
 /// <reference> moves when <perturbed> change by one ulp)" for the tensors
 /// (`names`) whose error `errors[i]` passed only by its raised
 /// `tolerances[i]` (above `tolerance`); nothing when none did. Outputs of
-/// `expected` that are bf16 or f16 are listed apart: "bf16 rounding: y
-/// within 0.0312 (8 units of 2^-8)".
+/// `expected` judged by a half type's rounding (workingHalfType) are listed
+/// apart: "bf16 rounding: y within 0.0625 (16 units of 2^-8)".
 void printRoundingAmplified(llvm::raw_ostream &os, llvm::StringRef cause,
                             llvm::StringRef reference,
                             llvm::StringRef perturbed,
@@ -60,7 +62,17 @@ void printRoundingAmplified(llvm::raw_ostream &os, llvm::StringRef cause,
                             llvm::ArrayRef<double> errors,
                             llvm::ArrayRef<double> tolerances,
                             double tolerance,
-                            llvm::ArrayRef<Tensor> expected = {});
+                            llvm::ArrayRef<Tensor> expected = {},
+                            std::optional<DType> working = std::nullopt);
+
+/// The coarsest half float type `func` computes in: bf16 if any of its
+/// values is bf16, else f16 if one is f16, else none.
+std::optional<DType> workingHalfType(mlir::func::FuncOp func);
+
+/// The type an output of dtype `dtype` is judged by: its own if it is a half
+/// type, `working` if it is another float type, else none.
+std::optional<DType> judgedHalfType(DType dtype,
+                                    std::optional<DType> working);
 
 /// For every output of `func` (named `names`, computed from `inputs` as
 /// `outputs`) with NaN or infinite elements, a warning at the source of the

@@ -221,7 +221,8 @@ int shardc::runSimulateCommand() {
                  << " B\n";
   printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
                          "its inputs", names, errors, *tolerances, tolerance,
-                         *expected);
+                         *expected,
+                         workingHalfType(getEntryFunction(*reference)));
   llvm::outs() << llvm::format(
       "devices=%lld collectives=%zu comm_bytes/device=%lld "
       "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "

@@ -34,6 +34,7 @@
 
 #include "shardc/Support/Tensor.h"
 
+#include <optional>
 #include <utility>
 
 namespace shardc {
@@ -62,7 +63,10 @@ double halfTolerance(DType dtype);
 /// `t` with every element moved by one ulp of its type (f32, bf16, f16), up
 /// and down in turn (zeros, non-finite values stay): inputs that differ from
 /// `t` only by rounding, to measure how much a computation amplifies it.
-Tensor perturbByOneUlp(const Tensor &t);
+/// With `working` (bf16 or f16), an f32 `t` moves by one ulp of that type
+/// instead: the rounding of a program that computes on working copies.
+Tensor perturbByOneUlp(const Tensor &t,
+                       std::optional<DType> working = std::nullopt);
 
 /// Where `got` and `want` disagree on which elements are NaN, +inf or -inf.
 struct NonFiniteMismatch {
