@@ -22,10 +22,14 @@ using namespace mlir;
 using namespace shardc;
 using namespace shardc::detail;
 
+/// The executed float types: f32, and bf16 and f16 (computed in f32,
+/// rounded on store; docs/precision.md).
+static bool isExecutedFloat(Type t) { return t.isF32() || t.isBF16() || t.isF16(); }
+
 /// The element types the element-type ops produce and convert between.
 static bool isComputedElementType(Type t) {
-  return t.isF32() || t.isSignlessInteger(1) || t.isSignlessInteger(32) ||
-         t.isSignlessInteger(64);
+  return isExecutedFloat(t) || t.isSignlessInteger(1) ||
+         t.isSignlessInteger(32) || t.isSignlessInteger(64);
 }
 
 static bool isFloatTensor(Value v) {
@@ -68,9 +72,10 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
   if (!lhs || !rhs || lhs != rhs)
     return failInference(loc, "compare operands must have the same type");
   Type element = lhs.getElementType();
-  if (!(element.isF32() || element.isSignlessInteger(32) ||
+  if (!(isExecutedFloat(element) || element.isSignlessInteger(32) ||
         element.isSignlessInteger(64)))
-    return failInference(loc, "compare operands must be f32, i32 or i64");
+    return failInference(loc, "compare operands must be f32, bf16, f16, i32 "
+                              "or i64");
   if (!symbolizeCompareDirection(adaptor.getDirection()))
     return failInference(loc, "compare direction must be one of \"EQ\", "
                               "\"NE\", \"LT\", \"LE\", \"GT\", \"GE\"");
@@ -105,7 +110,8 @@ LogicalResult ConvertOp::inferReturnTypes(MLIRContext *,
     return failInference(loc, "convert operand must be a ranked tensor");
   if (!dtype || !isComputedElementType(dtype) ||
       !isComputedElementType(input.getElementType()))
-    return failInference(loc, "convert converts between f32, i1, i32 and i64");
+    return failInference(loc, "convert converts between f32, bf16, f16, i1, "
+                              "i32 and i64");
   types.push_back(RankedTensorType::get(input.getShape(), dtype));
   return success();
 }
@@ -190,15 +196,20 @@ LogicalResult SelectOp::buildOperandCotangents(OpBuilder &b, Location loc,
   return success();
 }
 
-LogicalResult ConvertOp::buildOperandCotangents(OpBuilder &, Location, Value g,
-                                                ArrayRef<bool> wanted,
+LogicalResult ConvertOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                                Value g, ArrayRef<bool> wanted,
                                                 SmallVectorImpl<Value> &out) {
   clearCotangents(*this, out);
-  // Between equal float types the conversion is the identity. (Other float
-  // pairs would convert the cotangent back; only f32 is computed today.)
-  if (want(wanted, 0) && isFloatTensor(getInput()) &&
-      getInput().getType() == getResult().getType())
-    out[0] = g;
+  // A conversion between float types is the identity up to rounding: the
+  // cotangent goes back converted to the input's type (a bf16 activation's
+  // gradient is bf16, an f32 master weight's f32).
+  if (!want(wanted, 0) || !isFloatTensor(getInput()) ||
+      !isFloatTensor(getResult()))
+    return success();
+  Type from = cast<RankedTensorType>(getInput().getType()).getElementType();
+  out[0] = getInput().getType() == getResult().getType()
+               ? g
+               : ConvertOp::create(b, loc, g, TypeAttr::get(from)).getResult();
   return success();
 }
 

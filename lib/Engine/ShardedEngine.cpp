@@ -549,6 +549,7 @@ shardc::getOptimizerPassOptions(const OptimizerOptions &optimizer,
   options.epsilon = optimizer.epsilon;
   options.params.assign(params.begin(), params.end());
   options.zeroAxes.assign(optimizer.zeroAxes.begin(), optimizer.zeroAxes.end());
+  options.precision = optimizer.precision;
   return options;
 }
 
@@ -557,7 +558,8 @@ shardc::getOptimizerPassOptions(const OptimizerOptions &optimizer,
 static bool sameStepShape(const OptimizerOptions &a,
                           const OptimizerOptions &b) {
   return a.kind == b.kind && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
-         a.epsilon == b.epsilon && a.zeroAxes == b.zeroAxes;
+         a.epsilon == b.epsilon && a.zeroAxes == b.zeroAxes &&
+         a.precision == b.precision;
 }
 
 /// Compiles the training step for `optimizer` from the pinned program:

@@ -3,6 +3,8 @@
 #include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -17,8 +19,10 @@ static LogicalResult evalConstant(ConstantOp op, Tensor &result) {
                           << " is not supported; use a "
                           << "dense elements attribute";
   auto type = dyn_cast<RankedTensorType>(dense.getType());
-  if (!type || type.getShape() != result.shape() ||
-      executableDType(type.getElementType()) != result.dtype())
+  std::optional<DType> dtype =
+      type ? executableDType(type.getElementType()) : std::nullopt;
+  if (!type || type.getShape() != result.shape() || !dtype ||
+      computeDType(*dtype) != result.dtype())
     return op.emitError() << "constant value of type " << dense.getType()
                           << " does not match the result " << result.describe();
   if (result.numElements() == 0)
@@ -37,6 +41,18 @@ static LogicalResult evalConstant(ConstantOp op, Tensor &result) {
     return success();
   default:
     break;
+  }
+  // bf16 and f16 values are computed in f32 (evaluateTensorOp rounds the
+  // result back, which gives the attribute's values exactly).
+  if (isHalfDType(*dtype)) {
+    float *out = result.data();
+    for (APFloat value : dense.getValues<APFloat>()) {
+      bool losesInfo = false;
+      value.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+      *out++ = value.convertToFloat();
+    }
+    return success();
   }
   if (dense.isSplat()) {
     std::fill_n(result.data(), result.numElements(),

@@ -18,6 +18,7 @@
 #include "KernelImpl.h"
 
 #include "shardc/Dialect/CollectiveOpInterface.h"
+#include "shardc/Support/HalfFloat.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -75,10 +76,14 @@ std::optional<FusionHooks> shardc::detail::lookupFusionHooks(Operation *op) {
 // Planning
 //===----------------------------------------------------------------------===//
 
+/// The element count of a value a fused pass can read or write: bf16 and
+/// f16 values take no part (their kernels run on f32 copies, rounded on
+/// store, which evaluateTensorOp does op by op).
 static std::optional<int64_t> staticNumElements(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() ||
-      !executableDType(type.getElementType()))
+  std::optional<DType> dtype =
+      type ? executableDType(type.getElementType()) : std::nullopt;
+  if (!type || !type.hasStaticShape() || !dtype || isHalfDType(*dtype))
     return std::nullopt;
   return type.getNumElements();
 }

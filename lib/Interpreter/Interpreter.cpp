@@ -47,7 +47,7 @@ static LogicalResult checkValue(Value value, Operation *anchor,
   if (!dtype)
     return anchor->emitError()
            << describeValue(value) << " has type " << type
-           << "; only f32, i1, i32 and i64 are executed ("
+           << "; only f32, bf16, f16, i1, i32 and i64 are executed ("
            << type.getElementType() << " is not supported yet)";
   if (llvm::Error err = checkTensorFits(type.getShape(), maxBytes, *dtype))
     return anchor->emitError()
@@ -354,6 +354,10 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
 std::optional<DType> shardc::executableDType(Type elementType) {
   if (elementType.isF32())
     return DType::F32;
+  if (elementType.isBF16())
+    return DType::BF16;
+  if (elementType.isF16())
+    return DType::F16;
   if (elementType.isSignlessInteger(1))
     return DType::I1;
   if (elementType.isSignlessInteger(32))

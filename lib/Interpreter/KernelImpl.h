@@ -93,7 +93,9 @@ struct KernelModel : KernelOpInterface::ExternalModel<Model, OpT> {
   }
 };
 
-/// The dtype of `value`'s elements (a verified, executable tensor type).
+/// The dtype a kernel computes `value`'s elements in (a verified, executable
+/// tensor type): its own, or f32 for bf16 and f16, which evaluateTensorOp
+/// widens before and rounds after the kernel.
 DType dtypeOf(mlir::Value value);
 
 void attachElementwiseKernels(mlir::MLIRContext *ctx);

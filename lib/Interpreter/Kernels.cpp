@@ -11,6 +11,8 @@
 
 #include "KernelImpl.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
 
@@ -34,15 +36,16 @@ static FailureOr<RankedTensorType> checkExecutableTensor(Operation *op,
   if (!executableDType(tensor.getElementType()))
     return op->emitError() << "'" << op->getName() << "' " << what
                            << " has type " << type
-                           << "; only f32, i1, i32 and i64 are executed ("
+                           << "; only f32, bf16, f16, i1, i32 and i64 are "
+                              "executed ("
                            << tensor.getElementType()
                            << " is not supported yet)";
   return tensor;
 }
 
 DType shardc::detail::dtypeOf(Value value) {
-  return *executableDType(
-      cast<RankedTensorType>(value.getType()).getElementType());
+  return computeDType(*executableDType(
+      cast<RankedTensorType>(value.getType()).getElementType()));
 }
 
 void shardc::registerKernelModels(DialectRegistry &registry) {
@@ -138,10 +141,27 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
   KernelOpInterface kernel = getKernel(op, /*reportMissing=*/true);
   if (!kernel)
     return failure();
+  // Half floats are computed in f32 (docs/precision.md): the kernel reads
+  // its half operands widened, exactly, and its f32 result is rounded to
+  // the result's type, to nearest even. Kernels never see a half tensor.
+  SmallVector<Tensor> widened(operands.size());
+  SmallVector<const Tensor *> computed(operands);
+  for (auto [i, tensor] : llvm::enumerate(operands)) {
+    if (!isHalfDType(tensor->dtype()))
+      continue;
+    llvm::Expected<Tensor> wide = widenToF32(*tensor, maxTensorBytes);
+    if (!wide)
+      return op->emitError() << "operand #" << i << " of '" << op->getName()
+                             << "' as f32: "
+                             << llvm::toString(wide.takeError());
+    widened[i] = std::move(*wide);
+    computed[i] = &widened[i];
+  }
   // Every kernel but the reductions (which accumulate into zeros) writes
   // each element of its result, so those skip the zero fill.
   bool accumulates = kernel.accumulatesIntoZeros();
-  DType dtype = *executableDType(resultType->getElementType());
+  DType stored = *executableDType(resultType->getElementType());
+  DType dtype = computeDType(stored);
   llvm::Expected<Tensor> allocated =
       accumulates
           ? Tensor::allocate(resultType->getShape(), dtype, maxTensorBytes)
@@ -152,8 +172,14 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
                            << "': " << llvm::toString(allocated.takeError());
   Tensor result = std::move(*allocated);
 
-  LogicalResult status = kernel.evaluateKernel(operands, result, maxTensorBytes);
+  LogicalResult status = kernel.evaluateKernel(computed, result, maxTensorBytes);
   if (failed(status))
     return failure();
-  return result;
+  if (stored == dtype)
+    return result;
+  llvm::Expected<Tensor> narrowed = narrowFromF32(result, stored, maxTensorBytes);
+  if (!narrowed)
+    return op->emitError() << "result of '" << op->getName() << "': "
+                           << llvm::toString(narrowed.takeError());
+  return std::move(*narrowed);
 }

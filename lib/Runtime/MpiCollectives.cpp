@@ -10,6 +10,8 @@
 #include "MpiCommunicatorImpl.h"
 #include "MpiPacking.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -89,7 +91,8 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   if (failed(spin))
     return failure();
   MPI_Request request;
-  if (!impl->options.deterministicReductions) {
+  // MPI has no half-float sum: halves always fold here, in group order.
+  if (!impl->options.deterministicReductions && !isHalfDType(local.dtype())) {
     if (failed(impl->complete(
             MPI_Iallreduce(local.rawData(), out->rawData(), *count, type,
                            mpiOp(kind), *comm, &request),
@@ -165,7 +168,8 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
   if (failed(spin))
     return failure();
   MPI_Request request;
-  if (!impl->options.deterministicReductions) {
+  // MPI has no half-float sum: halves always fold here, in group order.
+  if (!impl->options.deterministicReductions && !isHalfDType(local.dtype())) {
     if (failed(impl->complete(
             MPI_Ireduce_scatter_block(send, out->rawData(), *count, type,
                                       mpiOp(kind), *comm, &request),

@@ -2,6 +2,8 @@
 
 #include "MpiPacking.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include <cstring>
 #include <type_traits>
 
@@ -16,6 +18,9 @@ MPI_Datatype shardc::detail::mpiDatatype(DType dtype) {
     return MPI_INT32_T;
   case DType::I64:
     return MPI_INT64_T;
+  case DType::F16:
+  case DType::BF16:
+    return MPI_UINT16_T; // moved, never reduced by MPI (foldInOrder does)
   default:
     return MPI_FLOAT;
   }
@@ -62,6 +67,13 @@ void shardc::detail::foldInOrder(const unsigned char *parts, int64_t numParts,
     return;
   int64_t bytes = count * dtypeByteWidth(dtype);
   std::memcpy(out, parts, bytes);
+  if (isHalfDType(dtype)) {
+    for (int64_t p = 1; p < numParts; ++p)
+      reduceHalfElements(reinterpret_cast<uint16_t *>(out),
+                         reinterpret_cast<const uint16_t *>(parts + p * bytes),
+                         count, dtype, kind == Reduction::Max);
+    return;
+  }
   withComputedType(dtype, [&](auto *tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     for (int64_t p = 1; p < numParts; ++p)

@@ -3,6 +3,7 @@
 #include "shardc/Runtime/TensorBlocks.h"
 
 #include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Support/HalfFloat.h"
 
 #include <cmath>
 #include <cstring>
@@ -28,6 +29,11 @@ void shardc::accumulateInto(Tensor &acc, const Tensor &x, Reduction kind) {
   // anything else would read past x's storage.
   if (acc.dtype() != x.dtype() || acc.numElements() != x.numElements())
     return;
+  if (isHalfDType(acc.dtype()))
+    return reduceHalfElements(reinterpret_cast<uint16_t *>(acc.rawData()),
+                              reinterpret_cast<const uint16_t *>(x.rawData()),
+                              acc.numElements(), acc.dtype(),
+                              kind == Reduction::Max);
   withComputedType(acc.dtype(), [&](auto *tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     reduceElements(acc.dataAs<T>(), x.dataAs<T>(), acc.numElements(), kind);
@@ -225,7 +231,9 @@ FailureOr<Tensor> shardc::assembleGlobal(ArrayRef<const Tensor *> blocks,
                ? !(expected.data()[i] == got.data()[i]) &&
                      !(std::isnan(expected.data()[i]) &&
                        std::isnan(got.data()[i]))
-               : expected.elementAsDouble(i) != got.elementAsDouble(i))) {
+               : expected.elementAsDouble(i) != got.elementAsDouble(i) &&
+                     !(std::isnan(expected.elementAsDouble(i)) &&
+                       std::isnan(got.elementAsDouble(i))))) {
         why = "replicas disagree: device " + std::to_string(dev) +
               " differs from its replica at element " + std::to_string(i);
         return failure();

@@ -9,6 +9,8 @@
 
 #include "shardc/Support/Npy.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -253,6 +255,9 @@ llvm::Expected<Tensor> shardc::parseNpy(StringRef bytes, StringRef sourceName,
   } else if (header.descr == "<f8") {
     itemSize = 8;
     dtype = DType::F32;
+  } else if (header.descr == "<f2") {
+    itemSize = 2;
+    dtype = DType::F16;
   } else if (header.descr == "|b1") {
     itemSize = 1;
     dtype = DType::I1;
@@ -264,8 +269,8 @@ llvm::Expected<Tensor> shardc::parseNpy(StringRef bytes, StringRef sourceName,
     dtype = DType::I64;
   } else {
     return npyError(sourceName, "unsupported dtype '" + header.descr +
-                                    "' (supported: '<f4', '<f8', '|b1', "
-                                    "'<i4', '<i8')");
+                                    "' (supported: '<f4', '<f8', '<f2', "
+                                    "'|b1', '<i4', '<i8')");
   }
 
   // Size checks come before allocation: the header is untrusted.
@@ -355,11 +360,18 @@ llvm::Expected<Tensor> shardc::readNpy(StringRef path, uint64_t maxBytes) {
 }
 
 void shardc::writeNpy(llvm::raw_ostream &os, const Tensor &tensor) {
-  // NumPy's descriptor of the tensor's dtype (the open dtypes f16, bf16 and
-  // f64 are never computed, so never written).
+  // NumPy has no bf16: a bf16 tensor is written as the f32 values it holds
+  // (exactly), which NumPy and PyTorch read without an extension.
+  if (tensor.dtype() == DType::BF16) {
+    writeNpy(os, llvm::cantFail(widenToF32(tensor, ~uint64_t(0))));
+    return;
+  }
+  // NumPy's descriptor of the tensor's dtype (f64 is never computed, so
+  // never written).
   const char *descr = tensor.dtype() == DType::I1    ? "|b1"
                       : tensor.dtype() == DType::I32 ? "<i4"
                       : tensor.dtype() == DType::I64 ? "<i8"
+                      : tensor.dtype() == DType::F16 ? "<f2"
                                                      : "<f4";
   std::string dict = std::string("{'descr': '") + descr +
                      "', 'fortran_order': False, 'shape': (";

@@ -2,6 +2,8 @@
 
 #include "shardc/Support/NumericCheck.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include <cmath>
 #include <limits>
 
@@ -9,15 +11,50 @@ using namespace shardc;
 
 double shardc::familyScale(llvm::ArrayRef<Tensor> references) {
   double scale = 0;
-  for (const Tensor &t : references)
+  for (const Tensor &t : references) {
     for (float x : t.valuesAs<float>())
       if (std::isfinite(x))
         scale = std::max(scale, std::fabs(double(x)));
+    if (isHalfDType(t.dtype()))
+      for (int64_t i = 0; i < t.numElements(); ++i)
+        if (double x = t.elementAsDouble(i); std::isfinite(x))
+          scale = std::max(scale, std::fabs(x));
+  }
   return scale;
 }
 
-Tensor shardc::perturbByOneUlp(const Tensor &t) {
+Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working) {
   Tensor out = t.clone();
+  if (working && isHalfDType(*working) && t.dtype() == DType::F32) {
+    // One ulp of the working type at x: |x| in [2^(e-1), 2^e) has steps of
+    // 2^(e - precision), precision 8 for bf16 and 11 for f16.
+    int precision = *working == DType::BF16 ? 8 : 11;
+    for (auto [i, x] : llvm::enumerate(out.values())) {
+      if (!std::isfinite(x) || x == 0)
+        continue;
+      int e;
+      std::frexp(x, &e);
+      float step = std::ldexp(1.0f, e - precision);
+      x += i % 2 ? -step : step;
+    }
+    return out;
+  }
+  // bf16 and f16 move by one ulp of their own type: the rounding their
+  // programs make at every store is of that size (docs/precision.md).
+  if (isHalfDType(t.dtype())) {
+    auto *bits = reinterpret_cast<uint16_t *>(out.rawData());
+    for (int64_t i = 0; i < out.numElements(); ++i) {
+      float x = halfToFloat(bits[i], t.dtype());
+      if (!std::isfinite(x) || x == 0)
+        continue;
+      // Magnitude one step up or down: the neighbouring encoding.
+      bool up = (i % 2 == 0) == (x > 0);
+      uint16_t next = up ? bits[i] + 1 : bits[i] - 1;
+      if (std::isfinite(halfToFloat(next, t.dtype())))
+        bits[i] = next;
+    }
+    return out;
+  }
   // Integers and booleans are exact: nothing to perturb.
   for (auto [i, x] : llvm::enumerate(out.valuesAs<float>()))
     if (std::isfinite(x) && x != 0)
@@ -32,7 +69,7 @@ shardc::compareToReference(const Tensor &got, const Tensor &want,
   if (got.shape() != want.shape() || got.dtype() != want.dtype())
     return {kInfinity, kInfinity};
   double maxAbs = 0, maxRef = 0;
-  if (want.dtype() != DType::F32) {
+  if (isIntegerDType(want.dtype()) || want.dtype() == DType::F64) {
     // Integers and booleans are exact: any difference counts at its size.
     for (int64_t i = 0; i < want.numElements(); ++i) {
       double g = got.elementAsDouble(i), w = want.elementAsDouble(i);
@@ -41,8 +78,11 @@ shardc::compareToReference(const Tensor &got, const Tensor &want,
     }
     return {maxRef > 0 ? maxAbs / maxRef : maxAbs, maxAbs};
   }
+  // f32, or bf16 and f16 widened (exactly) to f32.
+  bool half = isHalfDType(want.dtype());
   for (int64_t i = 0; i < want.numElements(); ++i) {
-    float g = got.data()[i], w = want.data()[i];
+    float g = half ? float(got.elementAsDouble(i)) : got.data()[i];
+    float w = half ? float(want.elementAsDouble(i)) : want.data()[i];
     if (std::isfinite(g) && std::isfinite(w)) {
       maxAbs = std::max(maxAbs, std::fabs(double(g) - double(w)));
       maxRef = std::max(maxRef, std::fabs(double(w)));
@@ -60,4 +100,8 @@ shardc::compareToReference(const Tensor &got, const Tensor &want,
   }
   double scale = std::max(maxRef, kFamilyScaleFloor * familyScale);
   return {scale > 0 ? maxAbs / scale : maxAbs, maxAbs};
+}
+
+double shardc::halfTolerance(DType dtype) {
+  return kHalfRoundings * std::ldexp(1.0, dtype == DType::BF16 ? -8 : -11);
 }

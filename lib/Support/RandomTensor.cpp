@@ -2,6 +2,8 @@
 
 #include "shardc/Support/RandomTensor.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace shardc;
@@ -60,6 +62,15 @@ llvm::Expected<Tensor> shardc::tryRandomTensor(llvm::ArrayRef<int64_t> shape,
     fillRandom(t->values(), seed, name);
     return t;
   }
+  // Half floats: the f32 stream rounded to the type, so an f32 program and
+  // its bf16 twin start from the same values up to that rounding.
+  if (isHalfDType(dtype)) {
+    llvm::Expected<Tensor> wide =
+        tryRandomTensor(shape, seed, name, maxBytes, DType::F32);
+    if (!wide)
+      return wide.takeError();
+    return narrowFromF32(*wide, dtype, maxBytes);
+  }
   // Integers: the same stream, its top bits as an id in [0, 16) (or a bit
   // for i1), so a model's token ids index a small vocabulary.
   constexpr uint64_t gamma = 0x9e3779b97f4a7c15ULL;
@@ -78,7 +89,7 @@ llvm::Expected<Tensor> shardc::tryRandomTensor(llvm::ArrayRef<int64_t> shape,
       t->dataAs<int64_t>()[i] = static_cast<int64_t>(bits >> 60);
       break;
     default:
-      break; // the open float dtypes stay zero: nothing computes them
+      break; // f64 stays zero: nothing computes it
     }
   }
   return t;

@@ -2,6 +2,8 @@
 
 #include "shardc/Support/Tensor.h"
 
+#include "shardc/Support/HalfFloat.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -259,6 +261,10 @@ double Tensor::elementAsDouble(int64_t i) const {
     return dataAs<int32_t>()[i];
   case DType::I64:
     return static_cast<double>(dataAs<int64_t>()[i]);
+  case DType::F16:
+  case DType::BF16:
+    return halfToFloat(reinterpret_cast<const uint16_t *>(data_.get())[i],
+                       dtype_);
   default:
     return data()[i];
   }
@@ -454,6 +460,12 @@ llvm::Expected<Tensor> shardc::tryConcatenate(ArrayRef<const Tensor *> parts,
 }
 
 int64_t shardc::countNonFinite(const Tensor &t) {
+  if (isHalfDType(t.dtype())) {
+    int64_t count = 0;
+    for (int64_t i = 0, e = t.numElements(); i < e; ++i)
+      count += !std::isfinite(t.elementAsDouble(i));
+    return count;
+  }
   if (t.dtype() != DType::F32)
     return 0;
   return llvm::count_if(t.values(), [](float x) { return !std::isfinite(x); });
@@ -463,6 +475,16 @@ float shardc::maxAbsDifference(const Tensor &a, const Tensor &b) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype())
     return std::numeric_limits<float>::infinity();
   float worst = 0;
+  if (isHalfDType(a.dtype())) {
+    for (int64_t i = 0, e = a.numElements(); i < e; ++i) {
+      double x = a.elementAsDouble(i), y = b.elementAsDouble(i);
+      if ((std::isnan(x) && std::isnan(y)) || x == y)
+        continue;
+      double d = std::fabs(x - y);
+      worst = std::max<float>(worst, std::isnan(d) ? INFINITY : d);
+    }
+    return worst;
+  }
   if (a.dtype() != DType::F32) {
     for (int64_t i = 0, e = a.numElements(); i < e; ++i)
       worst = std::max<float>(
@@ -484,6 +506,15 @@ bool shardc::allClose(const Tensor &a, const Tensor &b, float rtol,
                       float atol) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype())
     return false;
+  if (isHalfDType(a.dtype())) {
+    llvm::Expected<Tensor> wa = widenToF32(a), wb = widenToF32(b);
+    if (!wa || !wb) {
+      llvm::consumeError(wa.takeError());
+      llvm::consumeError(wb.takeError());
+      return false;
+    }
+    return allClose(*wa, *wb, rtol, atol);
+  }
   if (a.dtype() != DType::F32)
     return a.byteSize() == 0 ||
            std::memcmp(a.rawData(), b.rawData(), a.byteSize()) == 0;

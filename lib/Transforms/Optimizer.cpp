@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MixedPrecision.h"
+
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
@@ -41,7 +43,18 @@ struct OptimizerConfig {
   double beta1, beta2, epsilon;
   SmallVector<std::string> params;
   SmallVector<std::string> zeroAxes;
+  shardc::detail::Precision precision = shardc::detail::Precision::F32;
 };
+
+/// Dynamic loss scaling (f16-mixed), as torch.cuda.amp.GradScaler does:
+/// halve on a step whose gradients are not finite (and skip that step),
+/// double after 2000 finite steps in a row. It starts at 2^15, not torch's
+/// 2^16: the loss here is an f16 value, whose cotangent is the scale, and
+/// 2^16 is past f16's largest finite value (65504).
+constexpr double kInitialLossScale = 32768;
+constexpr double kLossScaleBackoff = 0.5;
+constexpr double kLossScaleGrowth = 2;
+constexpr double kLossScaleGrowthInterval = 2000;
 
 /// One argument or result the step adds.
 struct NewSlot {
@@ -69,6 +82,15 @@ private:
   /// `scalar` (rank 0) broadcast to `like`'s shape.
   Value broadcast(Value scalar, Type like, Location loc);
   Value named(Value v, const Twine &name);
+  /// f16 loss scaling: where any of `gradients` is not finite, every next
+  /// value stays its argument's and the scale backs off; otherwise the scale
+  /// grows after kLossScaleGrowthInterval such steps. Appends the scale's
+  /// next values to `nextState`.
+  LogicalResult skipNonFiniteSteps(ArrayRef<Value> gradients, Value scale,
+                                   Value goodSteps, ArrayRef<unsigned> params,
+                                   SmallVectorImpl<Value> &nextParams,
+                                   SmallVectorImpl<Value> &nextState,
+                                   Location loc);
 
   func::FuncOp func;
   const OptimizerConfig &config;
@@ -204,11 +226,81 @@ Value TrainingStepBuilder::named(Value v, const Twine &name) {
   return v;
 }
 
+LogicalResult TrainingStepBuilder::skipNonFiniteSteps(
+    ArrayRef<Value> gradients, Value scale, Value goodSteps,
+    ArrayRef<unsigned> params, SmallVectorImpl<Value> &nextParams,
+    SmallVectorImpl<Value> &nextState, Location loc) {
+  Type scalar = scale.getType();
+  // sum(g * 0) over every gradient is 0 where all are finite and NaN as
+  // soon as one element is infinite or NaN.
+  Value total = splat(0.0, scalar, loc);
+  for (Value g : gradients) {
+    Value zeroed = buildMul(builder, loc, g, splat(0.0, g.getType(), loc));
+    auto type = cast<RankedTensorType>(g.getType());
+    if (type.getRank() > 0)
+      zeroed = buildReduceSum(builder, loc, zeroed,
+                              llvm::to_vector(llvm::seq<int64_t>(
+                                  0, type.getRank())));
+    total = buildAdd(builder, loc, total, zeroed);
+  }
+  Value finite = named(buildCompare(builder, loc, total,
+                                    splat(0.0, scalar, loc), "EQ"),
+                       "loss_scale.finite");
+  auto keepIfFinite = [&](Value next, Value old) {
+    Value pred = finite;
+    auto type = cast<RankedTensorType>(next.getType());
+    if (type.getRank() > 0)
+      pred = buildBroadcastInDim(
+          builder, loc, type.clone(builder.getI1Type()), finite, {});
+    Value kept = buildSelect(builder, loc, pred, next, old);
+    // The name stays on the value the step returns.
+    StringRef name = getSourceName(next);
+    if (!name.empty()) {
+      next.getDefiningOp()->setLoc(withValueName(loc, name + ".unchecked"));
+      named(kept, name);
+    }
+    return kept;
+  };
+  for (auto [k, p] : llvm::enumerate(params))
+    nextParams[k] = keepIfFinite(nextParams[k], func.getArgument(p));
+  // The state so far (Adam's) is laid out as the step's state arguments
+  // after the learning rate.
+  unsigned firstState = func.getNumArguments() - (nextState.size() + 2);
+  for (auto [i, next] : llvm::enumerate(nextState))
+    next = keepIfFinite(next, func.getArgument(firstState + i));
+
+  Value goodPlusOne =
+      buildAdd(builder, loc, goodSteps, splat(1.0, scalar, loc));
+  Value grow = buildCompare(builder, loc, goodPlusOne,
+                            splat(kLossScaleGrowthInterval, scalar, loc), "GE");
+  Value grown = buildSelect(
+      builder, loc, grow,
+      buildMul(builder, loc, scale, splat(kLossScaleGrowth, scalar, loc)),
+      scale);
+  Value counted =
+      buildSelect(builder, loc, grow, splat(0.0, scalar, loc), goodPlusOne);
+  Value backedOff =
+      buildMul(builder, loc, scale, splat(kLossScaleBackoff, scalar, loc));
+  nextState.push_back(named(buildSelect(builder, loc, finite, grown, backedOff),
+                            "loss_scale.next"));
+  nextState.push_back(
+      named(buildSelect(builder, loc, finite, counted, splat(0.0, scalar, loc)),
+            "loss_scale.good_steps.next"));
+  return success();
+}
+
 LogicalResult TrainingStepBuilder::run() {
   if (failed(checkDifferentiable(func)) || failed(checkLoss()) ||
       failed(selectParams()))
     return failure();
   mesh = getOnlyMesh(func->getParentOfType<ModuleOp>());
+  // Mixed precision: the forward pass on half working copies of the f32
+  // parameters (the master weights), so autodiff's activations and
+  // gradients are half floats (MixedPrecision.h).
+  Type half = shardc::detail::getWorkingType(func.getContext(), config.precision);
+  bool scaleLoss = config.precision == shardc::detail::Precision::F16Mixed;
+  if (half && failed(shardc::detail::castBodyToHalf(func, half)))
+    return failure();
 
   MLIRContext *ctx = func.getContext();
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
@@ -237,6 +329,11 @@ LogicalResult TrainingStepBuilder::run() {
                          0.0});
     for (StringRef power : {"adam.beta1_power", "adam.beta2_power"})
       state.push_back({power.str(), lossType, nullptr, 1.0});
+  }
+  unsigned scaleSlot = state.size();
+  if (scaleLoss) {
+    state.push_back({"loss_scale", lossType, nullptr, kInitialLossScale});
+    state.push_back({"loss_scale.good_steps", lossType, nullptr, 0.0});
   }
   std::vector<std::string> added = {"learning_rate"};
   for (const std::string &name : paramNames) {
@@ -279,11 +376,25 @@ LogicalResult TrainingStepBuilder::run() {
   // Gradients of the loss.
   builder.setInsertionPoint(ret);
   SmallVector<Value> seeds(func.getNumResults(), Value());
-  seeds[0] = splat(1.0, lossType, loc);
+  // f16: the loss is scaled up so that small gradients survive in f16, and
+  // the gradients are scaled back down in f32.
+  Value lossScale = scaleLoss ? stateArg(scaleSlot) : Value();
+  seeds[0] = scaleLoss ? lossScale : splat(1.0, lossType, loc);
   FailureOr<SmallVector<Value>> gradients = buildGradients(func, params, seeds);
   if (failed(gradients))
     return failure();
   builder.setInsertionPoint(ret);
+  // With mixed precision, the gradient a step returns (and the partitioner
+  // reduces) is the half one, the working copy's; autodiff converted it to
+  // f32 for the master weight, which the update does below.
+  SmallVector<Value> updateGradients(*gradients);
+  for (unsigned k = 0; half && k < params.size(); ++k) {
+    auto toF32 = (*gradients)[k].getDefiningOp<ConvertOp>();
+    if (!toF32 || getElementTypeOrSelf(toF32.getInput().getType()) != half)
+      continue;
+    (*gradients)[k] = named(toF32.getInput(), paramNames[k] + ".grad");
+    toF32->setLoc(withValueName(loc, paramNames[k] + ".grad.f32"));
+  }
   for (unsigned k = 0; k < params.size(); ++k) {
     if (!stateShardings[k] || stateShardings[k] == paramShardings[k])
       continue;
@@ -293,7 +404,22 @@ LogicalResult TrainingStepBuilder::run() {
         buildShardingConstraint(builder, loc, (*gradients)[k],
                                      cast<ShardingAttr>(stateShardings[k])),
         paramNames[k] + ".grad");
+    updateGradients[k] = (*gradients)[k];
   }
+  for (unsigned k = 0; k < params.size(); ++k) {
+    Value &g = updateGradients[k];
+    if (getElementTypeOrSelf(g.getType()) != getElementTypeOrSelf(lossType))
+      g = named(ConvertOp::create(builder, loc, g,
+                                  TypeAttr::get(getElementTypeOrSelf(
+                                      lossType)))
+                    .getResult(),
+                paramNames[k] + ".grad.f32");
+    if (scaleLoss)
+      g = buildDiv(builder, loc, g, broadcast(lossScale, g.getType(), loc));
+  }
+  for (Value g : *gradients)
+    if (auto dead = g.getDefiningOp<ConvertOp>(); dead && dead->use_empty())
+      dead->erase();
 
   // The update.
   // The update. One statement per op: the order ops are created in is the
@@ -303,7 +429,7 @@ LogicalResult TrainingStepBuilder::run() {
     for (auto [k, p] : llvm::enumerate(params)) {
       Value w = func.getArgument(p);
       Value rate = broadcast(learningRate, w.getType(), loc);
-      Value step = buildMul(builder, loc, rate, (*gradients)[k]);
+      Value step = buildMul(builder, loc, rate, updateGradients[k]);
       nextParams.push_back(
           named(buildSub(builder, loc, w, step), paramNames[k] + ".next"));
     }
@@ -325,7 +451,7 @@ LogicalResult TrainingStepBuilder::run() {
     Value correction2 = buildSub(builder, loc, one, beta2Power);
     Value rootCorrection2 = buildSqrt(builder, loc, correction2);
     for (auto [k, p] : llvm::enumerate(params)) {
-      Value w = func.getArgument(p), g = (*gradients)[k];
+      Value w = func.getArgument(p), g = updateGradients[k];
       Type t = w.getType();
       Value m = stateArg(2 * k), v = stateArg(2 * k + 1);
       // m = b1 m + (1 - b1) g
@@ -356,6 +482,10 @@ LogicalResult TrainingStepBuilder::run() {
     nextState.push_back(beta1Power);
     nextState.push_back(beta2Power);
   }
+  if (scaleLoss && failed(skipNonFiniteSteps(updateGradients, lossScale,
+                                             stateArg(scaleSlot + 1), params,
+                                             nextParams, nextState, loc)))
+    return failure();
 
   // Results: gradients, next parameters, next state.
   SmallVector<Value> results(ret.getOperands());
@@ -406,6 +536,14 @@ struct OptimizerPass : public shardc::impl::ShardcOptimizerBase<OptimizerPass> {
     config.epsilon = epsilon;
     config.params.assign(params.begin(), params.end());
     config.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
+    std::optional<shardc::detail::Precision> parsed = shardc::detail::parsePrecision(precision);
+    if (!parsed) {
+      emitError(getOperation().getLoc())
+          << "unknown precision '" << precision
+          << "' (expected f32, bf16-mixed or f16-mixed)";
+      return signalPassFailure();
+    }
+    config.precision = *parsed;
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;

@@ -127,6 +127,10 @@ struct TrainPipelineOptions : PassPipelineOptions<TrainPipelineOptions> {
       *this, "zero-axes",
       llvm::cl::desc("As --shardc-optimizer's: mesh axes to shard the "
                      "optimizer state over")};
+  Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("As --shardc-optimizer's: f32, bf16-mixed or f16-mixed"),
+      llvm::cl::init("f32")};
   SHARDC_THEN_OPTION;
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("Propagation remarks in the last "
@@ -174,6 +178,7 @@ void shardc::registerShardcPipelines() {
         optimizer.params.assign(options.params.begin(), options.params.end());
         optimizer.zeroAxes.assign(options.zeroAxes.begin(),
                                   options.zeroAxes.end());
+        optimizer.precision = options.precision;
         buildTrainPipeline(pm, optimizer, options.propagateFirst, options.then,
                            options.explain);
       });

@@ -158,7 +158,8 @@ int shardc::runExecCommand() {
   if (printing)
     printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
                            "its inputs", outputNames, errors, *tolerances,
-                           execTolerance);
+                           execTolerance, *expected,
+                           workingHalfType(getEntryFunction(*reference)));
   if (printing) {
     llvm::outs() << "backend=" << stringifyBackendKind(options.backend)
                  << " devices=" << (*engine)->numDevices()

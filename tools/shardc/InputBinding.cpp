@@ -12,6 +12,7 @@
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/Checkpoint.h"
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Support/HalfFloat.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"
 
@@ -208,6 +209,18 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
                    << " but the model expects " << shapeString(type.getShape())
                    << "\n";
       return failure();
+    }
+    // NumPy has no bf16: a bf16 input is read from f32 values, rounded to
+    // nearest even (exact for a file shardc wrote).
+    std::optional<DType> want = executableDType(type.getElementType());
+    if (want && isHalfDType(*want) && t->dtype() == DType::F32) {
+      llvm::Expected<Tensor> narrowed = narrowFromF32(*t, *want);
+      if (!narrowed) {
+        llvm::errs() << "shardc: error: input '" << name
+                     << "': " << llvm::toString(narrowed.takeError()) << "\n";
+        return failure();
+      }
+      *t = std::move(*narrowed);
     }
     givenByFile.insert(name);
     args.push_back(std::move(*t));

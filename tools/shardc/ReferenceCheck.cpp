@@ -7,12 +7,14 @@
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/ShardedExecution.h"
+#include "shardc/Support/HalfFloat.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace shardc;
@@ -72,13 +74,33 @@ void shardc::printRoundingAmplified(raw_ostream &os, StringRef cause,
                                     ArrayRef<std::string> names,
                                     ArrayRef<double> errors,
                                     ArrayRef<double> tolerances,
-                                    double tolerance) {
+                                    double tolerance,
+                                    ArrayRef<Tensor> expected,
+                                    std::optional<DType> working) {
   std::string raised;
-  for (auto [name, error, raisedTo] : llvm::zip(names, errors, tolerances))
-    if (raisedTo > tolerance && error > tolerance && error <= raisedTo)
-      raised += (raised.empty() ? "" : ", ") + name +
-                llvm::formatv(" within {0}", llvm::format("%.3g", raisedTo))
-                    .str();
+  std::map<std::string, std::string> byHalfType;
+  for (auto [i, name, error, raisedTo] :
+       llvm::enumerate(names, errors, tolerances)) {
+    if (!(raisedTo > tolerance && error > tolerance && error <= raisedTo))
+      continue;
+    std::string item =
+        name +
+        llvm::formatv(" within {0}", llvm::format("%.3g", raisedTo)).str();
+    std::optional<DType> half =
+        i < expected.size() ? judgedHalfType(expected[i].dtype(), working)
+                            : std::nullopt;
+    if (half && raisedTo <= halfTolerance(*half)) {
+      std::string &list = byHalfType[dtypeName(*half).str()];
+      list += (list.empty() ? "" : ", ") + item;
+      continue;
+    }
+    raised += (raised.empty() ? "" : ", ") + item;
+  }
+  for (const auto &[type, list] : byHalfType)
+    os << type << " rounding: " << list
+       << llvm::format(" (%g units of 2^-%d)", kHalfRoundings,
+                       type == "bf16" ? 8 : 11)
+       << "\n";
   if (raised.empty())
     return;
   os << "rounding amplified by " << cause << ": " << raised

@@ -36,14 +36,18 @@ checkAgainstReference(const Tensor &got, const Tensor &want, double familyScale,
 /// Prints "rounding amplified by <cause>: w within 0.02, ... (10x how far
 /// <reference> moves when <perturbed> change by one ulp)" for the tensors
 /// (`names`) whose error `errors[i]` passed only by its raised
-/// `tolerances[i]` (above `tolerance`); nothing when none did.
+/// `tolerances[i]` (above `tolerance`); nothing when none did. Outputs of
+/// `expected` judged by a half type's rounding (workingHalfType) are listed
+/// apart: "bf16 rounding: y within 0.0625 (16 units of 2^-8)".
 void printRoundingAmplified(llvm::raw_ostream &os, llvm::StringRef cause,
                             llvm::StringRef reference,
                             llvm::StringRef perturbed,
                             llvm::ArrayRef<std::string> names,
                             llvm::ArrayRef<double> errors,
                             llvm::ArrayRef<double> tolerances,
-                            double tolerance);
+                            double tolerance,
+                            llvm::ArrayRef<Tensor> expected = {},
+                            std::optional<DType> working = std::nullopt);
 
 /// For every output of `func` (named `names`, computed from `inputs` as
 /// `outputs`) with NaN or infinite elements, a warning at the source of the

@@ -254,7 +254,9 @@ int shardc::runSimulateCommand() {
                  << training.optimizerState << " B = " << training.total()
                  << " B\n";
   printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
-                         "its inputs", names, errors, *tolerances, tolerance);
+                         "its inputs", names, errors, *tolerances, tolerance,
+                         *expected,
+                         workingHalfType(getEntryFunction(*reference)));
   llvm::outs() << llvm::format(
       "devices=%lld collectives=%zu comm_bytes/device=%lld "
       "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "

@@ -48,6 +48,27 @@ static cl::list<std::string> zeroAxes(
 
 ArrayRef<std::string> shardc::getZeroAxes() { return zeroAxes; }
 
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("The training step's precision (docs/precision.md): f32, or "
+             "bf16-mixed / f16-mixed: the forward and backward passes in "
+             "bf16 or f16 on working copies of f32 master weights, the "
+             "optimizer state f32; f16-mixed scales the loss dynamically"),
+    cl::value_desc("f32|bf16-mixed|f16-mixed"), cl::init("f32"),
+    cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
+
+FailureOr<std::string> shardc::getPrecision() {
+  if (precision != "f32" && precision != "bf16-mixed" &&
+      precision != "f16-mixed") {
+    llvm::errs() << "shardc: error: unknown --precision '" << precision
+                 << "' (expected f32, bf16-mixed or f16-mixed)\n";
+    return failure();
+  }
+  return precision.getValue();
+}
+
 static cl::opt<bool> autoShard(
     "auto-shard",
     cl::desc("Choose the sharding of every value the model does not annotate "
@@ -129,6 +150,14 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
                     "needs --train-step\n";
     return failure();
   }
+  if (precision.getNumOccurrences() && !trainStep.getNumOccurrences()) {
+    llvm::errs() << "shardc: error: --precision sets a training step's "
+                    "precision; it needs --train-step\n";
+    return failure();
+  }
+  FailureOr<std::string> stepPrecision = getPrecision();
+  if (failed(stepPrecision))
+    return failure();
   if (!isAutodiffRequested()) {
     buildShardingStage(pm, then, explain, autoShard);
     addAutoShardAlone();
@@ -148,6 +177,7 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
     ShardcOptimizerOptions options;
     options.optimizer = trainStep;
     options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
+    options.precision = *stepPrecision;
     buildTrainPipeline(pm, options, propagateFirst, then, explain, autoShard);
     addAutoShardAlone();
     return success();
@@ -169,6 +199,11 @@ LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
 }
 
 LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
+  if (!isAutodiffRequested() && precision.getNumOccurrences()) {
+    llvm::errs() << "shardc: error: --precision sets a training step's "
+                    "precision; it needs --train-step\n";
+    return failure();
+  }
   if (!isAutodiffRequested())
     return success();
   // With --auto-shard, the whole differentiated program is planned

@@ -34,6 +34,10 @@ uint64_t getSeed();
 /// exec take them).
 bool isAutodiffRequested();
 
+/// --precision (train and --train-step), checked: "f32", "bf16-mixed" or
+/// "f16-mixed"; fails after a diagnostic on any other value.
+mlir::FailureOr<std::string> getPrecision();
+
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 

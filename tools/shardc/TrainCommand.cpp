@@ -199,6 +199,10 @@ int shardc::runTrainCommand() {
   OptimizerOptions optimizer;
   optimizer.learningRate = learningRate;
   optimizer.zeroAxes.assign(getZeroAxes().begin(), getZeroAxes().end());
+  FailureOr<std::string> precision = getPrecision();
+  if (failed(precision))
+    return 1;
+  optimizer.precision = *precision;
   if (optimizerName == "adam")
     optimizer.kind = OptimizerOptions::Kind::Adam;
   else if (optimizerName != "sgd") {
@@ -352,19 +356,30 @@ int shardc::runTrainCommand() {
   // the unsharded run moves it under a one-ulp change of the initial
   // parameters, and accept a difference within shardc::kSensitivityMargin times
   // that. Runs the unsharded steps once more, only when needed.
+  // A mixed-precision training rounds its gradients to the working type:
+  // judged by that type's rounding, and perturbed by one ulp of it.
+  std::optional<DType> working;
+  if (optimizer.precision == "bf16-mixed")
+    working = DType::BF16;
+  else if (optimizer.precision == "f16-mixed")
+    working = DType::F16;
+  double baseTolerance =
+      working && trainTolerance > 0
+          ? std::max<double>(trainTolerance, shardc::halfTolerance(*working))
+          : double(trainTolerance);
   std::map<std::string, double> tolerance;
   for (const auto &[name, t] : *want)
-    tolerance[name] = trainTolerance;
+    tolerance[name] = baseTolerance;
   // Only Adam amplifies (shardc::hasAdaptiveOptimizerState).
   if (optimizer.kind == OptimizerOptions::Kind::Adam &&
       llvm::any_of(*want, [&](const auto &entry) {
         return !(shardc::compareToReference(final->at(entry.first), entry.second,
                                     nullptr, scale)
-                     .first <= trainTolerance);
+                     .first <= baseTolerance);
       })) {
     std::map<std::string, Tensor> perturbed;
     for (const auto &[name, t] : initial)
-      perturbed.emplace(name, shardc::perturbByOneUlp(t));
+      perturbed.emplace(name, shardc::perturbByOneUlp(t, working));
     std::vector<float> perturbedLosses;
     FailureOr<std::map<std::string, Tensor>> moved = trainUnsharded(
         *global, engine.parameterNames(), perturbed, argNames, *args,
@@ -375,7 +390,7 @@ int shardc::runTrainCommand() {
       double sensitivity =
           shardc::compareToReference(moved->at(name), t, nullptr, scale).first;
       tolerance[name] =
-          std::max<double>(trainTolerance, shardc::kSensitivityMargin * sensitivity);
+          std::max<double>(baseTolerance, shardc::kSensitivityMargin * sensitivity);
     }
   }
 
@@ -404,7 +419,7 @@ int shardc::runTrainCommand() {
   if (printing)
     printRoundingAmplified(llvm::outs(), "the training", "the unsharded run",
                            "its initial parameters", names, errors, raisedTo,
-                           trainTolerance);
+                           trainTolerance, wanted, working);
   if (printing)
     llvm::outs() << llvm::format("final parameters vs the unsharded run: "
                                  "max_rel_err=%.3g (unsharded loss %.6g) %s\n",

@@ -19,15 +19,15 @@ using KernelsTest = KernelTestBase;
 TEST_F(KernelsTest, RefusesOtherDTypes) {
   Tensor x = randomIn({4}, "x");
   OwningOpRef<ModuleOp> m = parse(R"(
-    func.func @f(%a: tensor<4xf16>) -> tensor<4xf16> {
-      %r = shardc.relu %a : tensor<4xf16>
-      return %r : tensor<4xf16>
+    func.func @f(%a: tensor<4xf64>) -> tensor<4xf64> {
+      %r = shardc.relu %a : tensor<4xf64>
+      return %r : tensor<4xf64>
     })");
   ASSERT_TRUE(m);
   const Tensor *args[] = {&x};
   EXPECT_TRUE(failed(evaluateTensorOp(firstOp(*m), args)));
-  EXPECT_NE(diagnostics.find("only f32, i1, i32 and i64 are executed ('f16' is "
-                             "not supported"),
+  EXPECT_NE(diagnostics.find("only f32, bf16, f16, i1, i32 and i64 are "
+                             "executed ('f64' is not supported"),
             std::string::npos)
       << diagnostics;
 }

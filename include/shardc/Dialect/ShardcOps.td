@@ -346,18 +346,18 @@ def Shardc_ConvertOp : Shardc_TensorOp<"convert", [InferTypeOpAdaptor]> {
   let summary = "Elementwise conversion to another element type.";
   let description = [{
     Converts every element to `dtype`: integers to f32 exactly up to 2^24;
-    f32 to an integer rounds toward zero, NaN gives 0 and values out of
-    range saturate; anything to i1 is `x != 0`; i1 to anything is 0 or 1.
-    The cotangent passes through (converted back) when both types are
-    f32; a conversion to or from an integer type is not differentiable (it
-    gets no cotangent).
+    f32 to bf16 or f16 rounds to nearest even (f16 is infinite from 65520);
+    a float to an integer rounds toward zero, NaN gives 0, out of range
+    saturates; anything to i1 is `x != 0`; i1 to anything is 0 or 1. The
+    cotangent passes through, converted back, between float types; to or
+    from an integer type there is no cotangent.
 
     ```mlir
     %ids_f = shardc.convert %ids dtype = f32 : (tensor<8xi32>) -> tensor<8xf32>
     ```
 
-    Constraints: `dtype` is f32, i1, i32 or i64; the result is the operand's
-    shape with element type `dtype` (inferred).
+    Constraints: `dtype` is f32, bf16, f16, i1, i32 or i64; the result is
+    the operand's shape with `dtype` (inferred).
   }];
   let arguments = (ins Shardc_Tensor:$input, TypeAttr:$dtype);
   let results = (outs Shardc_Tensor:$result);

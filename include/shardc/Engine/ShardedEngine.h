@@ -49,6 +49,8 @@ struct OptimizerOptions {
   /// ZeRO-1/2 on a data axis. Empty: the state is laid out like its
   /// parameter.
   std::vector<std::string> zeroAxes;
+  /// "f32", "bf16-mixed" or "f16-mixed" (docs/precision.md).
+  std::string precision = "f32";
 };
 
 struct EngineOptions {

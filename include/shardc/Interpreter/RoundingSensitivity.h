@@ -18,6 +18,8 @@
 
 #include "shardc/Support/Tensor.h"
 
+#include <optional>
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace shardc {
@@ -25,6 +27,15 @@ namespace shardc {
 /// Whether `func` is a step of an optimizer that keeps state (Adam): the
 /// only programs whose checks allow for amplified rounding.
 bool hasAdaptiveOptimizerState(mlir::func::FuncOp func);
+
+/// The coarsest half float type `func` computes in: bf16 if any of its
+/// values is bf16, else f16 if one is f16, else none.
+std::optional<DType> workingHalfType(mlir::func::FuncOp func);
+
+/// The type an output of dtype `dtype` is judged by: its own if it is a half
+/// type, `working` if it is another float type, else none.
+std::optional<DType> judgedHalfType(DType dtype,
+                                    std::optional<DType> working);
 
 /// The tolerance to check each of `got` (the sharded outputs) against
 /// `expected` (the unsharded program `reference` on `inputs`) with:
@@ -35,7 +46,10 @@ bool hasAdaptiveOptimizerState(mlir::func::FuncOp func);
 /// — for a step of Adam only (hasAdaptiveOptimizerState).
 /// Runs the reference once more, only when some output is beyond
 /// `tolerance`; a perturbed run that is not finite raises nothing, and a
-/// `tolerance` of 0 or below is kept as given.
+/// `tolerance` of 0 or below is kept as given. A bf16 or f16 output, and
+/// every float output of a program that computes in bf16 or f16 (a
+/// mixed-precision step's f32 loss and updates), is allowed halfTolerance of
+/// that type (shardc/Support/NumericCheck.h), whatever the optimizer.
 mlir::FailureOr<llvm::SmallVector<double>>
 roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
                    llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,

@@ -53,7 +53,7 @@ struct MpiCommunicatorOptions {
   /// bit-identical to the simulator's on every rank. When false, they map
   /// straight to MPI_Allreduce / MPI_Reduce_scatter_block, whose summation
   /// order is Open MPI's (agreeing with the simulator to ~1e-6 relative).
-  bool deterministicReductions = true;
+  bool deterministicReductions = true; // always for bf16, f16: MPI can't sum
   /// After reporting a failure, end the job with MPI_Abort (see above).
   /// Only tests that fail on every rank alike may turn this off.
   bool abortOnFailure = true;

@@ -34,6 +34,7 @@
 
 #include "shardc/Support/Tensor.h"
 
+#include <optional>
 #include <utility>
 
 namespace shardc {
@@ -49,10 +50,23 @@ inline constexpr double kFamilyScaleFloor = 1e-2;
 /// of its inputs a sharded result may differ from it.
 inline constexpr double kSensitivityMargin = 10;
 
-/// `t` with every element moved by one float32 ulp, up and down in turn
-/// (zeros and non-finite values stay): inputs that differ from `t` only by
-/// rounding, to measure how much a computation amplifies it.
-Tensor perturbByOneUlp(const Tensor &t);
+/// How far a bf16 or f16 result of a sharded program may be from the
+/// unsharded one's, relative to its family's scale: kHalfRoundings times the
+/// type's unit roundoff, 2^-8 for bf16 (8 bits of precision) and 2^-11 for
+/// f16. A sharded program rounds partial results that the unsharded one
+/// sums before rounding once; each such rounding is within one unit, and a
+/// backward pass compounds a few of them (a bf16 attention's gradients end
+/// ~9 units apart), while a wrong plan (a lost partial sum) is off by ~2^8.
+inline constexpr double kHalfRoundings = 16;
+double halfTolerance(DType dtype);
+
+/// `t` with every element moved by one ulp of its type (f32, bf16, f16), up
+/// and down in turn (zeros, non-finite values stay): inputs that differ from
+/// `t` only by rounding, to measure how much a computation amplifies it.
+/// With `working` (bf16 or f16), an f32 `t` moves by one ulp of that type
+/// instead: the rounding of a program that computes on working copies.
+Tensor perturbByOneUlp(const Tensor &t,
+                       std::optional<DType> working = std::nullopt);
 
 /// Where `got` and `want` disagree on which elements are NaN, +inf or -inf.
 struct NonFiniteMismatch {

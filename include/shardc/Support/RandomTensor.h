@@ -67,7 +67,7 @@ Tensor randomTensor(llvm::ArrayRef<int64_t> shape, uint64_t seed,
 /// and of any computed `dtype`: integer tensors (i32, i64) hold ids in
 /// [0, 16) and i1 tensors bits, drawn from the same stream as the floats
 /// (the top bits of each draw), so a model's token ids index a small
-/// vocabulary. The open float dtypes (f16, bf16, f64) come out zero.
+/// vocabulary. bf16 and f16 hold the f32 values rounded; f64 comes out 0.
 llvm::Expected<Tensor>
 tryRandomTensor(llvm::ArrayRef<int64_t> shape, uint64_t seed,
                 llvm::StringRef name,

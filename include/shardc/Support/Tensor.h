@@ -28,9 +28,9 @@
 namespace shardc {
 
 /// The element type of a tensor; its storage holds elements of exactly this
-/// width. F32, I1 (a byte holding 0 or 1), I32 and I64 are computed; F16,
-/// BF16 and F64 are tags kept open for mixed precision (nothing computes them
-/// yet, but the storage has their true width).
+/// width. F32, I1 (a byte holding 0 or 1), I32 and I64 are computed; F16 and
+/// BF16 are stored as two bytes and computed in f32, rounded on store
+/// (HalfFloat.h); F64 is a tag kept open (nothing computes it).
 enum class DType : uint8_t { F32, F16, BF16, F64, I1, I32, I64 };
 
 /// "f32", "f16", "bf16", "f64", "i1", "i32", "i64" (the MLIR spelling).
@@ -59,8 +59,8 @@ template <> struct DTypeOf<int64_t> {
 
 /// Calls `f` with a null pointer of the C++ element type of `dtype` (float,
 /// uint8_t for i1, int32_t, int64_t), so that code over the computed dtypes is
-/// written once as a template. The open dtypes (f16, bf16, f64) are not
-/// computed; they get float, which no verified program reaches.
+/// written once as a template. bf16 and f16 are computed widened (HalfFloat.h:
+/// code over their storage checks isHalfDType first); they get float here.
 template <typename Fn> void withComputedType(DType dtype, Fn &&f) {
   switch (dtype) {
   case DType::I1:

@@ -195,6 +195,8 @@ def ShardcOptimizer : Pass<"shardc-optimizer", "::mlir::ModuleOp"> {
                "Names of the parameters; default: the shardc.param inputs">,
     ListOption<"zeroAxes", "zero-axes", "std::string",
                "Mesh axes to split the optimizer state over (ZeRO-1/2)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32, bf16-mixed or f16-mixed (docs/precision.md)">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
