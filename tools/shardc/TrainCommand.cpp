@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineSession.h"
+#include "JobDiagnostics.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -83,8 +84,12 @@ namespace {
 /// "step 7/50 loss 0.1234", or on a terminal a bar redrawn in place.
 class ProgressPrinter {
 public:
+  /// Under mpirun the bar is never drawn: Open MPI hands every rank a
+  /// pseudo-terminal for stdout whatever mpirun's own stdout is (a log
+  /// file, a pipe), so a rank cannot tell a terminal from a log.
   ProgressPrinter(unsigned total)
-      : total(total), terminal(llvm::sys::Process::StandardOutIsDisplayed()) {}
+      : total(total), terminal(llvm::sys::Process::StandardOutIsDisplayed() &&
+                               !shardc::mpirunRank()) {}
 
   void step(unsigned done, float loss) {
     llvm::raw_ostream &os = llvm::outs();
@@ -283,7 +288,8 @@ int shardc::runTrainCommand() {
     if (failed(loss))
       return 1;
     losses.push_back(*loss);
-    if (printing)
+    // Rank 0 alone reports progress, whichever backend each rank runs.
+    if (printing && shardc::mpirunRank().value_or(0) == 0)
       progress.step(s + 1, *loss);
   }
   FailureOr<std::map<std::string, Tensor>> final = engine.parameters();
