@@ -205,10 +205,10 @@ int shardc::runSimulateCommand() {
     peak = std::max(peak, report.peakBytesPerDevice[d]);
     comm = std::max(comm, report.commBytesPerDevice[d]);
   }
-  // Only a program that makes gradients trains: a forward program's
+  // Only the backward pass or a training step trains: a forward program's
   // parameters are just inputs.
   const TrainingMemory &training = report.trainingBytesPerDevice.front();
-  if (training.gradients + training.optimizerState > 0)
+  if (isAutodiffRequested() && training.total() > 0)
     llvm::outs() << "training memory/device (device 0): parameters "
                  << training.parameters << " B, gradients "
                  << training.gradients << " B, optimizer state "
