@@ -109,6 +109,15 @@ bool shardc::isAutodiffRequested() {
   return autodiff.getNumOccurrences() > 0 || trainStep.getNumOccurrences() > 0;
 }
 
+/// --zero-axes is only for --train-step.
+static LogicalResult checkZeroAxes() {
+  if (zeroAxes.empty() || trainStep.getNumOccurrences())
+    return success();
+  llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
+                  "needs --train-step\n";
+  return failure();
+}
+
 /// addCommandPipeline, with --auto-shard left out unless `withAutoShard`.
 static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
                                  ShardingStage then, bool explain,
@@ -126,11 +135,8 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
       pm.addPass(createShardcAutoShard(*autoShard));
     }
   };
-  if (!zeroAxes.empty() && !trainStep.getNumOccurrences()) {
-    llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
-                    "needs --train-step\n";
+  if (failed(checkZeroAxes()))
     return failure();
-  }
   if (!isAutodiffRequested()) {
     buildShardingStage(pm, then, explain, autoShard);
     addAutoShardAlone();
@@ -172,7 +178,7 @@ LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
 
 LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
   if (!isAutodiffRequested())
-    return success();
+    return checkZeroAxes();
   // With --auto-shard, the whole differentiated program is planned
   // afterwards, by the command's sharding pipeline: nothing is propagated
   // before it, and it does not run here.
