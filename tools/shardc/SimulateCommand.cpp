@@ -205,10 +205,12 @@ int shardc::runSimulateCommand() {
     peak = std::max(peak, report.peakBytesPerDevice[d]);
     comm = std::max(comm, report.commBytesPerDevice[d]);
   }
-  // Only the backward pass or a training step trains: a forward program's
-  // parameters are just inputs.
+  // Only the backward pass or a training step (made here, or given: it
+  // returns gradients or keeps optimizer state) trains: a forward
+  // program's parameters are just inputs.
   const TrainingMemory &training = report.trainingBytesPerDevice.front();
-  if (isAutodiffRequested() && training.total() > 0)
+  if (training.total() > 0 &&
+      (isAutodiffRequested() || training.gradients + training.optimizerState))
     llvm::outs() << "training memory/device (device 0): parameters "
                  << training.parameters << " B, gradients "
                  << training.gradients << " B, optimizer state "
