@@ -41,8 +41,7 @@ DiagnosticCapture::DiagnosticCapture(mlir::MLIRContext &context,
   // Registered after `handler`, so asked first; the rest goes on to it.
   serializedHandler = context.getDiagEngine().registerHandler(
       [this](mlir::Diagnostic &diag) -> mlir::LogicalResult {
-        auto file =
-            diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>();
+        auto file = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>();
         if (!file || file.getFilename() != this->serializedSource)
           return mlir::failure();
         std::string prefix = this->serializedSource == kDictModelName

@@ -220,9 +220,8 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
          llvm::to_vector(
              cast<RankedTensorType>(func.getArgumentTypes()[i]).getShape()),
          nullptr, getCheckpointShape(func, i),
-         executableDType(
-             cast<RankedTensorType>(func.getArgumentTypes()[i])
-                 .getElementType())});
+         executableDType(cast<RankedTensorType>(func.getArgumentTypes()[i])
+                             .getElementType())});
   std::vector<std::string> outputNames = getResultNames(func);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     impl->results.push_back(

@@ -333,14 +333,14 @@ LogicalResult TrainingStepBuilder::run() {
       Value m = stateArg(2 * k), v = stateArg(2 * k + 1);
       // m = b1 m + (1 - b1) g
       Value decayedM = buildMul(builder, loc, splat(b1, t, loc), m);
-      Value newPartM =
-          named(buildMul(builder, loc, splat(1.0 - b1, t, loc), g),
-                state[2 * k].name + ".from_grad");
+      Value newPartM = named(buildMul(builder, loc, splat(1.0 - b1, t, loc), g),
+                             state[2 * k].name + ".from_grad");
       Value m2 = named(buildAdd(builder, loc, decayedM, newPartM),
                        state[2 * k].name + ".next");
       // v = b2 v + (1 - b2) g^2
       Value decayedV = buildMul(builder, loc, splat(b2, t, loc), v);
-      Value g2 = named(buildMul(builder, loc, g, g), paramNames[k] + ".grad_sq");
+      Value g2 =
+          named(buildMul(builder, loc, g, g), paramNames[k] + ".grad_sq");
       Value newPartV = buildMul(builder, loc, splat(1.0 - b2, t, loc), g2);
       Value v2 = named(buildAdd(builder, loc, decayedV, newPartV),
                        state[2 * k + 1].name + ".next");

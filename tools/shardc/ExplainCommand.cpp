@@ -246,6 +246,7 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
     llvm::outs() << ")\n";
   }
 }
+
 /// One remark of the propagation's explain mode.
 struct PropagationRemark {
   Location loc;

@@ -67,11 +67,11 @@ class ToolSession;
 /// after a diagnostic, also for a program partitioned already. `entry` gets
 /// the entry function when given; `beforeDifferentiating`, when given, sees
 /// the model as loaded (explain reads its propagation remarks there).
-mlir::OwningOpRef<mlir::ModuleOp> loadGlobalProgram(
-    ToolSession &session, llvm::StringRef command,
-    mlir::func::FuncOp *entry = nullptr,
-    llvm::function_ref<mlir::LogicalResult(mlir::ModuleOp)>
-        beforeDifferentiating = {});
+mlir::OwningOpRef<mlir::ModuleOp>
+loadGlobalProgram(ToolSession &session, llvm::StringRef command,
+                  mlir::func::FuncOp *entry = nullptr,
+                  llvm::function_ref<mlir::LogicalResult(mlir::ModuleOp)>
+                      beforeDifferentiating = {});
 
 /// Writes `path` with what `fn` prints; fails after a diagnostic naming the
 /// file when it cannot be written.
