@@ -92,12 +92,19 @@ public:
                                !shardc::mpirunRank()) {}
 
   void step(unsigned done, float loss) {
-    llvm::raw_ostream &os = llvm::outs();
     if (!terminal) {
-      os << "step " << done << "/" << total << llvm::format(" loss %.6g", loss)
-         << "\n";
+      // One write per line: stdout on a pseudo-terminal (mpirun's) is
+      // unbuffered, and a line written piece by piece may be cut by
+      // another rank's output.
+      std::string line;
+      llvm::raw_string_ostream(line)
+          << "step " << done << "/" << total
+          << llvm::format(" loss %.6g", loss) << "\n";
+      llvm::outs() << line;
+      llvm::outs().flush();
       return;
     }
+    llvm::raw_ostream &os = llvm::outs();
     constexpr unsigned width = 30;
     unsigned filled = total ? done * width / total : width;
     os << "\r[" << std::string(filled, '#') << std::string(width - filled, '.')
