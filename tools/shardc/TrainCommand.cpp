@@ -95,13 +95,12 @@ public:
     if (!terminal) {
       // One write per line: stdout on a pseudo-terminal (mpirun's) is
       // unbuffered, and a line written piece by piece may be cut by
-      // another rank's output.
+      // another rank's output. (Elsewhere it stays buffered.)
       std::string line;
       llvm::raw_string_ostream(line)
           << "step " << done << "/" << total
           << llvm::format(" loss %.6g", loss) << "\n";
       llvm::outs() << line;
-      llvm::outs().flush();
       return;
     }
     llvm::raw_ostream &os = llvm::outs();
