@@ -46,6 +46,9 @@ struct CompileRequest {
   /// compile(auto_shard=True): the memory budget ("" for none) and the
   /// solver's time limit (the pass's default when not given).
   std::optional<std::pair<std::string, std::optional<double>>> autoShard;
+  /// The name of the model's text when the module serialized it itself
+  /// (DiagnosticCapture); empty for a model file read as it is.
+  std::string serializedSource;
 };
 
 /// EngineOptions::autoShard for compile(auto_shard=True, memory_budget=,
@@ -114,7 +117,9 @@ public:
       joinMpiJob();
 
     auto model = std::unique_ptr<CompiledModel>(new CompiledModel());
-    DiagnosticCapture capture(*model->context, model->sourceMgr);
+    model->serializedSource = request.serializedSource;
+    DiagnosticCapture capture(*model->context, model->sourceMgr,
+                              model->serializedSource);
     mlir::OwningOpRef<mlir::ModuleOp> module =
         load(*model->context, model->sourceMgr);
     if (!module)
@@ -265,7 +270,7 @@ private:
   /// Runs `fn` without the GIL; raises with the diagnostics if it fails.
   template <typename Fn>
   auto run(const char *what, Fn &&fn) -> RunResult<std::invoke_result_t<Fn>> {
-    DiagnosticCapture capture(*context, sourceMgr);
+    DiagnosticCapture capture(*context, sourceMgr, serializedSource);
     decltype(fn()) result = mlir::failure();
     {
       py::gil_scoped_release release;
@@ -281,6 +286,7 @@ private:
 
   std::unique_ptr<mlir::MLIRContext> context;
   llvm::SourceMgr sourceMgr;
+  std::string serializedSource;
   std::unique_ptr<ShardedEngine> engine;
   std::string backendName;
 };
@@ -380,14 +386,13 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
          const std::string &backend,
          std::optional<std::vector<std::string>> parameters, bool training,
          double mpiTimeout, AutoShardRequest autoShard) {
+        // The text is json.dumps's, not the user's: its diagnostics quote
+        // no line of it (DiagnosticCapture).
+        CompileRequest r = request(backend, std::move(parameters), training,
+                                   mpiTimeout, std::move(autoShard));
+        r.serializedSource = name;
         return CompiledModel::create(
-            request(backend, std::move(parameters), training, mpiTimeout,
-                    std::move(autoShard)),
-            [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-              // In the source manager, so that diagnostics quote the line.
-              sourceMgr.AddNewSourceBuffer(
-                  llvm::MemoryBuffer::getMemBufferCopy(text, name),
-                  llvm::SMLoc());
+            r, [&](mlir::MLIRContext &context, llvm::SourceMgr &) {
               return importJsonGraph(text, name, &context);
             });
       },

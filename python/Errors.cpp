@@ -2,6 +2,8 @@
 
 #include "Errors.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+
 namespace py = pybind11;
 using namespace shardc::python;
 
@@ -14,11 +16,49 @@ void shardc::python::raiseError(const std::string &message,
   throw py::error_already_set();
 }
 
-DiagnosticCapture::DiagnosticCapture(mlir::MLIRContext &context,
-                                     llvm::SourceMgr &sourceMgr)
-    : stream(buffer), handler(sourceMgr, &context, stream) {}
+/// "error", "warning", "note", "remark".
+static llvm::StringRef severityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  case mlir::DiagnosticSeverity::Note:
+    return "note";
+  case mlir::DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
 
-DiagnosticCapture::~DiagnosticCapture() = default;
+DiagnosticCapture::DiagnosticCapture(mlir::MLIRContext &context,
+                                     llvm::SourceMgr &sourceMgr,
+                                     std::string serializedSource)
+    : stream(buffer), handler(sourceMgr, &context, stream), context(context),
+      serializedSource(std::move(serializedSource)) {
+  if (this->serializedSource.empty())
+    return;
+  // Registered after `handler`, so asked first; the rest goes on to it.
+  serializedHandler = context.getDiagEngine().registerHandler(
+      [this](mlir::Diagnostic &diag) -> mlir::LogicalResult {
+        auto file = diag.getLocation()->findInstanceOf<mlir::FileLineColLoc>();
+        if (!file || file.getFilename() != this->serializedSource)
+          return mlir::failure();
+        std::string prefix = this->serializedSource == kDictModelName
+                                 ? ""
+                                 : this->serializedSource + ": ";
+        stream << prefix << severityName(diag.getSeverity()) << ": "
+               << diag.str() << "\n";
+        for (mlir::Diagnostic &note : diag.getNotes())
+          stream << prefix << "note: " << note.str() << "\n";
+        return mlir::success();
+      });
+}
+
+DiagnosticCapture::~DiagnosticCapture() {
+  if (!serializedSource.empty())
+    context.getDiagEngine().eraseHandler(serializedHandler);
+}
 
 std::string DiagnosticCapture::text() {
   stream.flush();

@@ -29,7 +29,13 @@ namespace shardc::python {
 
 class DiagnosticCapture {
 public:
-  DiagnosticCapture(mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr);
+  /// `serializedSource`, when not empty, names the text the module wrote
+  /// itself (a model given as a dict, or a file's graph with mesh= or plan=
+  /// applied): its lines and columns are not the user's, so a diagnostic
+  /// there prints no position and no excerpt, only the file's name when it
+  /// is the user's path (the message names the field or the value).
+  DiagnosticCapture(mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+                    std::string serializedSource = "");
   ~DiagnosticCapture();
   /// What was reported so far, without the final newline.
   std::string text();
@@ -41,7 +47,13 @@ private:
   std::string buffer;
   llvm::raw_string_ostream stream;
   mlir::SourceMgrDiagnosticHandler handler;
+  mlir::MLIRContext &context;
+  std::string serializedSource;
+  mlir::DiagnosticEngine::HandlerID serializedHandler = 0;
 };
+
+/// The name compile_json gives a model passed as a dict.
+inline constexpr const char *kDictModelName = "<graph>";
 
 } // namespace shardc::python
 

@@ -76,9 +76,18 @@ shardc::collectiveAlgorithms(CollectiveKind kind, int64_t groupSize,
     return {{0, 0}};
   case CollectiveKind::CollectivePermute:
     return {{1, volume}};
-  case CollectiveKind::AllToAll:
-    // Pairwise exchange: every device sends to every other in turn.
-    return {{n - 1, volume}};
+  case CollectiveKind::AllToAll: {
+    // Small blocks: Bruck's algorithm, as MPI libraries run it, in
+    // ceil(log2 n) rounds; round k forwards the blocks whose index has bit
+    // k set (about half of them each round, so more bytes than pairwise).
+    // Large blocks: pairwise exchange, every device sending to every other
+    // in turn, each block once.
+    int64_t bruckBlocks = 0;
+    for (int64_t bit = 1; bit < n; bit *= 2)
+      for (int64_t i = 0; i < n; ++i)
+        bruckBlocks += (i & bit) != 0;
+    return {{rounds, bruckBlocks * localBytes / n}, {n - 1, volume}};
+  }
   case CollectiveKind::AllGather:
   case CollectiveKind::ReduceScatter:
     // Recursive doubling (Bruck's for any n) / recursive halving move the

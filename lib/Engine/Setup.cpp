@@ -37,4 +37,9 @@ void shardc::setUpContext(mlir::MLIRContext &context) {
   registerShardcPassesAndPipelines();
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
+  // The diagnostics of these contexts are read by users: an error emitted
+  // on an op names the value and the place, and the op's IR dumped after it
+  // ("see current operation:") is text they never wrote. shardc-opt, the
+  // tool for working on passes, keeps MLIR's default.
+  context.printOpOnDiagnostic(false);
 }

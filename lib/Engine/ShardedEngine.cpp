@@ -42,6 +42,8 @@ struct Slot {
   /// The shape checkpoints hold it in (getCheckpointShape): parameters are
   /// read, returned and differentiated in it.
   SmallVector<int64_t> checkpointShape;
+  /// The element type the program takes (none for one it cannot run).
+  std::optional<DType> dtype;
 };
 } // namespace
 
@@ -217,7 +219,9 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
         {getArgumentName(func, i),
          llvm::to_vector(
              cast<RankedTensorType>(func.getArgumentTypes()[i]).getShape()),
-         nullptr, getCheckpointShape(func, i)});
+         nullptr, getCheckpointShape(func, i),
+         executableDType(cast<RankedTensorType>(func.getArgumentTypes()[i])
+                             .getElementType())});
   std::vector<std::string> outputNames = getResultNames(func);
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     impl->results.push_back(
@@ -314,6 +318,20 @@ static LogicalResult checkShape(Location loc, StringRef what, StringRef name,
                         << ", got " << t.describe();
 }
 
+/// Element types are never converted: an integer array given for a float
+/// parameter is a mistake far more often than an intent (a wrong entry, a
+/// quantized weight that needs its scale), and converting silently would
+/// hide it (docs/engine.md, docs/python.md).
+static LogicalResult checkElementType(Location loc, StringRef what,
+                                      StringRef name, const Tensor &t,
+                                      std::optional<DType> dtype) {
+  if (!dtype || t.dtype() == *dtype)
+    return success();
+  return emitError(loc) << what << " '" << name << "' holds "
+                        << dtypeName(*dtype) << " elements, got "
+                        << t.describe() << " (element types are not converted)";
+}
+
 /// `full` (a parameter or its gradient) in the shape checkpoints hold it in.
 static LogicalResult toCheckpointShape(ShardedEngine &engine, const Slot &slot,
                                        Tensor &full) {
@@ -347,6 +365,9 @@ ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
     if (it->second.shape() != ArrayRef<int64_t>(slot.shape) &&
         failed(checkShape(loc, "parameter", slot.name, it->second,
                           slot.checkpointShape)))
+      return failure();
+    if (failed(checkElementType(loc, "parameter", slot.name, it->second,
+                                slot.dtype)))
       return failure();
   }
   for (unsigned i : impl->paramArgs) {
@@ -399,7 +420,9 @@ static LogicalResult placeInputs(ShardedEngine &engine,
                           << " inputs, got " << inputs.size();
   for (auto [k, i] : llvm::enumerate(impl.inputArgs))
     if (failed(checkShape(loc, "input", impl.args[i].name, inputs[k],
-                          impl.args[i].shape)))
+                          impl.args[i].shape)) ||
+        failed(checkElementType(loc, "input", impl.args[i].name, inputs[k],
+                                impl.args[i].dtype)))
       return failure();
   for (auto [k, i] : llvm::enumerate(impl.inputArgs))
     if (failed(scatterToDevices(engine, impl, inputs[k], impl.args[i].sharding,

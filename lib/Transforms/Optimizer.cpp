@@ -429,7 +429,10 @@ LogicalResult TrainingStepBuilder::run() {
     for (auto [k, p] : llvm::enumerate(params)) {
       Value w = func.getArgument(p);
       Value rate = broadcast(learningRate, w.getType(), loc);
-      Value step = buildMul(builder, loc, rate, updateGradients[k]);
+      // Named, as the ops reading a gradient are below: `shardc explain`
+      // names the consumer of a gradient's reduction by them.
+      Value step = named(buildMul(builder, loc, rate, updateGradients[k]),
+                         paramNames[k] + ".sgd_step");
       nextParams.push_back(
           named(buildSub(builder, loc, w, step), paramNames[k] + ".next"));
     }
@@ -456,12 +459,14 @@ LogicalResult TrainingStepBuilder::run() {
       Value m = stateArg(2 * k), v = stateArg(2 * k + 1);
       // m = b1 m + (1 - b1) g
       Value decayedM = buildMul(builder, loc, splat(b1, t, loc), m);
-      Value newPartM = buildMul(builder, loc, splat(1.0 - b1, t, loc), g);
+      Value newPartM = named(buildMul(builder, loc, splat(1.0 - b1, t, loc), g),
+                             state[2 * k].name + ".from_grad");
       Value m2 = named(buildAdd(builder, loc, decayedM, newPartM),
                        state[2 * k].name + ".next");
       // v = b2 v + (1 - b2) g^2
       Value decayedV = buildMul(builder, loc, splat(b2, t, loc), v);
-      Value g2 = buildMul(builder, loc, g, g);
+      Value g2 =
+          named(buildMul(builder, loc, g, g), paramNames[k] + ".grad_sq");
       Value newPartV = buildMul(builder, loc, splat(1.0 - b2, t, loc), g2);
       Value v2 = named(buildAdd(builder, loc, decayedV, newPartV),
                        state[2 * k + 1].name + ".next");

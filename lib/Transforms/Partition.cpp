@@ -52,6 +52,17 @@ using shardc::detail::LayoutChoices;
 using shardc::detail::LayoutPrice;
 using shardc::detail::withPartial;
 
+bool shardc::detail::isCheaperLayout(const LayoutPrice &a,
+                                     const LayoutPrice &b) {
+  if (a.seconds < b.seconds * (1 - kLayoutTimeTie))
+    return true;
+  if (b.seconds < a.seconds * (1 - kLayoutTimeTie))
+    return false;
+  if (a.bytes != b.bytes)
+    return a.bytes < b.bytes;
+  return a.seconds < b.seconds;
+}
+
 ShardingAttr shardc::detail::withPartial(ShardingAttr s, ArrayRef<StringRef> axes) {
   if (axes.empty())
     return s;
@@ -315,13 +326,16 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
   // and per-message latency, so a plan of many small collectives does not
   // beat the one an expert writes), the first on ties (all tensors together
   // is the usual answer).
+  // Times within a few per cent tie, and the candidate moving and holding
+  // fewer bytes wins (isCheaperLayout).
   std::optional<LayoutChoice> best;
-  double bestCost = std::numeric_limits<double>::infinity();
+  std::optional<LayoutPrice> bestPrice;
   forEachCandidate(
       op, rule, assigned, {}, /*withMoves=*/false,
       [&](const LayoutChoice &choice, const LayoutPrice &price) {
-        if (price.feasible && price.seconds < bestCost) {
-          bestCost = price.seconds;
+        if (price.feasible &&
+            (!bestPrice || isCheaperLayout(price, *bestPrice))) {
+          bestPrice = price;
           best = choice;
         }
         // Nothing beats moving nothing: the usual case (an op whose
@@ -357,6 +371,8 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
       price.commSeconds += machine.collectiveSeconds(
           CollectiveKind::AllReduce,
           machine.groupSpan(mesh.getAxisSizes(), indices), double(bytes));
+      price.bytes +=
+          collectiveBytesPerDevice(CollectiveKind::AllReduce, n, bytes);
       if (withMoves)
         price.moves.push_back({op->getNumOperands() + unsigned(i),
                                fs.getResultSharding(i), fs.getResultSharding(i),
@@ -372,6 +388,7 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
     if (failed(plan))
       return;
     price.commSeconds += plan->seconds(machine, mesh);
+    price.bytes += plan->bytesPerDevice;
     if (withMoves && !plan->steps.empty())
       price.moves.push_back({tensor, from, to, std::move(*plan)});
   };
@@ -382,6 +399,18 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
   for (auto [i, v] : llvm::enumerate(op->getResults()))
     addMove(op->getNumOperands() + i, v, choice.results[i],
             assigned[rule.getResultTensor(i)].sharding);
+  // What a device holds of the op's tensors in this layout.
+  auto held = [&](Value v, ShardingAttr layout) {
+    auto type = cast<RankedTensorType>(v.getType());
+    int64_t bytes = elementBytes(type);
+    for (int64_t size : getLocalShape(layout, mesh, type.getShape()))
+      bytes *= size;
+    price.bytes += bytes;
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    held(v, choice.operands[i]);
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    held(v, choice.results[i]);
   price.seconds = price.commSeconds;
   // A layout that leaves factors unsplit makes every device compute more:
   // without this term, gathering a data-parallel backward's activations

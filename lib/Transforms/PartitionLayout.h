@@ -96,10 +96,25 @@ struct LayoutPrice {
   double commSeconds = 0;
   /// commSeconds and the compute.
   double seconds = 0;
+  /// The bytes a device sends for the moves plus those it holds of the
+  /// op's operands and results in this layout: what decides between
+  /// candidates whose times tie (isCheaperLayout).
+  int64_t bytes = 0;
   /// Filled only when asked for (the explainer): the moves that send bytes
   /// or take steps.
   llvm::SmallVector<Move, 4> moves;
 };
+
+/// Times within this fraction of each other are a tie: the latency terms
+/// dominate small moves, and a plan a few per cent faster that moves and
+/// holds several times the bytes (gathering a whole tensor to slice it,
+/// where one all_to_all would do) is a poor trade on any real machine.
+constexpr double kLayoutTimeTie = 0.05;
+
+/// Whether candidate `a` beats `b`: clearly faster, or as fast within
+/// kLayoutTimeTie and moving and holding fewer bytes, or equal in bytes and
+/// faster. Never true of two equal prices, so the first of those wins.
+bool isCheaperLayout(const LayoutPrice &a, const LayoutPrice &b);
 
 /// The all_reduce max of a split max-reduction factor, as a one-step plan
 /// (for the moves a price lists).

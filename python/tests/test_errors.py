@@ -130,3 +130,75 @@ def test_engine_call_errors_carry_the_diagnostic(examples):
     assert "16, 65" in str(info.value) or "16x65" in str(info.value)
     with pytest.raises(TypeError, match="float64"):
         engine.forward(np.ones((16, 64)))
+
+
+# A model given as a dict: the module serializes it to JSON itself, so
+# positions in that text mean nothing to the user.
+DICT_MODEL = {
+    "mesh": {"name": "mesh", "axes": [["data", 4]]},
+    "inputs": [{"name": "x", "shape": [8, 16], "sharding": ["data", None]},
+               {"name": "w", "shape": [16, 4], "param": True}],
+    "ops": [{"op": "matmul", "inputs": ["x", "w"], "output": "y"}],
+    "outputs": [{"name": "y"}]}
+
+
+def assert_no_serialized_text(message):
+    """No position in, excerpt of or caret under text the module wrote, and
+    no IR."""
+    assert "<graph>" not in message, message
+    assert "^" not in message and "\n{" not in message, message
+    assert "see current operation" not in message, message
+    assert "func.func" not in message, message
+
+
+def test_errors_about_a_dict_model_name_the_field():
+    with pytest.raises(shardc.ShardcError) as info:
+        shardc.compile(DICT_MODEL, mesh={"dta": 4})
+    message = str(info.value)
+    assert_no_serialized_text(message)
+    assert ('inputs[0] (name "x").sharding[0]: unknown mesh axis "data" '
+            '(mesh "mesh" has axes ["dta"])') in message
+
+
+def test_errors_about_a_re_serialized_file_name_the_file_only(examples):
+    path = os.path.join(examples, "mlp_2d_mesh.json")
+    with pytest.raises(shardc.ShardcError) as info:
+        shardc.compile(path, mesh={"yy": 4, "x": 2})
+    message = str(info.value)
+    assert_no_serialized_text(message)
+    # The user's path, without a line: the text read is not the file's.
+    assert path + ": error: inputs[0]" in message
+    assert path + ":" + "24" not in message
+
+
+def test_checkpoint_errors_of_a_dict_model_name_the_parameter():
+    engine = shardc.compile(DICT_MODEL, backend="threads")
+    with pytest.raises(shardc.ShardcError) as info:
+        engine.load_checkpoint({"w9": np.ones((16, 4), np.float32)})
+    assert_no_serialized_text(str(info.value))
+    assert "checkpoint entry 'w9' is not a parameter" in str(info.value)
+
+
+def test_checkpoint_element_types_are_checked_at_load(examples):
+    """An int32 array for an f32 parameter is refused by load_checkpoint,
+    naming the parameter; it is never converted (docs/python.md)."""
+    engine = shardc.compile(os.path.join(examples, "mlp_2d_mesh.json"),
+                            backend="threads", parameters=["w0", "w1"],
+                            training=False)
+    with pytest.raises(shardc.ShardcError) as info:
+        engine.load_checkpoint({"w0": np.ones((64, 128), np.float32),
+                                "w1": np.ones((128, 64), np.int32)})
+    message = str(info.value)
+    assert message.startswith("load_checkpoint failed")
+    assert ("parameter 'w1' holds f32 elements, got tensor<128x64xi32>"
+            in message), message
+    assert "see current operation" not in message
+    with pytest.raises(shardc.ShardcError, match="must have shape"):
+        engine.load_checkpoint({"w0": np.ones((64, 128), np.float32),
+                                "w1": np.ones((64, 128), np.float32)})
+    engine.load_checkpoint({"w0": np.ones((64, 128), np.float32),
+                            "w1": np.ones((128, 64), np.float32)})
+    with pytest.raises(shardc.ShardcError) as info:
+        engine.forward(np.ones((16, 64), np.int32))
+    assert "input 'x' holds f32 elements" in str(info.value)
+    assert "func.func" not in str(info.value)

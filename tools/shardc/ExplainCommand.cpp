@@ -30,6 +30,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
+#include <set>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -257,6 +258,37 @@ void drawLayout(StringRef name, Value v, shardc::ShardingAttr sharding,
     llvm::outs() << ")\n";
   }
 }
+
+/// One remark of the propagation's explain mode.
+struct PropagationRemark {
+  Location loc;
+  std::string text;
+  /// What it is about: `input "x"` of `input "x" is ...`; the whole text
+  /// for a conflict.
+  std::string subject() const {
+    StringRef t = text;
+    size_t is = t.find(" is ");
+    return (is == StringRef::npos ? t : t.take_front(is)).str();
+  }
+};
+
+/// Runs the propagate pipeline on `module` in explain mode, collecting its
+/// remarks rather than printing them as diagnostics, so they read as a
+/// report.
+LogicalResult propagateWithRemarks(ModuleOp module,
+                                   std::vector<PropagationRemark> &remarks) {
+  MLIRContext *ctx = module.getContext();
+  ScopedDiagnosticHandler collect(ctx, [&](Diagnostic &diag) -> LogicalResult {
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure();
+    remarks.push_back({diag.getLocation(), diag.str()});
+    return success();
+  });
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  shardc::buildPropagatePipeline(pm, /*explain=*/true);
+  return pm.run(module);
+}
+
 /// --auto-shard: plans the model, prints each value's choice against the
 /// next best, and writes the plan into `module` for the rest of explain.
 LogicalResult explainAutoShard(ModuleOp module,
@@ -319,36 +351,43 @@ int shardc::runExplainCommand() {
     return runPipelineStep(pipeline);
   }
   ToolSession session;
-  OwningOpRef<ModuleOp> module = session.loadInputModel();
-  if (!module)
-    return 1;
-
   FailureOr<std::optional<ShardcAutoShardOptions>> autoShard =
       getAutoShardOptions();
   if (failed(autoShard))
     return 1;
+  // The program simulate runs: with --autodiff or --train-step, the
+  // backward pass or the whole step, whose collectives are explained too.
+  // Differentiating propagates the forward program first and fixes its
+  // shardings, which would then read as annotations: its remarks are
+  // taken before (unless --auto-shard plans the whole program at once).
+  std::vector<PropagationRemark> forwardRemarks;
+  OwningOpRef<ModuleOp> module = loadGlobalProgram(
+      session, "explain", nullptr, [&](ModuleOp loaded) -> LogicalResult {
+        if (!isAutodiffRequested() || *autoShard)
+          return success();
+        OwningOpRef<ModuleOp> forward = loaded.clone();
+        return propagateWithRemarks(*forward, forwardRemarks);
+      });
+  if (!module)
+    return 1;
   if (*autoShard && failed(explainAutoShard(*module, **autoShard)))
     return 1;
 
-  // Propagation remarks, collected rather than printed as diagnostics so
-  // they read as a report.
-  std::vector<std::string> remarks;
-  {
-    ScopedDiagnosticHandler collect(
-        &session.getContext(), [&](Diagnostic &diag) -> LogicalResult {
-          if (diag.getSeverity() != DiagnosticSeverity::Remark)
-            return failure();
-          remarks.push_back(diag.str());
-          return success();
-        });
-    PassManager pm(&session.getContext(), ModuleOp::getOperationName());
-    buildPropagatePipeline(pm, /*explain=*/true);
-    if (failed(pm.run(*module)))
-      return 1;
-  }
+  std::vector<PropagationRemark> remarks;
+  if (failed(propagateWithRemarks(*module, remarks)))
+    return 1;
   llvm::outs() << "shardings:\n";
-  for (const std::string &r : remarks)
-    llvm::outs() << "  " << r << "\n";
+  std::set<std::pair<const void *, std::string>> forwardSubjects;
+  for (const PropagationRemark &r : forwardRemarks) {
+    llvm::outs() << "  " << r.text << "\n";
+    forwardSubjects.insert({r.loc.getAsOpaquePointer(), r.subject()});
+  }
+  if (!forwardRemarks.empty())
+    llvm::outs() << "shardings the differentiated program adds (the "
+                    "backward pass, and the update of a training step):\n";
+  for (const PropagationRemark &r : remarks)
+    if (!forwardSubjects.count({r.loc.getAsOpaquePointer(), r.subject()}))
+      llvm::outs() << "  " << r.text << "\n";
 
   OwningOpRef<ModuleOp> spmd = module->clone();
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());

@@ -74,6 +74,12 @@ std::string prefixed(int rank, llvm::StringRef text) {
 }
 } // namespace
 
+std::optional<int> shardc::mpirunRank() {
+  if (!jobSize())
+    return std::nullopt;
+  return jobRank();
+}
+
 void shardc::startCapturingJobDiagnostics() {
   std::optional<int> size = jobSize();
   if (!size || *size < 2)

@@ -21,6 +21,10 @@
 namespace shardc {
 class MpiEnvironment;
 
+/// This process's rank when mpirun started it (Open MPI's or PMI's
+/// variables are set, even for one rank); none otherwise.
+std::optional<int> mpirunRank();
+
 /// Initializes MPI for a subcommand whose command line is parsed already
 /// (mpirun passes what MPI needs in the environment) into `mpi`; false
 /// after printing the error.

@@ -113,17 +113,10 @@ int shardc::runSimulateCommand() {
   }
   ToolSession session;
   func::FuncOp func;
-  OwningOpRef<ModuleOp> module =
-      session.loadInputModel(&func, /*expandComposites=*/true);
+  // Differentiated before the reference is cloned: both runs execute the
+  // backward program (or the training step).
+  OwningOpRef<ModuleOp> module = loadGlobalProgram(session, "simulate", &func);
   if (!module)
-    return 1;
-  if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {
-    llvm::errs() << "shardc: error: simulate takes the global program; this "
-                    "one is already partitioned\n";
-    return 1;
-  }
-  // Before the reference is cloned: both runs execute the backward program.
-  if (failed(applyAutodiff(*module, /*propagateFirst=*/true)))
     return 1;
   FailureOr<SmallVector<Tensor>> inputs = gatherInputs(func);
   if (failed(inputs))
@@ -246,8 +239,12 @@ int shardc::runSimulateCommand() {
     peak = std::max(peak, report.peakBytesPerDevice[d]);
     comm = std::max(comm, report.commBytesPerDevice[d]);
   }
+  // Only the backward pass or a training step (made here, or given: it
+  // returns gradients or keeps optimizer state) trains: a forward
+  // program's parameters are just inputs.
   const TrainingMemory &training = report.trainingBytesPerDevice.front();
-  if (training.total() > 0)
+  if (training.total() > 0 &&
+      (isAutodiffRequested() || training.gradients + training.optimizerState))
     llvm::outs() << "training memory/device (device 0): parameters "
                  << training.parameters << " B, gradients "
                  << training.gradients << " B, optimizer state "

@@ -1,6 +1,7 @@
 //===- ToolCommon.cpp - what the shardc subcommands share -----------------===//
 
 #include "ToolCommon.h"
+#include "SharedOptions.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -23,7 +24,8 @@ static cl::opt<std::string> autodiff(
              "of all; one cotangent input <output>.grad per output"),
     cl::ValueOptional, cl::value_desc("input,..."), cl::init(""),
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
-    cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand));
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+    cl::sub(shardc::execCommand));
 
 static cl::opt<std::string> trainStep(
     "train-step",
@@ -34,7 +36,7 @@ static cl::opt<std::string> trainStep(
              "and every parameter's and state's next value"),
     cl::value_desc("sgd|adam"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
-    cl::sub(shardc::execCommand));
+    cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand));
 
 static cl::list<std::string> zeroAxes(
     "zero-axes",
@@ -43,8 +45,8 @@ static cl::list<std::string> zeroAxes(
              "and the new parameters all-gathered"),
     cl::CommaSeparated, cl::value_desc("axis,..."),
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
-    cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand),
-    cl::sub(shardc::trainCommand));
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
 ArrayRef<std::string> shardc::getZeroAxes() { return zeroAxes; }
 
@@ -128,6 +130,15 @@ bool shardc::isAutodiffRequested() {
   return autodiff.getNumOccurrences() > 0 || trainStep.getNumOccurrences() > 0;
 }
 
+/// --zero-axes is only for --train-step.
+static LogicalResult checkZeroAxes() {
+  if (zeroAxes.empty() || trainStep.getNumOccurrences())
+    return success();
+  llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
+                  "needs --train-step\n";
+  return failure();
+}
+
 /// addCommandPipeline, with --auto-shard left out unless `withAutoShard`.
 static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
                                  ShardingStage then, bool explain,
@@ -145,11 +156,8 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
       pm.addPass(createShardcAutoShard(*autoShard));
     }
   };
-  if (!zeroAxes.empty() && !trainStep.getNumOccurrences()) {
-    llvm::errs() << "shardc: error: --zero-axes shards optimizer state; it "
-                    "needs --train-step\n";
+  if (failed(checkZeroAxes()))
     return failure();
-  }
   if (precision.getNumOccurrences() && !trainStep.getNumOccurrences()) {
     llvm::errs() << "shardc: error: --precision sets a training step's "
                     "precision; it needs --train-step\n";
@@ -205,7 +213,7 @@ LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
     return failure();
   }
   if (!isAutodiffRequested())
-    return success();
+    return checkZeroAxes();
   // With --auto-shard, the whole differentiated program is planned
   // afterwards, by the command's sharding pipeline: nothing is propagated
   // before it, and it does not run here.
@@ -214,6 +222,29 @@ LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
                          /*explain=*/false, /*withAutoShard=*/false)))
     return failure();
   return pm.run(module);
+}
+
+OwningOpRef<ModuleOp> shardc::loadGlobalProgram(
+    ToolSession &session, StringRef command, func::FuncOp *entry,
+    function_ref<LogicalResult(ModuleOp)> beforeDifferentiating) {
+  func::FuncOp func;
+  OwningOpRef<ModuleOp> module =
+      session.loadInputModel(&func, /*expandComposites=*/true);
+  if (!module)
+    return nullptr;
+  if (func->hasAttr(ShardcDialect::getSpmdAttrName())) {
+    llvm::errs() << "shardc: error: " << command
+                 << " takes the global program; this one is already "
+                    "partitioned\n";
+    return nullptr;
+  }
+  if (beforeDifferentiating && failed(beforeDifferentiating(*module)))
+    return nullptr;
+  if (failed(applyAutodiff(*module, /*propagateFirst=*/true)))
+    return nullptr;
+  if (entry)
+    *entry = getEntryFunction(*module);
+  return module;
 }
 
 LogicalResult shardc::writeText(StringRef path,

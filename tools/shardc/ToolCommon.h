@@ -30,8 +30,8 @@ gatherInputs(mlir::func::FuncOp func,
 /// --seed (0 when absent).
 uint64_t getSeed();
 
-/// True if --autodiff or --train-step was given (compile, run, simulate and
-/// exec take them).
+/// True if --autodiff or --train-step was given (compile, run, simulate,
+/// explain and exec take them).
 bool isAutodiffRequested();
 
 /// --precision (train and --train-step), checked: "f32", "bf16-mixed" or
@@ -61,6 +61,21 @@ mlir::LogicalResult addCommandPipeline(mlir::OpPassManager &pm,
 /// `module` when --autodiff or --train-step was given; fails after a
 /// diagnostic.
 mlir::LogicalResult applyAutodiff(mlir::ModuleOp module, bool propagateFirst);
+
+class ToolSession;
+
+/// The global program `simulate` and `explain` work on: the model named on
+/// the command line, its composites expanded, then made the backward pass
+/// or the training step that --autodiff, --train-step and --zero-axes ask
+/// for (propagated first, unless --auto-shard plans it afterwards). Null
+/// after a diagnostic, also for a program partitioned already. `entry` gets
+/// the entry function when given; `beforeDifferentiating`, when given, sees
+/// the model as loaded (explain reads its propagation remarks there).
+mlir::OwningOpRef<mlir::ModuleOp>
+loadGlobalProgram(ToolSession &session, llvm::StringRef command,
+                  mlir::func::FuncOp *entry = nullptr,
+                  llvm::function_ref<mlir::LogicalResult(mlir::ModuleOp)>
+                      beforeDifferentiating = {});
 
 /// Writes `path` with what `fn` prints; fails after a diagnostic naming the
 /// file when it cannot be written.

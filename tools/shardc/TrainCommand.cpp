@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "EngineSession.h"
+#include "JobDiagnostics.h"
 #include "ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
@@ -83,16 +84,26 @@ namespace {
 /// "step 7/50 loss 0.1234", or on a terminal a bar redrawn in place.
 class ProgressPrinter {
 public:
+  /// Under mpirun the bar is never drawn: Open MPI hands every rank a
+  /// pseudo-terminal for stdout whatever mpirun's own stdout is (a log
+  /// file, a pipe), so a rank cannot tell a terminal from a log.
   ProgressPrinter(unsigned total)
-      : total(total), terminal(llvm::sys::Process::StandardOutIsDisplayed()) {}
+      : total(total), terminal(llvm::sys::Process::StandardOutIsDisplayed() &&
+                               !shardc::mpirunRank()) {}
 
   void step(unsigned done, float loss) {
-    llvm::raw_ostream &os = llvm::outs();
     if (!terminal) {
-      os << "step " << done << "/" << total << llvm::format(" loss %.6g", loss)
-         << "\n";
+      // One write per line: stdout on a pseudo-terminal (mpirun's) is
+      // unbuffered, and a line written piece by piece may be cut by
+      // another rank's output. (Elsewhere it stays buffered.)
+      std::string line;
+      llvm::raw_string_ostream(line)
+          << "step " << done << "/" << total
+          << llvm::format(" loss %.6g", loss) << "\n";
+      llvm::outs() << line;
       return;
     }
+    llvm::raw_ostream &os = llvm::outs();
     constexpr unsigned width = 30;
     unsigned filled = total ? done * width / total : width;
     os << "\r[" << std::string(filled, '#') << std::string(width - filled, '.')
@@ -287,7 +298,8 @@ int shardc::runTrainCommand() {
     if (failed(loss))
       return 1;
     losses.push_back(*loss);
-    if (printing)
+    // Rank 0 alone reports progress, whichever backend each rank runs.
+    if (printing && shardc::mpirunRank().value_or(0) == 0)
       progress.step(s + 1, *loss);
   }
   // The global parameters are assembled (gathered from every rank under

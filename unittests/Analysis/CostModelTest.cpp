@@ -37,4 +37,24 @@ TEST(CostModelTest, GatherTakesLogarithmicRounds) {
                    0.0);
 }
 
+TEST(CostModelTest, SmallAllToAllTakesBruck) {
+  MachineModel machine;
+  // Four devices, 256-byte blocks: Bruck's two rounds, each forwarding two
+  // of the four 64-byte pieces (256 bytes in all), not three pairwise
+  // messages of 192 bytes.
+  EXPECT_DOUBLE_EQ(machine.collectiveSeconds(CollectiveKind::AllToAll, 4, 256),
+                   machine.transferSeconds(2, 256));
+  // Five devices: three rounds (ceil(log2 5)), forwarding pieces 1, 3; 2, 3;
+  // and 4: five pieces of 100 bytes.
+  EXPECT_DOUBLE_EQ(machine.collectiveSeconds(CollectiveKind::AllToAll, 5, 500),
+                   machine.transferSeconds(3, 500));
+}
+
+TEST(CostModelTest, LargeAllToAllTakesPairwiseExchange) {
+  MachineModel machine;
+  int64_t big = int64_t(1) << 26;
+  EXPECT_DOUBLE_EQ(machine.collectiveSeconds(CollectiveKind::AllToAll, 8, big),
+                   machine.transferSeconds(7, 7 * big / 8));
+}
+
 } // namespace

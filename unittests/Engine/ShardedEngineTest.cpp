@@ -196,6 +196,37 @@ TEST_F(ShardedEngineTest, CheckpointErrorsNameTheParameter) {
       << errors;
 }
 
+TEST_F(ShardedEngineTest, CheckpointElementTypesAreCheckedAtLoad) {
+  EngineOptions options;
+  options.training = false;
+  auto engine = compile(kMegatron, options);
+  ASSERT_TRUE(engine) << errors;
+
+  // An i32 array for an f32 parameter: refused when loaded, by name, not
+  // at the next forward (never converted: docs/engine.md).
+  std::map<std::string, Tensor> integers;
+  integers.emplace("w0", random({16, 32}, 1));
+  integers.emplace("w1", cantFail(Tensor::allocate({32, 16}, DType::I32)));
+  EXPECT_TRUE(failed(engine->loadCheckpoint(integers)));
+  EXPECT_NE(errors.find("parameter 'w1' holds f32 elements, got "
+                        "tensor<32x16xi32>"),
+            std::string::npos)
+      << errors;
+
+  // An input of the wrong element type, likewise, before any device runs.
+  std::map<std::string, Tensor> good;
+  good.emplace("w0", random({16, 32}, 1));
+  good.emplace("w1", random({32, 16}, 2));
+  ASSERT_TRUE(succeeded(engine->loadCheckpoint(good))) << errors;
+  errors.clear();
+  std::vector<Tensor> inputs;
+  inputs.push_back(cantFail(Tensor::allocate({8, 16}, DType::I64)));
+  EXPECT_TRUE(failed(engine->forward(inputs)));
+  EXPECT_NE(errors.find("input 'x' holds f32 elements, got tensor<8x16xi64>"),
+            std::string::npos)
+      << errors;
+}
+
 /// kMegatron as an ONNX import with a buffer leaves it: the module records
 /// "mask", a constant of the model (its value is folded in), whose entry a
 /// torch state_dict still holds.

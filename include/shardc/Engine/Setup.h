@@ -31,7 +31,9 @@ void registerShardcDialects(mlir::DialectRegistry &registry);
 /// global pass registry; safe to call more than once and from any thread.
 void registerShardcPassesAndPipelines();
 
-/// Both of the above, then loads the dialects into `context`.
+/// Both of the above, then loads the dialects into `context`; its
+/// diagnostics do not print the op they are emitted on (no "see current
+/// operation:" note with IR: they are for users, not pass authors).
 void setUpContext(mlir::MLIRContext &context);
 
 } // namespace shardc
