@@ -50,6 +50,20 @@ def gpt_graph_of(layers, layout):
     return g
 
 
+def gpt3_graph_of(layers):
+    """The GPT-3-shaped model of issue #28 (d 12288, 96 heads, seq 2048,
+    vocab 51200; batch 16, one sequence per data device) on data=16 x
+    model=8, without annotations."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples", "gpt"))
+    import gpt_graph
+    g = gpt_graph.graph(gpt_graph.Config(vocab=51200, d_model=12288,
+                                         heads=96, seq=2048, batch=16,
+                                         layers=layers, data=16, model=8))
+    for t in g["inputs"] + g["ops"] + g["outputs"]:
+        t.pop("sharding", None)
+    return g
+
+
 def write_gpt(path, layers, layout):
     with open(path, "w") as f:
         json.dump(gpt_graph_of(layers, layout), f)
@@ -116,7 +130,13 @@ def main():
     p.add_argument("--write-gpt", type=int, metavar="LAYERS",
                    help="print the GPT forward graph of LAYERS layers, "
                    "without annotations, and exit (tests plan it)")
+    p.add_argument("--write-gpt3", type=int, metavar="LAYERS",
+                   help="print the GPT-3-shaped graph of LAYERS layers on "
+                   "data=16 x model=8, without annotations, and exit")
     args = p.parse_args()
+    if args.write_gpt3 is not None:
+        json.dump(gpt3_graph_of(args.write_gpt3), sys.stdout, indent=1)
+        return
     if args.write_gpt is not None:
         json.dump(gpt_graph_of(args.write_gpt, "none"), sys.stdout, indent=1)
         return
