@@ -86,7 +86,8 @@ def measure(shardc, tmp, model, layers, mesh, write, layouts, step,
     making it a training step (or none, the forward program)."""
     auto = os.path.join(tmp, "auto.json")
     write(auto, "none")
-    limit = ["--auto-shard-time-limit", str(time_limit)]
+    limit = (["--auto-shard-time-limit", str(time_limit)] if time_limit > 0
+             else [])
     start = time.monotonic()
     cpu = os.times()
     c = subprocess.run([shardc, "compile", auto] + step +
@@ -126,7 +127,8 @@ def main():
     p.add_argument("--gpt-layers", type=int, nargs="*", default=[2, 24, 96])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--time-limit", type=float, default=60)
+    p.add_argument("--time-limit", type=float, default=0,
+                   help="--auto-shard-time-limit (default: none)")
     p.add_argument("--write-gpt", type=int, metavar="LAYERS",
                    help="print the GPT forward graph of LAYERS layers, "
                    "without annotations, and exit (tests plan it)")

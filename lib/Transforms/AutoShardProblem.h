@@ -217,10 +217,18 @@ struct LeastPeak {
 };
 
 /// The wall-clock backstop (--auto-shard-time-limit): a deadline, and its
-/// length, which the least-peak search gets anew.
+/// length, which the least-peak search gets anew; none (the default: the
+/// work limits bound the solve) when the length is zero.
 struct Backstop {
   SolveClock::time_point deadline;
   SolveClock::duration length;
+  static Backstop after(SolveClock::duration length) {
+    if (length <= SolveClock::duration::zero())
+      return {SolveClock::time_point::max(), SolveClock::duration::zero()};
+    return {SolveClock::now() + length, length};
+  }
+  /// As long again, from now.
+  Backstop renewed() const { return after(length); }
   bool passed() const { return SolveClock::now() >= deadline; }
 };
 

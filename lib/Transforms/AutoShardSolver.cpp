@@ -399,7 +399,9 @@ bool isIntegral(const Formulation &f, const std::vector<double> &values) {
 static void limitCbc(Cbc_Model *model, const Backstop &backstop,
                      int maxNodes = kBranchAndBoundNodes) {
   Cbc_setMaximumNodes(model, maxNodes);
-  Cbc_setMaximumSeconds(model, std::max(secondsLeft(backstop.deadline), 0.01));
+  if (backstop.length > Clock::duration::zero())
+    Cbc_setMaximumSeconds(model,
+                          std::max(secondsLeft(backstop.deadline), 0.01));
 }
 
 /// The least peak any plan reaches, bounded from both sides without
@@ -474,8 +476,7 @@ shardc::detail::solveExact(const AutoShardProblem &p, const Backstop &backstop,
   }
   // The least peak gets a backstop of its own, as long as the first.
   auto noneFits = [&]() -> FailureOr<AutoShardSolution> {
-    leastPeak = solveLeastPeak(
-        p, Backstop{Clock::now() + backstop.length, backstop.length},
+    leastPeak = solveLeastPeak(p, backstop.renewed(),
         std::min(evaluatePeakBytes(p, heuristic), smallestPeak));
     return failure();
   };
@@ -630,9 +631,12 @@ shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
 FailureOr<AutoShardSolution>
 shardc::detail::solveAutoShard(const AutoShardProblem &p,
                                double timeLimitSeconds, LeastPeak &leastPeak) {
-  Clock::duration length = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(timeLimitSeconds));
-  Backstop backstop{Clock::now() + length, length};
+  // (A limit too long for the clock is none.)
+  Backstop backstop = Backstop::after(
+      timeLimitSeconds > 0 && timeLimitSeconds < 1e9
+          ? std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(timeLimitSeconds))
+          : Clock::duration::zero());
   if (p.memoryBudget)
     return solveWithinBudget(p, backstop, leastPeak);
   return solveUnbudgeted(p, backstop);

@@ -37,10 +37,11 @@ namespace shardc {
 struct AutoShardOptions {
   /// Peak live bytes per device the plan may reach; none when unset.
   std::optional<int64_t> memoryBudgetBytes;
-  /// The wall-clock backstop: past it, the best plan found so far (or the
-  /// local search's, if CBC found none). The solver's deterministic work
-  /// limits (docs/auto-sharding.md, "Limits") come first.
-  double timeLimitSeconds = 60;
+  /// The wall-clock backstop, none when 0 (the default): past it, the best
+  /// plan found so far (or the local search's, if CBC found none). The
+  /// solver's deterministic work limits (docs/auto-sharding.md, "Limits")
+  /// bound the solve either way.
+  double timeLimitSeconds = 0;
   MachineModel machine;
 };
 

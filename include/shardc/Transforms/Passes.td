@@ -254,9 +254,10 @@ def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
     Option<"memoryBudget", "memory-budget", "std::string", /*default=*/"\"\"",
            "Peak live bytes per device the plan may reach (K, M, G "
            "suffixes); none by default">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
-           "Wall-clock backstop on the solve, in seconds: past it the best "
-           "plan found is taken">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"0",
+           "Wall-clock backstop on the solve, in seconds (0: none, the "
+           "solver's work limits bound it): past it the best plan found "
+           "is taken">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
