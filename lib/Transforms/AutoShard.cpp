@@ -678,11 +678,12 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   } else if (plan.workLimited) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << llvm::format("the solver's work limit (%d simplex iterations, %d "
-                       "branch-and-bound nodes) stopped it before proving a "
-                       "plan optimal: the plan is the best found (%s, "
-                       "est_time=%.3g s)",
-                       kRelaxationIterations, kBranchAndBoundNodes,
+    os << llvm::format("the solver's work limit (%d simplex iterations, "
+                       "%lld branch-and-bound nodes times columns) stopped "
+                       "it before proving a plan optimal: the plan is the "
+                       "best found (%s, est_time=%.3g s)",
+                       kRelaxationIterations,
+                       (long long)kBranchAndBoundWork,
                        plan.heuristic ? "local search" : "CBC, unproven",
                        plan.estimatedSeconds);
     emitWarning(func.getLoc()) << text;

@@ -396,9 +396,12 @@ bool isIntegral(const Formulation &f, const std::vector<double> &values) {
 
 /// Gives CBC its limits: the work limit (deterministic), then the time left
 /// as a backstop (CBC's own first LP does not check it).
-static void limitCbc(Cbc_Model *model, const Backstop &backstop,
-                     int maxNodes = kBranchAndBoundNodes) {
-  Cbc_setMaximumNodes(model, maxNodes);
+static void limitCbc(Cbc_Model *model, const Backstop &backstop) {
+  int64_t columns = std::max(Cbc_getNumCols(model), 1);
+  Cbc_setMaximumNodes(
+      model, int(std::clamp<int64_t>(kBranchAndBoundWork / columns,
+                                     kMinBranchAndBoundNodes,
+                                     kBranchAndBoundNodes)));
   if (backstop.length > Clock::duration::zero())
     Cbc_setMaximumSeconds(model,
                           std::max(secondsLeft(backstop.deadline), 0.01));
