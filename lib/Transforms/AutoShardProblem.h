@@ -201,6 +201,10 @@ constexpr int kRelaxationIterations = 200000;
 constexpr int kBranchAndBoundNodes = 2000;
 constexpr int kMinBranchAndBoundNodes = 20;
 constexpr int64_t kBranchAndBoundWork = 20000000;
+/// Past this many columns CBC does not run at all: its own first LP
+/// (primal simplex) and root cuts alone took minutes on such programs; the
+/// relaxation rounded and improved, or the local search's plan, is taken.
+constexpr int kMaxBranchAndBoundColumns = 50000;
 
 enum class Relaxation { Solved, Infeasible, WorkLimit, TimedOut };
 /// Solves `program` as an LP by Clp's dual simplex within `maxIterations`

@@ -116,6 +116,7 @@ public:
   }
 
   Cbc_Model *get() { return model; }
+  int numColumns() const { return int(objectives.size()); }
 
 private:
   struct Entry {
@@ -509,11 +510,13 @@ shardc::detail::solveExact(const AutoShardProblem &p, const Backstop &backstop,
       heuristicFits = true;
     }
   }
-  // No relaxation within the limits, or no time left for CBC: the best
-  // plan found.
-  if (!solved || backstop.passed()) {
-    solution.timedOut = relaxation != Relaxation::WorkLimit;
-    solution.workLimited = relaxation == Relaxation::WorkLimit;
+  // No relaxation within the limits, a program too large for CBC, or no
+  // time left for it: the best plan found.
+  bool tooLarge = ip.numColumns() > kMaxBranchAndBoundColumns;
+  if (!solved || tooLarge || backstop.passed()) {
+    solution.workLimited =
+        relaxation == Relaxation::WorkLimit || (solved && tooLarge);
+    solution.timedOut = !solution.workLimited;
     solution.heuristic = true;
     if (!heuristicFits) {
       leastPeak = LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak),
