@@ -50,6 +50,20 @@ def gpt_graph_of(layers, layout):
     return g
 
 
+def gpt3_graph_of(layers):
+    """The GPT-3-shaped model of issue #28 (d 12288, 96 heads, seq 2048,
+    vocab 51200; batch 16, one sequence per data device) on data=16 x
+    model=8, without annotations."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples", "gpt"))
+    import gpt_graph
+    g = gpt_graph.graph(gpt_graph.Config(vocab=51200, d_model=12288,
+                                         heads=96, seq=2048, batch=16,
+                                         layers=layers, data=16, model=8))
+    for t in g["inputs"] + g["ops"] + g["outputs"]:
+        t.pop("sharding", None)
+    return g
+
+
 def write_gpt(path, layers, layout):
     with open(path, "w") as f:
         json.dump(gpt_graph_of(layers, layout), f)
@@ -72,7 +86,8 @@ def measure(shardc, tmp, model, layers, mesh, write, layouts, step,
     making it a training step (or none, the forward program)."""
     auto = os.path.join(tmp, "auto.json")
     write(auto, "none")
-    limit = ["--auto-shard-time-limit", str(time_limit)]
+    limit = (["--auto-shard-time-limit", str(time_limit)] if time_limit > 0
+             else [])
     start = time.monotonic()
     cpu = os.times()
     c = subprocess.run([shardc, "compile", auto] + step +
@@ -112,11 +127,18 @@ def main():
     p.add_argument("--gpt-layers", type=int, nargs="*", default=[2, 24, 96])
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--time-limit", type=float, default=60)
+    p.add_argument("--time-limit", type=float, default=0,
+                   help="--auto-shard-time-limit (default: none)")
     p.add_argument("--write-gpt", type=int, metavar="LAYERS",
                    help="print the GPT forward graph of LAYERS layers, "
                    "without annotations, and exit (tests plan it)")
+    p.add_argument("--write-gpt3", type=int, metavar="LAYERS",
+                   help="print the GPT-3-shaped graph of LAYERS layers on "
+                   "data=16 x model=8, without annotations, and exit")
     args = p.parse_args()
+    if args.write_gpt3 is not None:
+        json.dump(gpt3_graph_of(args.write_gpt3), sys.stdout, indent=1)
+        return
     if args.write_gpt is not None:
         json.dump(gpt_graph_of(args.write_gpt, "none"), sys.stdout, indent=1)
         return

@@ -619,22 +619,31 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   if (failed(builder.build()))
     return failure();
   const AutoShardProblem &problem = builder.problem;
-  int64_t leastPeak = -1;
-  bool leastPeakProven = false;
-  FailureOr<AutoShardSolution> solution = solveAutoShard(
-      problem, options.timeLimitSeconds, leastPeak, leastPeakProven);
+  LeastPeak leastPeak;
+  FailureOr<AutoShardSolution> solution =
+      solveAutoShard(problem, options.timeLimitSeconds, leastPeak);
   if (failed(solution)) {
     // At the function's location, without the function printed after it.
     InFlightDiagnostic diag =
         emitError(func.getLoc()) << "found no sharding plan within --memory-budget="
                          << *options.memoryBudgetBytes << " bytes per device";
-    if (leastPeak >= 0 && leastPeakProven)
-      diag << "; the least any plan needs is " << leastPeak << " bytes";
-    else if (leastPeak >= 0)
-      diag << "; the smallest plan found in --auto-shard-time-limit needs "
-           << leastPeak << " bytes";
-    else
-      diag << " within the time limit";
+    // Only a search that bounded the least from below may call it the
+    // least; the time limit is named only when it, not the solver's work
+    // limits, ended the search.
+    if (leastPeak.bytes >= 0 && leastPeak.proven) {
+      diag << "; the least any plan needs is " << leastPeak.bytes << " bytes";
+    } else if (leastPeak.bytes >= 0) {
+      diag << "; the smallest plan found needs " << leastPeak.bytes
+           << " bytes";
+      if (leastPeak.lowerBound >= 0)
+        diag << " (and none needs less than " << leastPeak.lowerBound
+             << ")";
+      if (leastPeak.timedOut)
+        diag << ", in --auto-shard-time-limit";
+    } else {
+      diag << " within " << (leastPeak.timedOut ? "--auto-shard-time-limit"
+                                                : "the solver's work limit");
+    }
     return failure();
   }
   const std::vector<unsigned> &strategy = solution->strategy;
@@ -646,6 +655,8 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   plan.movesPerConsumer = solution->movesPerConsumer;
   plan.heuristic = solution->heuristic;
   plan.timedOut = solution->timedOut;
+  plan.workLimited = solution->workLimited;
+  plan.memoryPriced = solution->memoryPriced;
   plan.clustered = solution->clustered;
   plan.solvedNodes = solution->solvedNodes;
   plan.numNodes = problem.nodes.size();
@@ -661,6 +672,18 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
                        "(%s, est_time=%.3g s); a longer limit may find a "
                        "faster one",
                        options.timeLimitSeconds,
+                       plan.heuristic ? "local search" : "CBC, unproven",
+                       plan.estimatedSeconds);
+    emitWarning(func.getLoc()) << text;
+  } else if (plan.workLimited) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format("the solver's work limit (%d simplex iterations, "
+                       "%lld branch-and-bound nodes times columns) stopped "
+                       "it before proving a plan optimal: the plan is the "
+                       "best found (%s, est_time=%.3g s)",
+                       kRelaxationIterations,
+                       (long long)kBranchAndBoundWork,
                        plan.heuristic ? "local search" : "CBC, unproven",
                        plan.estimatedSeconds);
     emitWarning(func.getLoc()) << text;

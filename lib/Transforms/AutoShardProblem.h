@@ -92,11 +92,18 @@ struct AutoShardSolution {
   /// Each consumer paid its own moves (the problem was too large to share
   /// them): the plan solves that upper bound, then was improved.
   bool movesPerConsumer = false;
-  /// --auto-shard-time-limit cut the solve short.
+  /// --auto-shard-time-limit cut the solve short (the wall-clock backstop).
   bool timedOut = false;
+  /// The solver's work limits (kRelaxationIterations, kBranchAndBoundNodes)
+  /// stopped it before a plan was proven optimal: deterministic, whatever
+  /// the machine's speed.
+  bool workLimited = false;
   /// Solved on the clustered problem (repeated layers choosing alike),
   /// then improved node by node on the whole one.
   bool clustered = false;
+  /// Under a budget too large for the exact program: found by pricing
+  /// bytes (AutoShardBudget.cpp), checked against the budget, not proven.
+  bool memoryPriced = false;
   /// Nodes of the program CBC solved (the clustered one's, if clustered).
   size_t solvedNodes = 0;
 };
@@ -182,21 +189,87 @@ struct LinearProgram {
   const double *columnLower = nullptr, *columnUpper = nullptr,
                *objective = nullptr, *rowLower = nullptr, *rowUpper = nullptr;
 };
-enum class Relaxation { Solved, Infeasible, TimedOut };
-/// Solves `program` as an LP by Clp's dual simplex, stopped at `deadline`;
-/// `solution` gets the column values when solved (AutoShardRelaxation.cpp).
+/// The solver's work, bounded by counts rather than seconds, so that the
+/// plan and every message are the same on a machine twice as slow
+/// (docs/auto-sharding.md, "Limits"): the relaxation's simplex iterations,
+/// and CBC's branch-and-bound nodes. --auto-shard-time-limit is only a
+/// backstop past them.
+/// A node costs about one LP of the program, so CBC's nodes are bounded by
+/// kBranchAndBoundWork over its columns, between 20 and 2000 (a 4-layer
+/// Llama step's clustered program, 200k columns, ran minutes on 2000).
+constexpr int kRelaxationIterations = 200000;
+constexpr int kBranchAndBoundNodes = 2000;
+constexpr int kMinBranchAndBoundNodes = 20;
+constexpr int64_t kBranchAndBoundWork = 20000000;
+/// Past this many columns CBC does not run at all: its own first LP
+/// (primal simplex) and root cuts alone took minutes on such programs; the
+/// relaxation rounded and improved, or the local search's plan, is taken.
+constexpr int kMaxBranchAndBoundColumns = 50000;
+
+enum class Relaxation { Solved, Infeasible, WorkLimit, TimedOut };
+/// Solves `program` as an LP by Clp's dual simplex within `maxIterations`
+/// (WorkLimit past them), stopped at `deadline` (TimedOut); `solution`
+/// gets the column values when solved (AutoShardRelaxation.cpp).
 Relaxation solveRelaxation(const LinearProgram &program,
-                           SolveClock::time_point deadline,
+                           SolveClock::time_point deadline, int maxIterations,
                            std::vector<double> &solution);
 
-/// Solves `p` with CBC within `timeLimitSeconds`, falling back to a local
-/// search. Fails when no plan fits the budget; then `leastPeak` holds the
-/// smallest peak a plan was found to reach (-1: none found in time), and
-/// `leastPeakProven` whether CBC proved no plan reaches less.
+/// When no plan fits the budget: the smallest peak a plan was found to
+/// reach (-1: none found), a peak no plan goes below (-1: none known),
+/// whether no plan reaches less than `bytes` (proven), and whether the
+/// wall-clock backstop (rather than the work limits) ended the search.
+struct LeastPeak {
+  int64_t bytes = -1;
+  int64_t lowerBound = -1;
+  bool proven = false;
+  bool timedOut = false;
+};
+
+/// The wall-clock backstop (--auto-shard-time-limit): a deadline, and its
+/// length, which the least-peak search gets anew; none (the default: the
+/// work limits bound the solve) when the length is zero.
+struct Backstop {
+  SolveClock::time_point deadline;
+  SolveClock::duration length;
+  static Backstop after(SolveClock::duration length) {
+    if (length <= SolveClock::duration::zero())
+      return {SolveClock::time_point::max(), SolveClock::duration::zero()};
+    return {SolveClock::now() + length, length};
+  }
+  /// As long again, from now.
+  Backstop renewed() const { return after(length); }
+  bool passed() const { return SolveClock::now() >= deadline; }
+};
+
+/// Solves `p` with CBC within the work limits above (and, as a backstop,
+/// `timeLimitSeconds`), falling back to a local search. Fails when no plan
+/// fits the budget; then `leastPeak` says what the least-peak search found.
 mlir::FailureOr<AutoShardSolution> solveAutoShard(const AutoShardProblem &p,
                                                   double timeLimitSeconds,
-                                                  int64_t &leastPeak,
-                                                  bool &leastPeakProven);
+                                                  LeastPeak &leastPeak);
+
+/// `p` as one integer program, its memory rows included when it has a
+/// budget (AutoShardSolver.cpp): exact, and as large as the program.
+mlir::FailureOr<AutoShardSolution> solveExact(const AutoShardProblem &p,
+                                              const Backstop &backstop,
+                                              LeastPeak &leastPeak);
+/// `p` without its budget, reduced and clustered (AutoShardSolver.cpp).
+AutoShardSolution solveUnbudgeted(const AutoShardProblem &p,
+                                  const Backstop &backstop);
+/// `p` within its budget (AutoShardBudget.cpp, docs/auto-sharding.md
+/// "Memory at scale"): the unbudgeted plan if it fits; a small program
+/// exactly; a large one by pricing its bytes, so that it is still reduced
+/// and clustered.
+mlir::FailureOr<AutoShardSolution> solveWithinBudget(const AutoShardProblem &p,
+                                                     const Backstop &backstop,
+                                                     LeastPeak &leastPeak);
+/// Step 3 of solveWithinBudget, from `p`'s unbudgeted plan: bytes priced
+/// by a multiplier, grown until a plan fits, then bisected; the fastest
+/// plan that fits, or failure (`leastPeak`: the least peak seen).
+mlir::FailureOr<AutoShardSolution>
+solveByPricingBytes(const AutoShardProblem &p,
+                    const std::vector<unsigned> &unbudgeted,
+                    const Backstop &backstop, LeastPeak &leastPeak);
 
 } // namespace shardc::detail
 

@@ -1,12 +1,14 @@
 //===- AutoShardRelaxation.cpp - the ILP's relaxation, by Clp -------------===//
 //
 // The auto-sharding program with its integers relaxed, solved by Clp's
-// dual simplex and stopped at a deadline. On the programs auto-sharding
-// makes the relaxation is mostly integral already, and then it is the plan
-// (AutoShardSolver.cpp). CBC's own first LP is neither fast (primal
-// simplex, four times slower here) nor bounded by its time limit, and
-// Clp's time limit is checked too rarely (a 20 s limit ran 42 s on
-// gpt_tiny's step); an event handler checks the clock every iteration.
+// dual simplex within a number of iterations (the deterministic bound: the
+// outcome never depends on the machine's speed) and, as a backstop, a
+// deadline. On the programs auto-sharding makes the relaxation is mostly
+// integral already, and then it is the plan (AutoShardSolver.cpp). CBC's
+// own first LP is neither fast (primal simplex, four times slower here)
+// nor bounded by its time limit, and Clp's time limit is checked too
+// rarely (a 20 s limit ran 42 s on gpt_tiny's step); an event handler
+// checks the clock every iteration.
 //
 // Clp's C++ headers throw: this file alone is built with exceptions
 // (CMakeLists.txt).
@@ -26,11 +28,15 @@ using namespace shardc::detail;
 namespace {
 class StopAtDeadline : public ClpEventHandler {
 public:
-  explicit StopAtDeadline(SolveClock::time_point deadline)
-      : deadline(deadline) {}
+  /// `fired` says, after the solve, whether the deadline stopped it (Clp
+  /// solves with a clone of the handler).
+  StopAtDeadline(SolveClock::time_point deadline, bool *fired)
+      : deadline(deadline), fired(fired) {}
   int event(Event event) override {
-    // 0 stops the solve (status 5); -1 carries on.
-    return event == endOfIteration && SolveClock::now() >= deadline ? 0 : -1;
+    if (event != endOfIteration || SolveClock::now() < deadline)
+      return -1; // carries on
+    *fired = true;
+    return 0; // stops the solve
   }
   ClpEventHandler *clone() const override {
     return new StopAtDeadline(*this);
@@ -38,11 +44,13 @@ public:
 
 private:
   SolveClock::time_point deadline;
+  bool *fired;
 };
 } // namespace
 
 Relaxation shardc::detail::solveRelaxation(const LinearProgram &program,
                                            SolveClock::time_point deadline,
+                                           int maxIterations,
                                            std::vector<double> &solution) {
   ClpSimplex lp;
   lp.setLogLevel(0);
@@ -50,11 +58,13 @@ Relaxation shardc::detail::solveRelaxation(const LinearProgram &program,
                  program.rows, program.values, program.columnLower,
                  program.columnUpper, program.objective, program.rowLower,
                  program.rowUpper);
-  StopAtDeadline stop(deadline);
+  // Past the deadline already: nothing starts, whatever the machine.
+  if (SolveClock::now() >= deadline)
+    return Relaxation::TimedOut;
+  bool pastDeadline = false;
+  StopAtDeadline stop(deadline, &pastDeadline);
   lp.passInEventHandler(&stop);
-  double left = std::chrono::duration<double>(deadline - SolveClock::now())
-                    .count();
-  lp.setMaximumSeconds(std::max(left, 0.001));
+  lp.setMaximumIterations(maxIterations);
   ClpSolve options;
   options.setSolveType(ClpSolve::useDual);
   lp.initialSolve(options);
@@ -65,5 +75,5 @@ Relaxation shardc::detail::solveRelaxation(const LinearProgram &program,
   }
   if (lp.isProvenPrimalInfeasible())
     return Relaxation::Infeasible;
-  return Relaxation::TimedOut;
+  return pastDeadline ? Relaxation::TimedOut : Relaxation::WorkLimit;
 }

@@ -28,6 +28,8 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cmath>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -42,9 +44,6 @@ using namespace shardc::detail;
 
 namespace {
 using Clock = SolveClock;
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 double secondsLeft(Clock::time_point deadline) {
   return std::max(
       0.0, std::chrono::duration<double>(deadline - Clock::now()).count());
@@ -98,7 +97,7 @@ public:
   }
 
   /// The program with its integers relaxed (AutoShardRelaxation.cpp).
-  Relaxation solveRelaxation(Clock::time_point deadline,
+  Relaxation solveRelaxation(Clock::time_point deadline, int maxIterations,
                              std::vector<double> &solution) {
     Matrix m = columnMatrix();
     static_assert(sizeof(CoinBigIndex) == sizeof(int));
@@ -113,10 +112,11 @@ public:
     lp.objective = objectives.data();
     lp.rowLower = rowLower.data();
     lp.rowUpper = rowUpper.data();
-    return detail::solveRelaxation(lp, deadline, solution);
+    return detail::solveRelaxation(lp, deadline, maxIterations, solution);
   }
 
   Cbc_Model *get() { return model; }
+  int numColumns() const { return int(objectives.size()); }
 
 private:
   struct Entry {
@@ -395,12 +395,29 @@ bool isIntegral(const Formulation &f, const std::vector<double> &values) {
 }
 } // namespace
 
-/// The least peak any plan reaches: the same program minimizing a bound on
-/// every point's memory, its relaxation first (integral: proven), then CBC
-/// if its slower LP fits before `deadline`; else the relaxation rounded, a
-/// plan's peak but not the least (-1: nothing in time).
-static int64_t solveLeastPeak(const AutoShardProblem &p,
-                              Clock::time_point deadline, bool &proven) {
+/// Gives CBC its limits: the work limit (deterministic), then the time left
+/// as a backstop (CBC's own first LP does not check it).
+static void limitCbc(Cbc_Model *model, const Backstop &backstop) {
+  int64_t columns = std::max(Cbc_getNumCols(model), 1);
+  Cbc_setMaximumNodes(
+      model, int(std::clamp<int64_t>(kBranchAndBoundWork / columns,
+                                     kMinBranchAndBoundNodes,
+                                     kBranchAndBoundNodes)));
+  if (backstop.length > Clock::duration::zero())
+    Cbc_setMaximumSeconds(model,
+                          std::max(secondsLeft(backstop.deadline), 0.01));
+}
+
+/// The least peak any plan reaches, bounded from both sides without
+/// branch and bound (CBC took 20 ms a node on a 4-layer MLP step's program,
+/// and it only words an error): below by the relaxation of the same
+/// program minimizing a bound on every point's memory, above by the
+/// smallest of `found` (the local search's plans' peak) and that
+/// relaxation rounded and improved. Proven when the two meet.
+static LeastPeak solveLeastPeak(const AutoShardProblem &p,
+                                const Backstop &backstop, int64_t found) {
+  LeastPeak least;
+  least.bytes = found;
   IntegerProgram ip;
   Formulation f = formulate(p, ip, /*timeWeight=*/0, /*withMemory=*/true);
   int peak = ip.addColumn(0, 1e30, 1, /*integer=*/false);
@@ -410,34 +427,33 @@ static int64_t solveLeastPeak(const AutoShardProblem &p,
     ip.addRow(terms, 'L', 0);
   }
   std::vector<double> relaxed;
-  Clock::time_point lpStart = Clock::now();
-  Relaxation relaxation = ip.solveRelaxation(deadline, relaxed);
-  double lpSeconds = secondsSince(lpStart);
-  if (relaxation != Relaxation::Solved)
-    return -1;
-  if (isIntegral(f, relaxed)) {
-    proven = true;
-    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
+  Relaxation relaxation =
+      ip.solveRelaxation(backstop.deadline, kRelaxationIterations, relaxed);
+  if (relaxation != Relaxation::Solved) {
+    least.timedOut = relaxation == Relaxation::TimedOut;
+    return least;
   }
-  double left = secondsLeft(deadline);
-  if (left < 4 * lpSeconds)
-    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
-  ip.load();
-  Cbc_setMaximumSeconds(ip.get(), std::max(left - 2 * lpSeconds, 0.01));
-  Cbc_solve(ip.get());
-  if (Cbc_numberSavedSolutions(ip.get()) < 1 && !Cbc_isProvenOptimal(ip.get()))
-    return evaluatePeakBytes(p, readStrategies(f, relaxed.data()));
-  proven = Cbc_isProvenOptimal(ip.get());
-  return evaluatePeakBytes(p, readStrategies(f, Cbc_getColSolution(ip.get())));
+  // The relaxation rounded, then moved node by node to less memory (the
+  // local search under a budget of nothing prices each byte over it at a
+  // second).
+  std::vector<unsigned> rounded = readStrategies(f, relaxed.data());
+  AutoShardProblem noRoom = p;
+  noRoom.memoryBudget = 0;
+  rounded = localSearch(noRoom, /*smallest=*/false, &rounded);
+  int64_t roundedPeak = evaluatePeakBytes(p, rounded);
+  if (least.bytes < 0 || roundedPeak < least.bytes)
+    least.bytes = roundedPeak;
+  least.lowerBound = int64_t(std::ceil(relaxed[peak] - 1e-6));
+  least.proven = isIntegral(f, relaxed) || least.bytes <= least.lowerBound;
+  return least;
 }
-
 
 /// `p` itself: its relaxation by Clp, which is often integral and then the
 /// plan; else CBC, the local search starting it off and standing in when
-/// CBC finds nothing, or when the deadline leaves no time for CBC.
-static FailureOr<AutoShardSolution>
-solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
-            int64_t &leastPeak, bool &leastPeakProven) {
+/// CBC finds nothing, or when the limits leave no room for CBC.
+FailureOr<AutoShardSolution>
+shardc::detail::solveExact(const AutoShardProblem &p, const Backstop &backstop,
+                           LeastPeak &leastPeak) {
   AutoShardSolution solution;
   solution.solvedNodes = p.nodes.size();
   IntegerProgram ip;
@@ -452,27 +468,26 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
     return !p.memoryBudget || evaluatePeakBytes(p, plan) <= *p.memoryBudget;
   };
   bool heuristicFits = fits(heuristic);
+  int64_t smallestPeak = INT64_MAX; // of the local search's plans
   if (p.memoryBudget) {
     std::vector<unsigned> split = localSearch(p, /*smallest=*/true);
+    smallestPeak = evaluatePeakBytes(p, split);
     if (fits(split) && (!heuristicFits || evaluateSeconds(p, split) <
                                               evaluateSeconds(p, heuristic))) {
       heuristic = std::move(split);
       heuristicFits = true;
     }
   }
-  // The least peak gets what is left of the limit, and at least a second.
+  // The least peak gets a backstop of its own, as long as the first.
   auto noneFits = [&]() -> FailureOr<AutoShardSolution> {
-    leastPeak = solveLeastPeak(
-        p, std::max(deadline, Clock::now() + std::chrono::seconds(1)),
-        leastPeakProven);
+    leastPeak = solveLeastPeak(p, backstop.renewed(),
+        std::min(evaluatePeakBytes(p, heuristic), smallestPeak));
     return failure();
   };
 
   std::vector<double> relaxed;
-  Clock::time_point lpStart = Clock::now();
   Relaxation relaxation =
-      ip.solveRelaxation(deadline, relaxed);
-  double lpSeconds = secondsSince(lpStart);
+      ip.solveRelaxation(backstop.deadline, kRelaxationIterations, relaxed);
   if (relaxation == Relaxation::Infeasible)
     return noneFits();
   bool solved = relaxation == Relaxation::Solved;
@@ -495,14 +510,17 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
       heuristicFits = true;
     }
   }
-  // CBC solves the relaxation again before its time limit applies (and
-  // more slowly): it runs only if that fits in the time left.
-  double left = secondsLeft(deadline);
-  if (!solved || left < 4 * lpSeconds) {
-    solution.timedOut = true;
+  // No relaxation within the limits, a program too large for CBC, or no
+  // time left for it: the best plan found.
+  bool tooLarge = ip.numColumns() > kMaxBranchAndBoundColumns;
+  if (!solved || tooLarge || backstop.passed()) {
+    solution.workLimited =
+        relaxation == Relaxation::WorkLimit || (solved && tooLarge);
+    solution.timedOut = !solution.workLimited;
     solution.heuristic = true;
     if (!heuristicFits) {
-      leastPeak = -1;
+      leastPeak = LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak),
+                            -1, false, solution.timedOut};
       return failure();
     }
     solution.strategy = std::move(heuristic);
@@ -519,19 +537,22 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
       }
     Cbc_setMIPStartI(ip.get(), cols.size(), cols.data(), values.data());
   }
-  Cbc_setMaximumSeconds(ip.get(), std::max(left - 2 * lpSeconds, 0.01));
+  limitCbc(ip.get(), backstop);
   Cbc_solve(ip.get());
-  solution.timedOut = Cbc_status(ip.get()) == 1;
+  // Stopped by a limit: the time backstop, else the node limit.
+  bool stopped = Cbc_status(ip.get()) == 1;
+  solution.timedOut = stopped && Cbc_isSecondsLimitReached(ip.get());
+  solution.workLimited = stopped && !solution.timedOut;
   bool found = Cbc_isProvenOptimal(ip.get()) ||
                Cbc_numberSavedSolutions(ip.get()) > 0;
-  // Finished (not stopped by the time limit) without a plan: none fits.
+  // Finished (not stopped by a limit) without a plan: none fits.
   if (Cbc_isProvenInfeasible(ip.get()) ||
       (!found && Cbc_status(ip.get()) == 0))
     return noneFits();
   if (found) {
     solution.strategy = readStrategies(f, Cbc_getColSolution(ip.get()));
     solution.optimal = Cbc_isProvenOptimal(ip.get()) && f.sharedMoves;
-    // Past the time limit, the local search may have done better.
+    // Stopped by a limit, the local search may have done better.
     if (!Cbc_isProvenOptimal(ip.get()) && heuristicFits &&
         evaluateSeconds(p, heuristic) < evaluateSeconds(p, solution.strategy)) {
       solution.strategy = heuristic;
@@ -539,8 +560,11 @@ solveDirect(const AutoShardProblem &p, Clock::time_point deadline,
     }
     return solution;
   }
-  if (!heuristicFits)
-    return failure(); // leastPeak stays -1: none found in time
+  if (!heuristicFits) {
+    leastPeak = LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak),
+                            -1, false, solution.timedOut};
+    return failure();
+  }
   solution.strategy = std::move(heuristic);
   solution.heuristic = true;
   return solution;
@@ -554,57 +578,72 @@ static constexpr size_t kClusterMinNodes = 150;
 /// `p` solved directly, or, when it is big, its repeated layers clustered
 /// (the clusters' plan expanded); none when CBC fails on it.
 static FailureOr<AutoShardSolution>
-solveMaybeClustered(const AutoShardProblem &p, Clock::time_point deadline,
-                    int64_t &leastPeak, bool &leastPeakProven) {
+solveMaybeClustered(const AutoShardProblem &p, const Backstop &backstop,
+                    LeastPeak &leastPeak) {
   std::optional<ClusteredProblem> clustered;
   if (p.nodes.size() >= kClusterMinNodes)
     clustered = clusterRepeatedLayers(p);
   if (!clustered)
-    return solveDirect(p, deadline, leastPeak, leastPeakProven);
-  FailureOr<AutoShardSolution> reduced = solveDirect(
-      clustered->reduced, deadline, leastPeak, leastPeakProven);
+    return solveExact(p, backstop, leastPeak);
+  FailureOr<AutoShardSolution> reduced = solveExact(clustered->reduced, backstop, leastPeak);
   if (failed(reduced))
-    return solveDirect(p, deadline, leastPeak, leastPeakProven);
+    return solveExact(p, backstop, leastPeak);
   AutoShardSolution solution;
   solution.clustered = true;
   solution.solvedNodes = clustered->reduced.nodes.size();
   solution.heuristic = reduced->heuristic;
   solution.movesPerConsumer = reduced->movesPerConsumer;
   solution.timedOut = reduced->timedOut;
+  solution.workLimited = reduced->workLimited;
   for (unsigned group : clustered->groupOf)
     solution.strategy.push_back(reduced->strategy[group]);
   return solution;
 }
 
-FailureOr<AutoShardSolution>
-shardc::detail::solveAutoShard(const AutoShardProblem &p,
-                               double timeLimitSeconds, int64_t &leastPeak,
-                               bool &leastPeakProven) {
-  Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeLimitSeconds));
-  // Under a budget the memory rows need every node and program point, so
-  // only an unbudgeted program is reduced and clustered.
-  if (p.memoryBudget)
-    return solveDirect(p, deadline, leastPeak, leastPeakProven);
+AutoShardSolution
+shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
+                                const Backstop &backstop) {
+  assert(!p.memoryBudget && "the budget is AutoShardBudget.cpp's");
   std::optional<ReducedProblem> reduced = reduceFollowers(p);
   const AutoShardProblem &q = reduced ? reduced->reduced : p;
-  FailureOr<AutoShardSolution> solution =
-      solveMaybeClustered(q, deadline, leastPeak, leastPeakProven);
-  if (failed(solution))
-    return failure();
+  // Without a budget every plan fits, and the solve does not fail; the
+  // local search would stand in if it did.
+  LeastPeak unused;
+  FailureOr<AutoShardSolution> solved =
+      solveMaybeClustered(q, backstop, unused);
+  AutoShardSolution solution;
+  if (succeeded(solved)) {
+    solution = std::move(*solved);
+  } else {
+    solution.strategy = localSearch(q, /*smallest=*/false);
+    solution.heuristic = true;
+  }
   if (reduced)
-    solution->strategy = expandReduced(*reduced, solution->strategy);
-  if (solution->optimal)
+    solution.strategy = expandReduced(*reduced, solution.strategy);
+  if (solution.optimal)
     return solution; // the reduction is exact
   // The clusters' plan, expanded, is improved node by node on the whole
   // program (where a layer near an end differs from the rest); the greedy
   // plan replaces it if better.
-  improvePlan(p, solution->strategy);
+  improvePlan(p, solution.strategy);
   std::vector<unsigned> greedy = localSearch(p, /*smallest=*/false);
-  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution->strategy)) {
-    solution->strategy = std::move(greedy);
-    solution->heuristic = true;
+  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution.strategy)) {
+    solution.strategy = std::move(greedy);
+    solution.heuristic = true;
   }
   return solution;
+}
+
+FailureOr<AutoShardSolution>
+shardc::detail::solveAutoShard(const AutoShardProblem &p,
+                               double timeLimitSeconds, LeastPeak &leastPeak) {
+  // (A limit too long for the clock is none.)
+  Backstop backstop = Backstop::after(
+      timeLimitSeconds > 0 && timeLimitSeconds < 1e9
+          ? std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(timeLimitSeconds))
+          : Clock::duration::zero());
+  if (p.memoryBudget)
+    return solveWithinBudget(p, backstop, leastPeak);
+  return solveUnbudgeted(p, backstop);
 }

@@ -313,8 +313,9 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     is planned when training, the forward program otherwise
     (docs/auto-sharding.md); shardings() shows the choice. memory_budget:
     the peak live bytes per device the plan may reach (an int, or a string
-    with a K, M or G suffix); auto_shard_time_limit: seconds the solver may
-    search. Failures raise shardc.ShardcError with the diagnostics.
+    with a K, M or G suffix); auto_shard_time_limit: a wall-clock backstop
+    on the solve, in seconds (none by default: the solver's work limits
+    bound it). Failures raise shardc.ShardcError with the diagnostics.
     """
     auto = _auto_shard_request(auto_shard, memory_budget,
                                auto_shard_time_limit)

@@ -126,17 +126,21 @@ def test_on_mpi_every_rank_plans_the_same():
     assert p.stdout.count("(mpi): losses and parameters equal PyTorch's") == 4
 
 
-def test_a_budget_no_plan_fits_names_the_least_any_plan_needs():
+def test_a_budget_no_plan_fits_names_the_smallest_plan_found():
     graph = mlp_graph()
+    # The same message on any machine: the solver's limits are counts of
+    # work, not seconds (docs/auto-sharding.md, "Limits").
     with pytest.raises(shardc.ShardcError,
                        match=r"found no sharding plan within "
                              r"--memory-budget=1024 bytes per device; the "
-                             r"least any plan needs is \d+ bytes") as e:
+                             r"smallest plan found needs \d+ bytes \(and "
+                             r"none needs less than \d+\)") as e:
         shardc.compile(graph, auto_shard=True, memory_budget="1K")
-    least = int(re.search(r"needs is (\d+) bytes", str(e.value)).group(1))
-    # That least is a budget some plan fits, given as bytes.
-    engine = shardc.compile(graph, auto_shard=True, memory_budget=least,
-                            auto_shard_time_limit=30)
+    found = int(re.search(r"found needs (\d+) bytes", str(e.value)).group(1))
+    bound = int(re.search(r"less than (\d+)\)", str(e.value)).group(1))
+    assert 1024 < bound <= found
+    # That smallest is a budget some plan fits, given as bytes.
+    engine = shardc.compile(graph, auto_shard=True, memory_budget=found)
     assert engine.shardings()["w0"] != [None, None]
     # A budget every plan fits, with a suffix, leaves the choice as it was.
     assert shardc.compile(graph, auto_shard=True,

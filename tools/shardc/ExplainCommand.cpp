@@ -314,11 +314,13 @@ LogicalResult explainAutoShard(ModuleOp module,
     return failure();
   llvm::outs() << llvm::format(
       "auto-shard plan (%s): est_time=%.3gs peak_bytes/device=%lld\n",
-      plan->heuristic          ? "local search"
+      plan->memoryPriced       ? "bytes priced to fit the budget"
+      : plan->heuristic        ? "local search"
       : plan->clustered        ? "CBC on clustered layers, improved"
       : plan->optimal          ? "CBC, optimal"
       : plan->movesPerConsumer ? "moves priced per consumer, improved"
       : plan->timedOut         ? "CBC, time limit"
+      : plan->workLimited      ? "CBC, work limit"
                                : "CBC, unproven",
       plan->estimatedSeconds, (long long)plan->peakBytes);
   if (plan->clustered)

@@ -92,9 +92,10 @@ static cl::opt<std::string> memoryBudget(
 
 static cl::opt<double> autoShardTimeLimit(
     "auto-shard-time-limit",
-    cl::desc("With --auto-shard: seconds the solver may search; then its "
-             "best plan, or the local search's if it has none"),
-    cl::value_desc("seconds"), cl::init(60), cl::sub(shardc::compileCommand),
+    cl::desc("With --auto-shard: a wall-clock backstop on the solve (none "
+             "by default: the solver's work limits bound it); then its best "
+             "plan, or the local search's if it has none"),
+    cl::value_desc("seconds"), cl::init(0), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
     cl::sub(shardc::execCommand),
     cl::sub(shardc::trainCommand));
@@ -116,7 +117,7 @@ shardc::getAutoShardOptions() {
                  << memoryBudget << "'\n";
     return failure();
   }
-  if (!(autoShardTimeLimit > 0)) {
+  if (autoShardTimeLimit.getNumOccurrences() && !(autoShardTimeLimit > 0)) {
     llvm::errs() << "shardc: error: --auto-shard-time-limit must be positive\n";
     return failure();
   }

@@ -12,6 +12,8 @@
 
 #include "shardc/Runtime/DeviceLayout.h"
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 using namespace mlir;
@@ -221,17 +223,23 @@ TEST_F(ThreadsFailureTest, BadArgumentsFailOnTheCallingDevice) {
 
 TEST_F(ThreadsFailureTest, TimeoutBoundsAWait) {
   // Device 1 is busy (not waiting), so this is no deadlock: only the
-  // timeout ends device 0's wait.
+  // timeout ends device 0's wait. Device 1 reaches the barrier only once
+  // device 0 has given up, however the threads are scheduled: the outcome
+  // does not depend on the machine's speed.
   ThreadsOptions options;
   options.timeoutSeconds = 0.05;
+  std::atomic<bool> device0Returned{false};
   LogicalResult result = runOnThreads(
       context, 2,
       [&](Communicator &comm) -> LogicalResult {
         if (comm.deviceId() == 1) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(500));
+          while (!device0Returned)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
           return comm.barrier();
         }
-        return comm.barrier();
+        LogicalResult waited = comm.barrier();
+        device0Returned = true;
+        return waited;
       },
       options);
   EXPECT_TRUE(failed(result));

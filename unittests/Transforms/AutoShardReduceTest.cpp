@@ -137,10 +137,9 @@ TEST(AutoShardReduceTest, SolverReachesTheOptimum) {
     double whole = bruteForce(p, wholePlan);
     if (!std::isfinite(whole))
       continue;
-    int64_t leastPeak = -1;
-    bool proven = false;
+    LeastPeak leastPeak;
     mlir::FailureOr<AutoShardSolution> solution =
-        solveAutoShard(p, 60, leastPeak, proven);
+        solveAutoShard(p, 60, leastPeak);
     ASSERT_TRUE(mlir::succeeded(solution));
     EXPECT_TRUE(same(evaluateSeconds(p, solution->strategy), whole))
         << "trial " << trial;

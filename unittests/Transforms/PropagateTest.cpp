@@ -10,7 +10,6 @@
 
 #include "gtest/gtest.h"
 
-#include <chrono>
 #include <string>
 
 using namespace mlir;
@@ -76,27 +75,15 @@ protected:
   MLIRContext ctx;
 };
 
-// ASan and UBSan (make test-sanitize) make propagation several times
-// slower; a quadratic slip would still be far over the wider bound.
-#ifdef SHARDC_SANITIZED
-constexpr double longChainSecondsBound = 30.0;
-#else
-constexpr double longChainSecondsBound = 3.0;
-#endif
-
-// The benchmark's shape: thousands of blocks must propagate in linear time.
-// 5,000 blocks take a fraction of a second; the bound only catches a
-// quadratic slip.
-TEST_F(PropagateTest, LongChainIsFastAndComplete) {
+// The benchmark's shape: thousands of blocks must propagate, completely.
+// 5,000 blocks take a fraction of a second; no bound on the seconds is
+// asserted (a test's outcome may not depend on the machine's speed): a
+// quadratic slip would run for minutes and meet ctest's timeout.
+TEST_F(PropagateTest, LongChainIsComplete) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(mlpChain(5000), &ctx);
   ASSERT_TRUE(module);
-  auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(succeeded(propagate(*module)));
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  EXPECT_LT(seconds, longChainSecondsBound);
 
   auto func = *module->getOps<func::FuncOp>().begin();
   StringRef name = ShardcDialect::getShardingAttrName();

@@ -37,9 +37,11 @@ namespace shardc {
 struct AutoShardOptions {
   /// Peak live bytes per device the plan may reach; none when unset.
   std::optional<int64_t> memoryBudgetBytes;
-  /// CBC's time limit; past it, the best plan found so far (or the local
-  /// search's, if CBC found none).
-  double timeLimitSeconds = 60;
+  /// The wall-clock backstop, none when 0 (the default): past it, the best
+  /// plan found so far (or the local search's, if CBC found none). The
+  /// solver's deterministic work limits (docs/auto-sharding.md, "Limits")
+  /// bound the solve either way.
+  double timeLimitSeconds = 0;
   MachineModel machine;
 };
 
@@ -72,8 +74,17 @@ struct AutoShardPlan {
   /// solver uses when sharing them would make the problem too large
   /// (docs/auto-sharding.md), then improved on the exact cost.
   bool movesPerConsumer = false;
-  /// --auto-shard-time-limit cut the solve short (planAutoSharding warns).
+  /// --auto-shard-time-limit, the wall-clock backstop, cut the solve short
+  /// (planAutoSharding warns).
   bool timedOut = false;
+  /// The solver's deterministic work limits (simplex iterations,
+  /// branch-and-bound nodes) stopped it before proving the plan optimal
+  /// (planAutoSharding warns); the same on any machine.
+  bool workLimited = false;
+  /// The budget was met by pricing bytes (a program too large for its
+  /// memory rows; docs/auto-sharding.md, "Memory at scale"): the plan fits,
+  /// unproven optimal.
+  bool memoryPriced = false;
   /// Repeated layers were clustered: CBC solved `solvedNodes` nodes of the
   /// problem's `numNodes` (docs/auto-sharding.md, "Clustering").
   bool clustered = false;

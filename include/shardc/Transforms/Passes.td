@@ -224,9 +224,12 @@ def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
     `shardc.sharding_constraint`. `--shardc-propagate` and
     `--shardc-partition` then follow it.
 
-    Past `time-limit` seconds CBC's best plan is kept; if it has none, a
-    local search (each op in turn to its cheapest strategy given its
-    neighbours, until nothing improves) gives the plan.
+    The solver's work is bounded by counts (simplex iterations,
+    branch-and-bound nodes), so the plan is the same on any machine;
+    `time-limit` is a wall-clock backstop past them. Stopped by either, CBC's
+    best plan is kept; if it has none, a local search (each op in turn to
+    its cheapest strategy given its neighbours, until nothing improves)
+    gives the plan.
 
     Example (`shardc compile --auto-shard --propagate`): the unannotated
 
@@ -246,15 +249,17 @@ def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
 
     Constraints: every op has one tensor result and a sharding rule (or is
     a constant or a sharding constraint); the function has a mesh; a plan
-    fits `memory-budget` (else the error gives the least peak any plan
-    reaches); `memory-budget` is a byte count with an optional K, M or G.
+    fits `memory-budget` (else the error gives the smallest peak a plan was
+    found to reach, and a bound no plan goes below); `memory-budget` is a byte count with an optional K, M or G.
   }];
   let options = [
     Option<"memoryBudget", "memory-budget", "std::string", /*default=*/"\"\"",
            "Peak live bytes per device the plan may reach (K, M, G "
            "suffixes); none by default">,
-    Option<"timeLimit", "time-limit", "double", /*default=*/"60",
-           "Seconds CBC may search before the best plan found is taken">,
+    Option<"timeLimit", "time-limit", "double", /*default=*/"0",
+           "Wall-clock backstop on the solve, in seconds (0: none, the "
+           "solver's work limits bound it): past it the best plan found "
+           "is taken">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
