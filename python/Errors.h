@@ -11,6 +11,8 @@
 #ifndef SHARDC_PYTHON_ERRORS_H
 #define SHARDC_PYTHON_ERRORS_H
 
+#include "shardc/Import/ModelDiagnostics.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,7 +42,7 @@ public:
 private:
   std::string buffer;
   llvm::raw_string_ostream stream;
-  mlir::SourceMgrDiagnosticHandler handler;
+  shardc::ModelDiagnosticHandler handler;
 };
 
 } // namespace shardc::python

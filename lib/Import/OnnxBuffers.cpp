@@ -19,6 +19,8 @@
 
 #include "OnnxImport.h"
 
+#include "shardc/Import/ShardingPlan.h"
+
 #include "llvm/ADT/StringSet.h"
 
 using namespace shardc;
@@ -95,6 +97,25 @@ llvm::Expected<llvm::StringSet<>> shardc::onnximport::findBuffers(
     // `--buffers=` or a trailing comma: nothing declared.
     if (name.empty())
       continue;
+    // A pattern (a plan's: `*` within a dotted part, `**` across them)
+    // names a buffer every layer has: `layers.*.attn.rope_cos`.
+    if (StringRef(name).contains('*')) {
+      bool matched = false;
+      for (const std::string &f : floatNames)
+        if (matchesPlanPattern(name, f)) {
+          buffers.insert(f);
+          matched = true;
+        }
+      for (const auto &init : initializers)
+        matched |= matchesPlanPattern(name, init.getKey());
+      if (!matched)
+        return llvm::createStringError(
+            "buffer pattern \"" + name +
+            "\" matches no initializer of the model (its float "
+            "initializers: " +
+            listNames(floatNames) + ")");
+      continue;
+    }
     if (floats.contains(name)) {
       buffers.insert(name);
       continue;
@@ -112,6 +133,23 @@ llvm::Expected<llvm::StringSet<>> shardc::onnximport::findBuffers(
         "\" names no initializer of the model (its float initializers: " +
         listNames(floatNames) + ")");
   }
+
+  // torch writes a buffer every layer registers (a RoPE table) once, and
+  // the other layers' copies as Identity nodes: declaring one declares
+  // them all, as they are one value.
+  llvm::StringMap<std::string> rootOf;
+  for (const auto &copy : copies)
+    rootOf[copy.getKey()] = copy.getValue();
+  auto root = [&](StringRef name) {
+    auto it = rootOf.find(name);
+    return it == rootOf.end() ? name.str() : it->second;
+  };
+  llvm::StringSet<> declaredRoots;
+  for (const auto &b : buffers)
+    declaredRoots.insert(root(b.getKey()));
+  for (const std::string &name : floatNames)
+    if (declaredRoots.contains(root(name)))
+      buffers.insert(name);
 
   // Every value a gradient can reach from the outputs, walking the nodes
   // backwards (the file is in topological order). A parameter's copy is an

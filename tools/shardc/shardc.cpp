@@ -10,6 +10,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Engine/Setup.h"
+#include "shardc/Import/ModelDiagnostics.h"
 #include "shardc/Import/ModelLoader.h"
 #include "shardc/Import/ShardingPlan.h"
 
@@ -121,7 +122,7 @@ llvm::ArrayRef<std::string> shardc::getBufferNames() { return bufferNames; }
 struct shardc::ToolSession::Handler {
   Handler(llvm::SourceMgr &mgr, MLIRContext *ctx)
       : diag(mgr, ctx, llvm::errs()) {}
-  SourceMgrDiagnosticHandler diag;
+  ModelDiagnosticHandler diag;
 };
 
 shardc::ToolSession::ToolSession() {
