@@ -99,7 +99,8 @@ static cl::list<std::string> bufferNames(
     "buffers",
     cl::desc("Float initializers of an .onnx model that are buffers "
              "(torch's register_buffer): constants, not trained, not read "
-             "from or written to checkpoints (docs/onnx.md#buffers)"),
+             "from or written to checkpoints; names or plan patterns "
+             "(layers.*.rope) (docs/onnx.md#buffers)"),
     cl::CommaSeparated, cl::value_desc("name,..."), cl::cat(sharedCategory),
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
