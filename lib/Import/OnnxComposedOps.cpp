@@ -142,6 +142,11 @@ static LogicalResult trilu(NodeContext &nc) {
                       << "; Trilu takes matrices (rank 2 or more)";
   ArrayRef<int64_t> shape = type.getShape();
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  // The mask is built at import.
+  if (rows > 0 && cols > kMaxFoldedElements / rows)
+    return nc.error() << "masks a " << rows << "x" << cols
+                      << " matrix, more than the " << kMaxFoldedElements
+                      << " elements a constant built at import may have";
   auto keeps = [&](int64_t i, int64_t j) {
     return *upper ? j - i >= k : j - i <= k;
   };
@@ -291,7 +296,7 @@ static LogicalResult oneHot(NodeContext &nc) {
   if (!isa<IntegerType>(idx.getElementType()) ||
       idx.getElementType().isInteger(1))
     return nc.error() << "its indices must be integers";
-  if (*depth < 1)
+  if (*depth < 1 || *depth > kMaxFoldedElements)
     return nc.error() << "has depth " << *depth;
   int64_t rank = idx.getRank() + 1;
   FailureOr<int64_t> axis = nc.normalizeAxis(*axisAttr, rank, "axis");
@@ -299,6 +304,8 @@ static LogicalResult oneHot(NodeContext &nc) {
     return failure();
   SmallVector<int64_t> shape(idx.getShape());
   shape.insert(shape.begin() + *axis, *depth);
+  if (llvm::Expected<SmallVector<int64_t>> ok = checkedShape(shape); !ok)
+    return nc.error() << "its result " << llvm::toString(ok.takeError());
   Type out = values->elementType;
   HostTensor off = scalarOf(values->floatAt(0), out),
              on = scalarOf(values->floatAt(1), out);
@@ -579,6 +586,11 @@ static LogicalResult cumSum(NodeContext &nc) {
     nc.setOutput(0, std::move(out));
     return success();
   }
+  if (n > 0 && n > kMaxFoldedElements / n)
+    return nc.error() << "sums " << n << " elements along axis " << *axis
+                      << "; its " << n << "x" << n
+                      << " triangle is more than the " << kMaxFoldedElements
+                      << " elements a constant built at import may have";
   Type f32 = nc.builder.getF32Type();
   HostTensor tri = HostTensor::zeros({n, n}, f32);
   for (int64_t j = 0; j < n; ++j)
@@ -650,6 +662,9 @@ static LogicalResult gatherElements(NodeContext &nc) {
   // [indices..., n].
   SmallVector<int64_t> wide(idx.getShape());
   wide.push_back(n);
+  if (llvm::Expected<SmallVector<int64_t>> ok = checkedShape(wide); !ok)
+    return nc.error() << "its one-hot " << shapeText(wide) << " "
+                      << llvm::toString(ok.takeError());
   Value x = nc.value(0);
   SmallVector<int64_t> limit(data.getShape());
   for (int64_t d = 0; d < rank; ++d)
@@ -750,6 +765,9 @@ static LogicalResult scatterElements(NodeContext &nc) {
   int64_t n = data.getDimSize(*axis);
   SmallVector<int64_t> wide(idx.getShape());
   wide.push_back(n);
+  if (llvm::Expected<SmallVector<int64_t>> ok = checkedShape(wide); !ok)
+    return nc.error() << "its one-hot " << shapeText(wide) << " "
+                      << llvm::toString(ok.takeError());
   SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   FailureOr<Value> ids = make(
       nc, "shardc.broadcast_in_dim", {nc.value(1)}, {dimsAttr(nc, "dims", all)},
@@ -933,6 +951,12 @@ static LogicalResult conv(NodeContext &nc) {
     x = *padded;
   }
   // The columns [B, C, K..., O...].
+  SmallVector<int64_t> columnShape{batch, channels};
+  llvm::append_range(columnShape, kernel);
+  llvm::append_range(columnShape, out);
+  if (llvm::Expected<SmallVector<int64_t>> ok = checkedShape(columnShape); !ok)
+    return nc.error() << "its columns " << shapeText(columnShape) << " "
+                      << llvm::toString(ok.takeError());
   Value columns;
   bool tiles = true;
   for (int64_t i = 0; i < n; ++i)

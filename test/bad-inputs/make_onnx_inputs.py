@@ -53,6 +53,10 @@ def files():
                           kernel_shape=[2, 2], strides=[2, 2])],
         [value("x", [1, 1, 4, 4])],
         [value("y", [1, 1, 2, 2])]).SerializeToString()
+    yield "onnx-trilu-huge.onnx", model(
+        [helper.make_node("Trilu", ["x"], ["y"], name="mask")],
+        [value("x", [100000, 100000])], [value("y", [100000, 100000])]
+    ).SerializeToString()
     yield "onnx-dynamic-shape.onnx", model(
         [helper.make_node("Relu", ["x"], ["y"])], [value("x", ["batch", 4])],
         [value("y", ["batch", 4])]).SerializeToString()
