@@ -11,6 +11,8 @@
 #ifndef SHARDC_PYTHON_ERRORS_H
 #define SHARDC_PYTHON_ERRORS_H
 
+#include "shardc/Import/ModelDiagnostics.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,7 +48,7 @@ public:
 private:
   std::string buffer;
   llvm::raw_string_ostream stream;
-  mlir::SourceMgrDiagnosticHandler handler;
+  shardc::ModelDiagnosticHandler handler;
   mlir::MLIRContext &context;
   std::string serializedSource;
   mlir::DiagnosticEngine::HandlerID serializedHandler = 0;

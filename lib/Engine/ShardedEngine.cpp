@@ -19,6 +19,7 @@
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Runtime/TensorBlocks.h"
+#include "shardc/Support/CheckpointEntries.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 #include "shardc/Transforms/Pipelines.h"
@@ -351,8 +352,12 @@ ShardedEngine::loadCheckpoint(const std::map<std::string, Tensor> &params) {
   // model holds it as a constant.
   for (const std::string &name : impl->bufferNames)
     buffers.insert(name);
+  // Nor do a state_dict's integer buffers and a tied weight's other name.
+  std::map<std::string, std::string> skipped = skippedCheckpointEntries(
+      params, [&](StringRef name) { return known.contains(name); });
   for (const auto &[name, tensor] : params)
-    if (!known.contains(name) && !buffers.contains(name))
+    if (!known.contains(name) && !buffers.contains(name) &&
+        !skipped.count(name))
       return emitError(loc) << "checkpoint entry '" << name
                             << "' is not a parameter of the model";
   for (unsigned i : impl->paramArgs) {

@@ -19,7 +19,11 @@
 
 #include "OnnxImport.h"
 
+#include "shardc/Import/ShardingPlan.h"
+
 #include "llvm/ADT/StringSet.h"
+
+#include <cstring>
 
 using namespace shardc;
 using namespace shardc::onnximport;
@@ -60,6 +64,25 @@ static bool passesGradient(const onnx::NodeProto &node, int i) {
   return true;
 }
 
+/// Whether every element of a float initializer is the same (ones, zeros),
+/// or its data is malformed (reported where it is read).
+static bool allElementsEqual(const onnx::TensorProto &t) {
+  if (llvm::Error e = checkTensorData(t)) {
+    llvm::consumeError(std::move(e));
+    return true;
+  }
+  int64_t n = t.has_raw_data() ? int64_t(t.raw_data().size() / 4)
+                               : int64_t(t.float_data_size());
+  for (int64_t i = 1; i < n; ++i) {
+    bool same = t.has_raw_data() ? std::memcmp(t.raw_data().data() + 4 * i,
+                                               t.raw_data().data(), 4) == 0
+                                 : t.float_data(i) == t.float_data(0);
+    if (!same)
+      return false;
+  }
+  return true;
+}
+
 /// `"a", "b", "c"` for messages: at most eight names, then "...".
 static std::string listNames(llvm::ArrayRef<std::string> names) {
   std::string s;
@@ -77,11 +100,14 @@ llvm::Expected<llvm::StringSet<>> shardc::onnximport::findBuffers(
     llvm::ArrayRef<std::string> declared) {
   llvm::StringSet<> floats, initializers, inputs;
   std::vector<std::string> floatNames;
+  llvm::StringMap<const onnx::TensorProto *> floatInits;
   for (const onnx::TensorProto &init : graph.initializer()) {
     initializers.insert(init.name());
     if (init.data_type() == onnx::TensorProto::FLOAT &&
-        floats.insert(init.name()).second)
+        floats.insert(init.name()).second) {
       floatNames.push_back(init.name());
+      floatInits[init.name()] = &init;
+    }
   }
   for (const auto &copy : copies) {
     floats.insert(copy.getKey());
@@ -95,6 +121,25 @@ llvm::Expected<llvm::StringSet<>> shardc::onnximport::findBuffers(
     // `--buffers=` or a trailing comma: nothing declared.
     if (name.empty())
       continue;
+    // A pattern (a plan's: `*` within a dotted part, `**` across them)
+    // names a buffer every layer has: `layers.*.attn.rope_cos`.
+    if (StringRef(name).contains('*')) {
+      bool matched = false;
+      for (const std::string &f : floatNames)
+        if (matchesPlanPattern(name, f)) {
+          buffers.insert(f);
+          matched = true;
+        }
+      for (const auto &init : initializers)
+        matched |= matchesPlanPattern(name, init.getKey());
+      if (!matched)
+        return llvm::createStringError(
+            "buffer pattern \"" + name +
+            "\" matches no initializer of the model (its float "
+            "initializers: " +
+            listNames(floatNames) + ")");
+      continue;
+    }
     if (floats.contains(name)) {
       buffers.insert(name);
       continue;
@@ -112,6 +157,27 @@ llvm::Expected<llvm::StringSet<>> shardc::onnximport::findBuffers(
         "\" names no initializer of the model (its float initializers: " +
         listNames(floatNames) + ")");
   }
+
+  // torch writes a buffer every layer registers (a RoPE table) once, and
+  // the other layers' copies as Identity nodes: declaring one declares
+  // them all, as they are one value. Not so for a value whose elements
+  // are all equal: torch writes BatchNorm's running_var and its weight,
+  // both ones, as one initializer too, and only the first is a buffer.
+  llvm::StringMap<std::string> rootOf;
+  for (const auto &copy : copies)
+    rootOf[copy.getKey()] = copy.getValue();
+  auto root = [&](StringRef name) {
+    auto it = rootOf.find(name);
+    return it == rootOf.end() ? name.str() : it->second;
+  };
+  llvm::StringSet<> declaredRoots;
+  for (const auto &b : buffers)
+    if (const onnx::TensorProto *t = floatInits.lookup(root(b.getKey()));
+        t && !allElementsEqual(*t))
+      declaredRoots.insert(root(b.getKey()));
+  for (const std::string &name : floatNames)
+    if (declaredRoots.contains(root(name)))
+      buffers.insert(name);
 
   // Every value a gradient can reach from the outputs, walking the nodes
   // backwards (the file is in topological order). A parameter's copy is an

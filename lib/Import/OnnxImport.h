@@ -196,6 +196,8 @@ const llvm::StringMap<Converter> &converters();
 void addElementwiseConverters(llvm::StringMap<Converter> &table);
 void addNeuralNetConverters(llvm::StringMap<Converter> &table);
 void addLayoutConverters(llvm::StringMap<Converter> &table);
+/// ONNX ops read as compositions of shardc ops (OnnxComposedOps.cpp).
+void addComposedConverters(llvm::StringMap<Converter> &table);
 
 /// Rewrites what torch.onnx.export writes for nn.MultiheadAttention into
 /// the layouts a plan shards (OnnxIdioms.cpp): a fused q/k/v projection is

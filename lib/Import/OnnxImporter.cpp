@@ -46,9 +46,12 @@ static std::string nodeName(const onnx::NodeProto &node, size_t index) {
 }
 
 InFlightDiagnostic NodeContext::error() {
-  return emitError(importer.fileLoc())
-         << "node " << index << " \"" << nodeName(node, index) << "\" ("
-         << node.op_type() << "): ";
+  // The node is the place: its index, name and op type, which tools print
+  // where a text file's line and column would be.
+  std::string place = "node " + std::to_string(index) + " \"" +
+                      nodeName(node, index) + "\" (" + node.op_type() + ")";
+  return emitError(
+      NameLoc::get(StringAttr::get(ctx, place), importer.fileLoc()));
 }
 
 Location NodeContext::loc(size_t output, StringRef suffix) {
@@ -393,6 +396,93 @@ parameterCopies(const onnx::GraphProto &graph) {
   return copies;
 }
 
+/// The float elements of an initializer whose data checkTensorData
+/// accepted.
+static std::vector<float> floatsOf(const onnx::TensorProto &init) {
+  size_t n = 1;
+  for (int64_t d : init.dims())
+    n *= d;
+  std::vector<float> values(n);
+  if (init.has_raw_data()) {
+    const char *p = init.raw_data().data();
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t bits = llvm::support::endian::read32le(p + 4 * i);
+      std::memcpy(&values[i], &bits, 4);
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      values[i] = init.float_data(i);
+  }
+  return values;
+}
+
+namespace {
+/// A float initializer torch computed from another at export.
+struct TiedInitializer {
+  std::string weight; ///< the initializer it holds the elements of
+  bool transposed;    ///< as weight^T (a 2-D weight)
+};
+} // namespace
+
+/// The float initializers that are a tied weight folded by torch: with
+/// constant folding, a weight both looked up (an embedding) and used as
+/// `x @ W.T` (a tied LM head) is written twice, W under its name and W^T
+/// under a name torch made up (`onnx::MatMul_240`). Trained apart, the two
+/// copies would untie and the gradient of W miss the head's part; so such
+/// an initializer (named `onnx::...`, holding exactly another one's
+/// elements or their transpose, not all equal, neither a buffer) is read
+/// as that weight. Equal values by chance would need every element to
+/// agree, which initial weights do not.
+static llvm::StringMap<TiedInitializer>
+tiedInitializers(const onnx::GraphProto &graph,
+                 const llvm::StringSet<> &buffers) {
+  llvm::StringMap<TiedInitializer> tied;
+  SmallVector<const onnx::TensorProto *> folded, named;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    if (init.data_type() != onnx::TensorProto::FLOAT ||
+        buffers.contains(init.name()) || init.dims_size() < 1 ||
+        init.dims_size() > 2)
+      continue;
+    if (llvm::Error e = checkTensorData(init)) {
+      llvm::consumeError(std::move(e)); // reported where it is read
+      continue;
+    }
+    (StringRef(init.name()).starts_with("onnx::") ? folded : named)
+        .push_back(&init);
+  }
+  for (const onnx::TensorProto *f : folded) {
+    std::vector<float> a = floatsOf(*f);
+    if (a.size() < 2 || llvm::all_equal(a))
+      continue;
+    for (const onnx::TensorProto *w : named) {
+      if (w->dims_size() != f->dims_size())
+        continue;
+      bool same = llvm::equal(w->dims(), f->dims());
+      bool swapped = f->dims_size() == 2 && w->dims(0) == f->dims(1) &&
+                     w->dims(1) == f->dims(0);
+      if (!same && !swapped)
+        continue;
+      std::vector<float> b = floatsOf(*w);
+      if (same && std::memcmp(a.data(), b.data(), 4 * a.size()) == 0) {
+        tied[f->name()] = {w->name(), false};
+        break;
+      }
+      if (!swapped)
+        continue;
+      int64_t rows = w->dims(0), cols = w->dims(1);
+      bool equal = true;
+      for (int64_t r = 0; r < rows && equal; ++r)
+        for (int64_t c = 0; c < cols && equal; ++c)
+          equal = std::memcmp(&b[r * cols + c], &a[c * rows + r], 4) == 0;
+      if (equal) {
+        tied[f->name()] = {w->name(), true};
+        break;
+      }
+    }
+  }
+  return tied;
+}
+
 namespace {
 
 /// The model-level work: opsets, arguments, node order, outputs.
@@ -491,6 +581,7 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
   if (!buffers)
     return error() << llvm::toString(buffers.takeError());
   SmallVector<const onnx::TensorProto *> floats;
+  llvm::StringMap<TiedInitializer> tied = tiedInitializers(graph, *buffers);
   for (const onnx::TensorProto &init : graph.initializer()) {
     if (init.name().empty())
       return error() << "an initializer has no name";
@@ -535,6 +626,8 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
         copies.count(node.output(0)))
       copiesOf[node.input(0)].push_back(node.output(0));
   for (const onnx::TensorProto *init : floats) {
+    if (tied.count(init->name()))
+      continue; // read as the weight it holds, below
     SmallVector<std::string> names{init->name()};
     llvm::append_range(names, copiesOf.lookup(init->name()));
     SmallVector<int64_t> dims(init->dims().begin(), init->dims().end());
@@ -580,6 +673,35 @@ ModelImporter::readArguments(const onnx::GraphProto &graph) {
   }
   func.setAllArgAttrs(argAttrs);
   builder.setInsertionPointToEnd(body);
+  for (const onnx::TensorProto *init : floats) {
+    auto it = tied.find(init->name());
+    if (it == tied.end())
+      continue;
+    Location loc =
+        NameLoc::get(builder.getStringAttr(init->name()), imp.fileLoc());
+    Value weight = imp.values.find(it->second.weight)->second.value;
+    if (it->second.transposed) {
+      OperationState state(loc, "shardc.transpose");
+      state.addOperands(weight);
+      state.addAttribute("permutation", builder.getDenseI64ArrayAttr({1, 0}));
+      auto type = cast<RankedTensorType>(weight.getType());
+      state.addTypes(RankedTensorType::get(
+          {type.getDimSize(1), type.getDimSize(0)}, type.getElementType()));
+      weight = builder.create(state)->getResult(0);
+    }
+    // Its Identity copies, if any, are the same weight.
+    SmallVector<std::string> names{init->name()};
+    llvm::append_range(names, copiesOf.lookup(init->name()));
+    for (const std::string &name : names)
+      imp.values[name] = OnnxValue{cast<RankedTensorType>(weight.getType()),
+                                   weight, std::nullopt};
+    emitWarning(loc) << "holds the elements of '" << it->second.weight << "'"
+                     << (it->second.transposed ? " transposed" : "")
+                     << ": torch folded a tied weight into a copy, which "
+                        "shardc reads as '"
+                     << it->second.weight
+                     << "' so that the two stay tied (one parameter)";
+  }
   return func;
 }
 
@@ -723,9 +845,12 @@ shardc::readOnnxInitializers(StringRef bytes,
       findBuffers(model.graph(), copies, declared);
   if (!buffers)
     return buffers.takeError();
+  llvm::StringMap<TiedInitializer> tied =
+      tiedInitializers(model.graph(), *buffers);
   std::map<std::string, Tensor> out;
   for (const onnx::TensorProto &init : model.graph().initializer()) {
-    if (init.data_type() != onnx::TensorProto::FLOAT)
+    // A folded tied weight is no input: the weight it holds is.
+    if (init.data_type() != onnx::TensorProto::FLOAT || tied.count(init.name()))
       continue;
     if (llvm::Error e = checkTensorData(init))
       return llvm::createStringError("initializer \"" + init.name() + "\" " +

@@ -165,6 +165,7 @@ const llvm::StringMap<Converter> &shardc::onnximport::converters() {
     addElementwiseConverters(t);
     addNeuralNetConverters(t);
     addLayoutConverters(t);
+    addComposedConverters(t);
     t.insert({"Constant", constant});
     t.insert({"ConstantOfShape", constantOfShape});
     t.insert({"Expand", expand});

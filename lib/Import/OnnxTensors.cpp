@@ -123,6 +123,7 @@ static int64_t rawWidth(int32_t dataType) {
   case onnx::TensorProto::INT32:
     return 4;
   case onnx::TensorProto::INT64:
+  case onnx::TensorProto::DOUBLE:
     return 8;
   case onnx::TensorProto::BOOL:
     return 1;
@@ -138,6 +139,8 @@ static int64_t typedCount(const onnx::TensorProto &t) {
     return t.float_data_size();
   case onnx::TensorProto::INT64:
     return t.int64_data_size();
+  case onnx::TensorProto::DOUBLE:
+    return t.double_data_size();
   default: // INT32 and BOOL are stored in int32_data.
     return t.int32_data_size();
   }
@@ -185,7 +188,11 @@ shardc::onnximport::decodeTensor(MLIRContext *ctx, const onnx::TensorProto &t) {
     return std::move(e);
   HostTensor h;
   h.shape.assign(t.dims().begin(), t.dims().end());
-  h.elementType = elementTypeOf(ctx, t.data_type());
+  // A DOUBLE constant (torch.clamp's bounds, a Python float) is cast to
+  // FLOAT at import: shardc computes in f32.
+  h.elementType = t.data_type() == onnx::TensorProto::DOUBLE
+                      ? Float32Type::get(ctx)
+                      : elementTypeOf(ctx, t.data_type());
   int64_t count = h.numElements();
   if (count > kMaxFoldedElements)
     return llvm::createStringError("has " + std::to_string(count) +
@@ -205,6 +212,17 @@ shardc::onnximport::decodeTensor(MLIRContext *ctx, const onnx::TensorProto &t) {
         v = t.float_data(i);
       }
       h.floats.push_back(v);
+      break;
+    }
+    case onnx::TensorProto::DOUBLE: {
+      double v;
+      if (t.has_raw_data()) {
+        uint64_t bits = llvm::support::endian::read64le(p + 8 * i);
+        std::memcpy(&v, &bits, 8);
+      } else {
+        v = t.double_data(i);
+      }
+      h.floats.push_back(static_cast<float>(v));
       break;
     }
     case onnx::TensorProto::INT64:

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <nlohmann/json.hpp>
@@ -177,8 +178,75 @@ struct NamedValue {
   std::string name;
   Value value;
   std::function<void(ShardingAttr)> annotate;
+  /// The shape the checkpoint holds it in, when the model computes on a
+  /// stacked view of it (the ONNX importer's fused projections), else
+  /// empty.
+  SmallVector<int64_t> checkpointShape;
 };
 } // namespace
+
+static std::string shapeText(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, d] : llvm::enumerate(shape))
+    s += (i ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+static std::string specText(ArrayRef<SmallVector<std::string>> dims) {
+  std::string s = "[";
+  for (auto [i, axes] : llvm::enumerate(dims)) {
+    s += i ? ", " : "";
+    if (axes.empty())
+      s += "null";
+    else if (axes.size() == 1)
+      s += quote(axes[0]);
+    else
+      s += "[" + llvm::join(llvm::map_range(axes, quote), ", ") + "]";
+  }
+  return s + "]";
+}
+
+/// A rule written for a parameter's checkpoint shape (torch's state_dict:
+/// `in_proj_bias` [192]) moved onto the stacked view the model computes on
+/// ([3, 64]): the view splits one checkpoint dim d into [N, K] (N chunks:
+/// q, k and v), the others are the same. The rule's split of d is a split
+/// of the chunks when its axes' product divides N; any other split of d
+/// would cut a chunk in parts, which the view cannot hold, and is refused
+/// saying what to write.
+static llvm::Expected<SmallVector<SmallVector<std::string>>>
+ruleForView(ArrayRef<SmallVector<std::string>> rule,
+            ArrayRef<int64_t> checkpoint, ArrayRef<int64_t> view,
+            const ShardingPlan &plan, const std::string &what) {
+  size_t d = 0;
+  while (d < checkpoint.size() && checkpoint[d] == view[d])
+    ++d;
+  std::string stacked = what + " is computed on as a stacked view " +
+                        shapeText(view) + " of its checkpoint shape " +
+                        shapeText(checkpoint) +
+                        " (docs/onnx.md#attention-fused-projections-and-heads)";
+  if (d == checkpoint.size() || view.size() != checkpoint.size() + 1 ||
+      view[d] * view[d + 1] != checkpoint[d] ||
+      ArrayRef<int64_t>(checkpoint).drop_front(d + 1) != view.drop_front(d + 2))
+    return planError(stacked);
+  int64_t split = 1;
+  for (const std::string &axis : rule[d])
+    for (const auto &[name, size] : plan.axes)
+      if (name == axis)
+        split *= size;
+  SmallVector<SmallVector<std::string>> out(rule.begin(), rule.end());
+  out.insert(out.begin() + d + 1, SmallVector<std::string>());
+  if (view[d] % split == 0)
+    return out;
+  // The heads are dim d + 1 of the view: the split that was meant.
+  SmallVector<SmallVector<std::string>> heads = out;
+  std::swap(heads[d], heads[d + 1]);
+  return planError(stacked + ": splitting its dim " + std::to_string(d) + " (" +
+                   std::to_string(checkpoint[d]) + ") in " +
+                   std::to_string(split) + " would cut its " +
+                   std::to_string(view[d]) +
+                   " chunks apart; write the rule for the view, " +
+                   specText(heads) + " to split every chunk (its heads)");
+}
 
 llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
                                       StringRef planName) {
@@ -219,21 +287,31 @@ llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
   auto meshRef = FlatSymbolRefAttr::get(ctx, mesh.getSymName());
 
   SmallVector<NamedValue> values;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    values.push_back({getArgumentName(func, i), func.getArgument(i),
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    values.push_back({getArgumentName(func, i),
+                      func.getArgument(i),
                       [func, i](ShardingAttr s) mutable {
                         func.setArgAttr(i, ShardcDialect::getShardingAttrName(),
                                         s);
-                      }});
+                      },
+                      {}});
+    SmallVector<int64_t> stored = getCheckpointShape(func, i);
+    if (ArrayRef<int64_t>(stored) !=
+        cast<ShapedType>(func.getArgument(i).getType()).getShape())
+      values.back().checkpointShape = stored;
+  }
   func.walk([&](Operation *op) {
     if (op->getNumResults() != 1)
       return;
     StringRef name = getNameFromLoc(op->getLoc());
     if (name.empty())
       return;
-    values.push_back({name.str(), op->getResult(0), [op](ShardingAttr s) {
+    values.push_back({name.str(),
+                      op->getResult(0),
+                      [op](ShardingAttr s) {
                         op->setAttr(ShardcDialect::getShardingAttrName(), s);
-                      }});
+                      },
+                      {}});
   });
 
   std::vector<size_t> uses(plan.rules.size(), 0);
@@ -248,23 +326,38 @@ llvm::Error shardc::applyShardingPlan(ModuleOp module, const ShardingPlan &plan,
       std::string ruleText = "plan " + planName.str() + ": rule " +
                              std::to_string(index) + " (" +
                              quote(rule.pattern) + ")";
-      if (static_cast<int64_t>(rule.dims.size()) != type.getRank()) {
+      SmallVector<SmallVector<std::string>> ruleDims(rule.dims.begin(),
+                                                     rule.dims.end());
+      if (!v.checkpointShape.empty() &&
+          rule.dims.size() == v.checkpointShape.size()) {
+        llvm::Expected<SmallVector<SmallVector<std::string>>> moved =
+            ruleForView(ruleDims, v.checkpointShape, type.getShape(), plan,
+                        ruleText + ": " + quote(v.name));
+        if (!moved)
+          return moved.takeError();
+        ruleDims = std::move(*moved);
+      }
+      if (static_cast<int64_t>(ruleDims.size()) != type.getRank()) {
         // The shape too: the ONNX importer stacks fused projections
         // (docs/onnx.md), whose rank is then not the file's.
         std::string shape;
         llvm::raw_string_ostream os(shape);
         llvm::interleave(type.getShape(), os, "x");
-        return planError(ruleText + " gives " +
-                         std::to_string(rule.dims.size()) + " dims, but " +
-                         quote(v.name) + " has rank " +
-                         std::to_string(type.getRank()) + " (" + os.str() +
-                         ")");
+        return planError(
+            ruleText + " gives " + std::to_string(rule.dims.size()) +
+            " dims, but " + quote(v.name) + " has rank " +
+            std::to_string(type.getRank()) + " (" + os.str() + ")" +
+            (v.checkpointShape.empty()
+                 ? std::string()
+                 : ", a stacked view of its checkpoint shape " +
+                       shapeText(v.checkpointShape) +
+                       ": give a dim for each dim of either"));
       }
       SmallVector<SmallVector<StringRef>> dims;
       SmallVector<StringRef> used;
       // Axes that do not divide the dim they split pad it
       // (docs/sharding.md#uneven-dims).
-      for (const auto &axes : rule.dims) {
+      for (const auto &axes : ruleDims) {
         dims.emplace_back();
         for (const std::string &axis : axes) {
           if (llvm::is_contained(used, axis))

@@ -389,6 +389,27 @@ def test_state_dict_loads_without_naming_found_buffers(tmp_path):
         engine.load_checkpoint(state)
 
 
+def test_gpt_state_dict_with_a_bool_mask_loads(tmp_path):
+    """examples/pytorch/gpt.py's state_dict holds each block's bool "mask"
+    buffer, an integer constant of the model that no loader records: a
+    non-float entry naming no input is a buffer, skipped; so is a tied
+    weight's second name (the same elements as a parameter's)."""
+    torch.manual_seed(0)
+    model = gpt.GPT()
+    idx, targets = gpt.example_batch()
+    path = tmp_path / "gpt.onnx"
+    export(model, (idx, targets), path, ["idx", "targets"], False)
+    engine = shardc.compile(str(path))
+    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    assert state["blocks.0.mask"].dtype == np.bool_
+    state["lm_head.weight"] = state["tok.weight"].copy()  # tied, as GPT-2's
+    engine.load_checkpoint(state)
+    with torch.no_grad():
+        want = model(idx, targets).numpy()
+    got = engine.forward(idx.numpy(), targets.numpy())
+    assert shardc.max_rel_err(got, want) <= TOLERANCE
+
+
 def test_undeclared_buffers_are_trained(tmp_path):
     """Without buffers=, the mask and the table added into the result are
     parameters (nothing in the file says otherwise): shardc trains them and

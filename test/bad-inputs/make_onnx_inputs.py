@@ -49,9 +49,14 @@ def files():
     yield "onnx-empty.onnx", b""
     yield "onnx-opset-11.onnx", relu_model(opset=11).SerializeToString()
     yield "onnx-unsupported-op.onnx", model(
-        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv1")],
-        [value("x", [1, 1, 4, 4]), value("w", [1, 1, 3, 3])],
+        [helper.make_node("MaxPool", ["x"], ["y"], name="pool1",
+                          kernel_shape=[2, 2], strides=[2, 2])],
+        [value("x", [1, 1, 4, 4])],
         [value("y", [1, 1, 2, 2])]).SerializeToString()
+    yield "onnx-trilu-huge.onnx", model(
+        [helper.make_node("Trilu", ["x"], ["y"], name="mask")],
+        [value("x", [100000, 100000])], [value("y", [100000, 100000])]
+    ).SerializeToString()
     yield "onnx-dynamic-shape.onnx", model(
         [helper.make_node("Relu", ["x"], ["y"])], [value("x", ["batch", 4])],
         [value("y", ["batch", 4])]).SerializeToString()

@@ -12,6 +12,7 @@
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/Checkpoint.h"
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Support/CheckpointEntries.h"
 #include "shardc/Support/HalfFloat.h"
 #include "shardc/Support/Npy.h"
 #include "shardc/Support/RandomTensor.h"
@@ -114,6 +115,11 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
     // found or named with --buffers.
     for (const std::string &buffer : getModelBufferNames(func))
       checkpoint.erase(buffer);
+    // So do a state_dict's integer and boolean buffers, which the export
+    // may have folded away, and a tied weight's second name.
+    for (const auto &[name, why] : skippedCheckpointEntries(
+             checkpoint, [&](StringRef name) { return known.contains(name); }))
+      checkpoint.erase(name);
     for (const auto &[name, tensor] : checkpoint)
       if (!known.contains(name)) {
         llvm::errs() << "shardc: error: checkpoint " << checkpointPath

@@ -184,9 +184,21 @@ trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
               r, shardc::ShardcDialect::getNextAttrName()))
         call[argIndex.lookup(next.getValue())] = std::move((*results)[r]);
   }
+  // In the shapes checkpoints hold them in, as the engine's parameters()
+  // returns them: a stacked view ([3, C, C]) is its checkpoint's [3C, C].
+  func::FuncOp model = shardc::getEntryFunction(global);
+  llvm::StringMap<SmallVector<int64_t>> stored;
+  for (unsigned i = 0; i < model.getNumArguments(); ++i)
+    stored[shardc::getArgumentName(model, i)] =
+        shardc::getCheckpointShape(model, i);
   std::map<std::string, Tensor> params;
-  for (const std::string &name : paramNames)
-    params.emplace(name, std::move(call[argIndex.lookup(name)]));
+  for (const std::string &name : paramNames) {
+    Tensor t = std::move(call[argIndex.lookup(name)]);
+    if (auto it = stored.find(name); it != stored.end())
+      if (llvm::Error e = t.reshape(it->second))
+        return step.emitError() << name << ": " << llvm::toString(std::move(e));
+    params.emplace(name, std::move(t));
+  }
   return params;
 }
 

@@ -11,6 +11,7 @@
 #include "ToolCommon.h"
 
 #include "shardc/Engine/Setup.h"
+#include "shardc/Import/ModelDiagnostics.h"
 #include "shardc/Import/ModelLoader.h"
 #include "shardc/Import/ShardingPlan.h"
 
@@ -107,7 +108,8 @@ static cl::list<std::string> bufferNames(
     "buffers",
     cl::desc("Float initializers of an .onnx model that are buffers "
              "(torch's register_buffer): constants, not trained, not read "
-             "from or written to checkpoints (docs/onnx.md#buffers)"),
+             "from or written to checkpoints; names or plan patterns "
+             "(layers.*.rope) (docs/onnx.md#buffers)"),
     cl::CommaSeparated, cl::value_desc("name,..."), cl::cat(sharedCategory),
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
@@ -131,7 +133,7 @@ struct shardc::ToolSession::Handler {
   Handler(llvm::SourceMgr &mgr, MLIRContext *ctx)
       : diag(mgr, ctx, llvm::errs()), longLines(mgr, ctx, diag, llvm::errs()) {
   }
-  SourceMgrDiagnosticHandler diag;
+  ModelDiagnosticHandler diag;
   // Registered second, so it sees each diagnostic first.
   shardc::LongLineDiagnosticHandler longLines;
 };

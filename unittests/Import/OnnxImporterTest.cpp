@@ -231,14 +231,18 @@ onnx::TensorProto *addFloats(onnx::GraphProto *g, const std::string &name,
 /// where(mask == zero, (x @ w + pe) + pe2, -1) with pe2 torch's Identity
 /// copy of the equal pe: mask and zero reach the output only through the
 /// comparison (buffers by themselves), w, pe and pe2 where gradients flow.
-std::string bufferModel() {
+/// With `constantPe`, pe's elements are all 1.
+std::string bufferModel(bool constantPe = false) {
   onnx::ModelProto m;
   onnx::GraphProto *g = startModel(m);
   addValue(g->mutable_input(), "x", {2, 3});
   addFloats(g, "w", {3, 3}, 0);
   addFloats(g, "mask", {2, 3}, -2);
   addFloats(g, "zero", {}, 0);
-  addFloats(g, "pe", {2, 3}, 1);
+  onnx::TensorProto *pe = addFloats(g, "pe", {2, 3}, 1);
+  if (constantPe)
+    for (int i = 0; i < pe->float_data_size(); ++i)
+      pe->set_float_data(i, 1);
   onnx::NodeProto *fill = addNode(g, "Constant", {}, {"fill"});
   onnx::AttributeProto *value = fill->add_attribute();
   value->set_name("value");
@@ -279,21 +283,27 @@ TEST(OnnxImporter, BuffersAreConstants) {
   ASSERT_TRUE(found) << errors;
   EXPECT_EQ(argumentNames(*found),
             (std::vector<std::string>{"x", "w", "pe", "pe2"}));
-  // A declared copy is a constant; the value it copies stays a parameter.
+  // A declared copy is the buffer it copies (torch wrote one value, as it
+  // does for a table every layer registers): both are constants.
   shardc::OnnxImportOptions options;
   options.buffers = {"pe2"};
   auto declared =
       shardc::importOnnxModel(bufferModel(), "m.onnx", &c.ctx, options);
   ASSERT_TRUE(declared) << errors;
-  EXPECT_EQ(argumentNames(*declared),
-            (std::vector<std::string>{"x", "w", "pe"}));
+  EXPECT_EQ(argumentNames(*declared), (std::vector<std::string>{"x", "w"}));
   // The checkpoint holds the parameters only.
   auto tensors = shardc::readOnnxInitializers(bufferModel(), {"pe2"});
   ASSERT_TRUE(bool(tensors)) << llvm::toString(tensors.takeError());
   std::vector<std::string> names;
   for (const auto &entry : *tensors)
     names.push_back(entry.first);
-  EXPECT_EQ(names, (std::vector<std::string>{"pe", "w"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"w"}));
+  // A copy of a value whose elements are all equal (a weight of ones that
+  // torch wrote once with a running_var) is declared alone.
+  auto ones = shardc::importOnnxModel(bufferModel(/*constantPe=*/true),
+                                      "m.onnx", &c.ctx, options);
+  ASSERT_TRUE(ones) << errors;
+  EXPECT_EQ(argumentNames(*ones), (std::vector<std::string>{"x", "w", "pe"}));
 }
 
 TEST(OnnxImporter, BufferNamesMustBeInitializers) {
