@@ -24,7 +24,10 @@ config.substitutions.append(("%numpy_python", "/usr/bin/python3"))
 config.substitutions.append(("%mpirun", config.shardc_mpirun))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 
-llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+# OpenBLAS's kernel choice reaches the tests, so `make test-haswell` runs
+# them on its AVX2 kernels (docs/development.md); lit drops other variables.
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP",
+                                     "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"])
 # `lit --param snapshot_dir=DIR`: record every text piped into FileCheck under
 # DIR (scripts/output-snapshot.py compares two builds' records). Placed before
 # the default substitutions so the recorder wraps the real FileCheck.
