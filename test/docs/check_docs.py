@@ -9,7 +9,8 @@ Fenced blocks are checked by their language tag:
            torch and onnx); the lines after a command are its expected output, where a
            line `...` matches any number of lines and `...` inside a line
            any text (a measured figure, say). A printed line that calls a
-           max_rel_err above 1e-3 OK fails the example, elided or not.
+           max_rel_err above 1e-3 OK (two units of roundoff for bf16 and
+           f16 results) fails the example, elided or not.
 Paths under /tmp/ in a command are the run's own scratch directory (and
 print back as /tmp/), so suites running at once do not share files.
 A block preceded by the line `<!-- doc-test: skip -->` is not run, and one
@@ -111,11 +112,18 @@ def check_console(text, where, root, build, env, scratch):
             failures.append(f"{where}: `{cmd}` printed:\n{out}\nbut the docs show:\n" + "\n".join(expected))
         # A doc example never calls a large error OK, even where its
         # expected output elides the figure.
+        # Half-precision results are judged by their type (docs/precision.md):
+        # two units of its roundoff at most.
+        limit = MAX_OK_ERROR
+        if any(line.startswith("bf16 rounding:") for line in actual):
+            limit = 2 * 2.0**-8
+        elif any(line.startswith("f16 rounding:") for line in actual):
+            limit = 2 * 2.0**-11
         for printed in actual:
             m = OK_ERROR.search(printed)
-            if m and float(m.group(1)) > MAX_OK_ERROR:
+            if m and float(m.group(1)) > limit:
                 failures.append(f"{where}: `{cmd}` calls max_rel_err="
-                                f"{m.group(1)} OK (above {MAX_OK_ERROR:g}):\n{printed}")
+                                f"{m.group(1)} OK (above {limit:g}):\n{printed}")
     return failures
 
 
