@@ -29,6 +29,12 @@ shapes = {"x": [b, s, d], "wq": [d, h, dh], "wk": [d, h, dh],
 strip = args.layout == "none"
 for t in g["inputs"]:
     t["shape"] = shapes[t["name"]]
+    # The projections are the block's parameters: --seed then draws them by
+    # their fan-in, as a real model's, and the scores stay small enough for
+    # softmax not to saturate (with U(-1, 1) weights at d_model 512 the
+    # scores reached thousands and the check measured softmax's rounding).
+    if t["name"] != "x":
+        t["param"] = True
 for o in g["ops"]:
     if "shape" in o:
         o["shape"] = [b, h, s, s]
