@@ -142,6 +142,12 @@ LogicalResult ShardcDialect::verifyRegionArgAttribute(Operation *op,
   if (!func || func.isExternal() || regionIndex != 0)
     return op->emitOpError("'shardc.sharding' on an argument needs a function "
                            "with a body");
+  // The attributes are verified before the function's own check that its
+  // entry block has an argument per input: a malformed function may not.
+  Region &body = func.getFunctionBody();
+  if (body.empty() || argIndex >= body.front().getNumArguments())
+    return op->emitOpError() << "'shardc.sharding' on argument #" << argIndex
+                             << ", which the function's entry block lacks";
   BlockArgument arg = func.getArgument(argIndex);
   return verifyShardingOn(op, attr, arg.getType(),
                           [&] { return describeValue(arg); });

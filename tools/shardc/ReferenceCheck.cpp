@@ -126,8 +126,11 @@ unsigned shardc::warnAboutNonFiniteOutputs(func::FuncOp func,
     if (!count)
       continue;
     ++warned;
-    int64_t nans =
-        llvm::count_if(output.values(), [](float x) { return std::isnan(x); });
+    // values() is float32 storage: a half tensor's NaNs are counted
+    // element by element.
+    int64_t nans = 0;
+    for (int64_t e = 0, n = output.numElements(); e < n; ++e)
+      nans += std::isnan(output.elementAsDouble(e));
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "output '" << names[i] << "' has " << count << " non-finite value"
