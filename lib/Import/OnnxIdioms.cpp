@@ -11,7 +11,10 @@
 //   elements, the product [..., 3, E], and each chunk a slice of the
 //   stacking dim: sharding dim 1 of the view gives every device its heads
 //   of q, k and v. The argument keeps its name and records the shape the
-//   checkpoint holds it in (`shardc.checkpoint_shape`).
+//   checkpoint holds it in (`shardc.checkpoint_shape`). timm cuts it
+//   another way, reshaping the product to [..., 3, H, d] and taking the 3
+//   chunks of that dim (after a permute); the view is the same, and the
+//   reshape reads the stacked product [..., 3, E] instead.
 // - A linear layer on flattened rows: Reshape [T, B, ...] -> [T*B, E], Gemm,
 //   Reshape back to [T, B, E']. With B split over "data", the flattened
 //   rows cannot be split in blocks (B is the minor factor of T*B), so the
@@ -88,14 +91,67 @@ struct FusedProjection {
   BroadcastInDimOp biasBroadcast;
   AddOp add;
   SmallVector<SliceOp> chunks;
+  /// timm's form instead of chunks: the [..., F] result reshaped to
+  /// [..., N, r...] (r... making K), whose N dim is then cut.
+  ReshapeOp split;
   int64_t chunkSize; ///< K
 };
 } // namespace
 
+/// Whether every user of `v` is a slice of equal aligned chunks of `dim`
+/// (at least two of them, stride 1, whole along every other dim).
+static bool cutOnlyAlong(Value v, int64_t dim) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+  int64_t size = 0;
+  for (Operation *user : v.getUsers()) {
+    auto slice = dyn_cast<SliceOp>(user);
+    if (!slice ||
+        llvm::any_of(slice.getStride(), [](int64_t s) { return s != 1; }))
+      return false;
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+      if (d != dim &&
+          (slice.getStart()[d] != 0 || slice.getLimit()[d] != shape[d]))
+        return false;
+    int64_t start = slice.getStart()[dim];
+    int64_t width = slice.getLimit()[dim] - start;
+    if (size == 0)
+      size = width;
+    if (width != size || width == 0 || start % width != 0)
+      return false;
+  }
+  return size != 0 && size < shape[dim] && shape[dim] % size == 0;
+}
+
+/// timm's fused qkv, `qkv(x).reshape(B, N, 3, H, Dh).permute(2, 0, 3, 1, 4)
+/// .unbind(0)`: `split` reshapes [a..., F] to [a..., N, r...] (N >= 2), and
+/// its result, perhaps through one transpose, is only cut into chunks of
+/// the N dim. Returns K = F / N, the size of each of the N parts.
+static std::optional<int64_t> splitsLastDim(ReshapeOp split) {
+  ArrayRef<int64_t> in =
+      cast<RankedTensorType>(split.getOperand().getType()).getShape();
+  ArrayRef<int64_t> out = split.getType().getShape();
+  int64_t lead = static_cast<int64_t>(in.size()) - 1;
+  if (static_cast<int64_t>(out.size()) < lead + 2 ||
+      out.take_front(lead) != in.take_front(lead) || out[lead] < 2 ||
+      in.back() % out[lead] != 0)
+    return std::nullopt;
+  Value cut = split.getResult();
+  int64_t dim = lead;
+  if (auto t = cut.hasOneUse() ? dyn_cast<TransposeOp>(*cut.getUsers().begin())
+                               : nullptr) {
+    cut = t.getResult();
+    dim = llvm::find(t.getPermutation(), lead) - t.getPermutation().begin();
+  }
+  if (!cutOnlyAlong(cut, dim))
+    return std::nullopt;
+  return in.back() / out[lead];
+}
+
 /// The fused projection whose product is `dot`, if it is one: a parameter
 /// [F, E] or [E, F] (transposed or not) contracted with the rows' last dim,
 /// a bias [F] added, the [..., F] result used only by slices of its last dim
-/// into equal aligned chunks, at least two of them.
+/// into equal aligned chunks, at least two of them, or reshaped to be cut as
+/// timm cuts it (splitsLastDim).
 static std::optional<FusedProjection> matchFused(DotGeneralOp dot) {
   FusedProjection f;
   f.product = dot;
@@ -131,6 +187,16 @@ static std::optional<FusedProjection> matchFused(DotGeneralOp dot) {
     if (!f.bias)
       return std::nullopt;
     result = f.add.getResult();
+  }
+  if (auto split = result.hasOneUse()
+                       ? dyn_cast<ReshapeOp>(*result.getUsers().begin())
+                       : nullptr) {
+    std::optional<int64_t> k = splitsLastDim(split);
+    if (!k)
+      return std::nullopt;
+    f.split = split;
+    f.chunkSize = *k;
+    return f;
   }
   f.chunkSize = 0;
   for (Operation *user : result.getUsers()) {
@@ -188,6 +254,9 @@ static void stackFused(FusedProjection &f, OpBuilder &b) {
                             biasFirst ? stacked : bias.getResult())
                   .getResult();
   }
+  // timm's reshape reads the stacked [..., N, K] as it read [..., N*K].
+  if (f.split)
+    f.split->setOperand(0, stacked);
   for (SliceOp chunk : f.chunks) {
     b.setInsertionPoint(chunk);
     SmallVector<int64_t> start(rank, 0), limit(stackedType.getShape()),
