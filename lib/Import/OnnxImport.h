@@ -196,7 +196,9 @@ const llvm::StringMap<Converter> &converters();
 void addElementwiseConverters(llvm::StringMap<Converter> &table);
 void addNeuralNetConverters(llvm::StringMap<Converter> &table);
 void addLayoutConverters(llvm::StringMap<Converter> &table);
-/// ONNX ops read as compositions of shardc ops (OnnxComposedOps.cpp).
+/// ONNX ops read as compositions of shardc ops (OnnxComposedOps.cpp, which
+/// adds those of OnnxSelectionOps.cpp, OnnxScatterGatherOps.cpp,
+/// OnnxConvOps.cpp and OnnxEinsum.cpp).
 void addComposedConverters(llvm::StringMap<Converter> &table);
 
 /// Rewrites what torch.onnx.export writes for nn.MultiheadAttention into
