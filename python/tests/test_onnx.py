@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
 import buffers as decoder  # noqa: E402
 import encoder  # noqa: E402
 import gpt  # noqa: E402
+import moe  # noqa: E402
 
 TOLERANCE = 1e-5
 BACKENDS = ["sim", "threads"]
@@ -164,6 +165,50 @@ def test_fused_projection_cut_by_split(tmp_path, backend):
                       ["c_proj.weight", [None, "model"]]]}
     check_against_torch(tmp_path, FusedAttention(), (torch.randn(4, 8, 16),),
                         ["x"], write_plan(tmp_path, plan), False, backend)
+
+
+class TimmAttention(nn.Module):
+    """timm's attention: one Linear for q, k and v, reshaped to
+    [B, N, 3, H, d], permuted and unbound."""
+
+    def __init__(self, d=16, heads=2):
+        super().__init__()
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.heads = heads
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads
+                                      ).permute(2, 0, 3, 1, 4).unbind(0)
+        att = F.softmax(q @ k.transpose(-2, -1) / (C // self.heads) ** 0.5,
+                        dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(B, N, C))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_timm_fused_qkv_split_by_heads(tmp_path, backend):
+    """timm's qkv.weight [3E, E] is imported stacked [3, E, E] as
+    nanoGPT's c_attn is, and split by heads; its gradient comes back in
+    torch's shape."""
+    torch.manual_seed(0)
+    plan = {"mesh": {"name": "mesh", "axes": [["data", 2], ["model", 2]]},
+            "rules": [["x", ["data", None, None]],
+                      ["qkv.weight", [None, "model", None]],
+                      ["qkv.bias", [None, "model"]],
+                      ["proj.weight", [None, "model"]]]}
+    check_against_torch(tmp_path, TimmAttention(), (torch.randn(4, 8, 16),),
+                        ["x"], write_plan(tmp_path, plan), False, backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fold", [True, False])
+def test_moe_expert_parallel(tmp_path, backend, fold):
+    """examples/pytorch/moe.py's top-2 MoE by its expert-parallel plan:
+    the loss and every gradient as torch's."""
+    check_against_torch(tmp_path, moe.model(), moe.batch(),
+                        ["tokens", "targets"],
+                        os.path.join(PLANS, "moe_expert_parallel.json"), fold,
+                        backend)
 
 
 class Classifier(nn.Module):
