@@ -98,8 +98,9 @@ struct FusedProjection {
 };
 } // namespace
 
-/// Whether every user of `v` is a slice of equal aligned chunks of `dim`
-/// (at least two of them, stride 1, whole along every other dim).
+/// Whether every user of `v` is a slice of one of the equal aligned chunks
+/// of `dim` (each smaller than the dim, stride 1, whole along every other
+/// dim).
 static bool cutOnlyAlong(Value v, int64_t dim) {
   ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
   int64_t size = 0;
