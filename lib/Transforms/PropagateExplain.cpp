@@ -21,16 +21,24 @@ using namespace shardc;
 using namespace shardc::detail;
 
 std::string shardc::detail::formatLoc(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    llvm::StringRef base = llvm::sys::path::filename(file.getFilename());
+    // Line 0 is a file without positions (an ONNX model): the file alone.
+    if (file.getLine() == 0)
+      return base.str();
+    return (base + ":" + Twine(file.getLine()) + ":" + Twine(file.getColumn()))
         .str();
+  }
   if (auto name = dyn_cast<NameLoc>(loc)) {
-    // JSON import names ops without a file position: the name places them.
-    std::string inner = formatLoc(name.getChildLoc());
-    return inner != "unknown location"
-               ? inner
-               : "\"" + name.getName().getValue().str() + "\"";
+    // JSON import names ops without a file position, and ONNX import names
+    // them by their node in a file without positions: the name places them.
+    std::string quoted = "\"" + name.getName().getValue().str() + "\"";
+    Location child = name.getChildLoc();
+    if (auto file = dyn_cast<FileLineColLoc>(child);
+        file && file.getLine() == 0)
+      return quoted + " in " + formatLoc(child);
+    std::string inner = formatLoc(child);
+    return inner != "unknown location" ? inner : quoted;
   }
   if (auto site = dyn_cast<CallSiteLoc>(loc))
     return formatLoc(site.getCallee());
