@@ -10,6 +10,7 @@
 
 #include "shardc/Driver/Estimate.h"
 #include "shardc/Driver/PlanSearch.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -105,6 +106,40 @@ static cl::opt<std::string>
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "shardc: error: " << message << "\n";
   return 1;
+}
+
+/// A plan that says how it runs (docs/plans.md: what `--save-plan` writes)
+/// gives the defaults of the options the command line leaves out.
+static int applyPlanExecution(shardc::EstimateRequest &request) {
+  using namespace shardc;
+  llvm::Expected<ShardingPlan> plan = readShardingPlan(getPlanPath());
+  if (!plan) // loadInputModel reports it.
+    return llvm::consumeError(plan.takeError()), 0;
+  const ShardingPlan::Execution &run = plan->execution;
+  EstimateOptions &o = request.options;
+  if (run.pipelineAxis && !pipelineAxis.getNumOccurrences())
+    o.pipelineAxis = *run.pipelineAxis;
+  if (run.microbatches && !microbatches.getNumOccurrences())
+    o.microbatches = *run.microbatches;
+  if (run.schedule && !schedule.getNumOccurrences()) {
+    if (*run.schedule != "gpipe" && *run.schedule != "1f1b")
+      return fail(getPlanPath() + ": pipeline.schedule '" + *run.schedule +
+                  "' (expected gpipe or 1f1b)");
+    o.schedule = *run.schedule == "gpipe" ? PipelineScheduleKind::GPipe
+                                          : PipelineScheduleKind::OneFOneB;
+  }
+  if (run.recompute && !recompute.getNumOccurrences()) {
+    std::optional<Recompute> r = parseRecompute(*run.recompute);
+    if (!r)
+      return fail(getPlanPath() + ": recompute '" + *run.recompute +
+                  "' (expected none, selective or full)");
+    o.recompute = *r;
+  }
+  if (!run.zeroAxes.empty() && zeroAxes.empty()) {
+    request.zeroAxes = run.zeroAxes;
+    o.zeroStage = 2;
+  }
+  return 0;
 }
 
 /// `estimate --auto-shard`: the whole-plan search (PlanSearch.h) on the
@@ -216,6 +251,9 @@ int shardc::runEstimateCommand() {
   request.options.schedule = schedule == "gpipe"
                                  ? PipelineScheduleKind::GPipe
                                  : PipelineScheduleKind::OneFOneB;
+  if (!autoShard && !getPlanPath().empty() &&
+      applyPlanExecution(request) != 0)
+    return 1;
 
   if (autoShard)
     return runPlanSearch(request);
