@@ -9,8 +9,7 @@ using namespace shardc;
 namespace json = llvm::json;
 
 static llvm::Error graphError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 static std::optional<llvm::StringRef> outputName(const json::Value &op) {
@@ -47,7 +46,8 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
       g.numParameters += n;
     }
     if (name && spec)
-      g.inputAnnotations.emplace_back(name->str(), json::Value(json::Array(*spec)));
+      g.inputAnnotations.emplace_back(name->str(),
+                                      json::Value(json::Array(*spec)));
     if (!spec || spec->empty() || !shape || shape->empty())
       continue;
     std::optional<llvm::StringRef> first = (*spec)[0].getAsString();
@@ -55,10 +55,9 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
       continue;
     int64_t b = (*shape)[0].getAsInteger().value_or(0);
     if (g.graphBatch && b != g.graphBatch)
-      return graphError("inputs split over \"" + dataAxis +
-                        "\" disagree on the batch (" +
-                        llvm::Twine(g.graphBatch) + " and " + llvm::Twine(b) +
-                        ")");
+      return graphError(
+          "inputs split over \"" + dataAxis + "\" disagree on the batch (" +
+          llvm::Twine(g.graphBatch) + " and " + llvm::Twine(b) + ")");
     g.graphBatch = b;
   }
   if (g.graphBatch <= 0)

@@ -117,8 +117,7 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
     axes.emplace_back(request.pipeAxis, c.pipe);
   axes.emplace_back(request.dataAxis, c.data);
   axes.emplace_back(request.modelAxis, c.model);
-  std::string text =
-      graph.variant(c.microBatch * c.data, keptLayers, axes);
+  std::string text = graph.variant(c.microBatch * c.data, keptLayers, axes);
   OwningOpRef<ModuleOp> module =
       importJsonGraph(text, "<whole-plan candidate>", ctx);
   if (!module)
@@ -218,10 +217,10 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
         for (bool zero : {false, true}) {
           if (zero && d == 1)
             continue;
-          double states =
-              graph.parameters() *
-              (bytes.parameter + (bytes.gradient + optimizer) / (zero ? d : 1)) /
-              double(t * p);
+          double states = graph.parameters() *
+                          (bytes.parameter +
+                           (bytes.gradient + optimizer) / (zero ? d : 1)) /
+                          double(t * p);
           if (memory > 0 && states > memory) {
             ++result.prunedByMemory;
             continue;
@@ -232,8 +231,8 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
           c.zero = zero;
           for (Recompute r :
                {Recompute::None, Recompute::Selective, Recompute::Full})
-            for (PipelineScheduleKind s :
-                 {PipelineScheduleKind::OneFOneB, PipelineScheduleKind::GPipe}) {
+            for (PipelineScheduleKind s : {PipelineScheduleKind::OneFOneB,
+                                           PipelineScheduleKind::GPipe}) {
               if (p == 1 && s != PipelineScheduleKind::OneFOneB)
                 continue;
               c.recompute = r, c.schedule = s;
@@ -290,8 +289,8 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   // fastest of them that still fits.
   if (layers > 2) {
     int whole = 0;
-    for (size_t i = 0; i < result.candidates.size() &&
-                       whole < 3 * request.wholeModelPricings;
+    for (size_t i = 0;
+         i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
          ++i) {
       PlanCandidate &c = result.candidates[i];
       if (!c.fits)

@@ -43,15 +43,14 @@ static json::Object planFields(const PlanCandidate &c,
   json::Object pipeline{{"stages", c.pipe}};
   pipeline["axis"] = c.pipe > 1 ? json::Value(request.pipeAxis) : nullptr;
   pipeline["schedule"] = scheduleName(c.schedule);
-  return json::Object{
-      {"mesh", json::Object{{"axes", meshAxes(c, request)}}},
-      {"pipeline", std::move(pipeline)},
-      {"micro_batch_size", c.microBatch},
-      {"microbatches", c.microbatches},
-      {"global_batch", request.globalBatch},
-      {"recompute", recomputeName(c.recompute)},
-      {"zero_axes", zeroAxes(c, request)},
-      {"sequence_parallel", false}};
+  return json::Object{{"mesh", json::Object{{"axes", meshAxes(c, request)}}},
+                      {"pipeline", std::move(pipeline)},
+                      {"micro_batch_size", c.microBatch},
+                      {"microbatches", c.microbatches},
+                      {"global_batch", request.globalBatch},
+                      {"recompute", recomputeName(c.recompute)},
+                      {"zero_axes", zeroAxes(c, request)},
+                      {"sequence_parallel", false}};
 }
 
 static json::Object candidateToJson(const PlanCandidate &c,
@@ -160,18 +159,17 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
   if (c.pipe > 1)
     os << request.pipeAxis << "=" << c.pipe << ", ";
   os << request.dataAxis << "=" << c.data << ", " << request.modelAxis << "="
-     << c.model << "], micro-batch " << c.microBatch << " x "
-     << c.microbatches << ", recompute " << recomputeName(c.recompute)
-     << ", ZeRO " << (c.zero ? "over " + request.dataAxis : "none");
+     << c.model << "], micro-batch " << c.microBatch << " x " << c.microbatches
+     << ", recompute " << recomputeName(c.recompute) << ", ZeRO "
+     << (c.zero ? "over " + request.dataAxis : "none");
   if (c.pipe > 1)
     os << ", schedule " << scheduleName(c.schedule);
   os << "\n";
   EstimateRequest shown = request.base;
   shown.options.recompute = c.recompute;
   printEstimate(c.estimate, shown, os);
-  os << "search: " << result.programsPartitioned
-     << " programs partitioned, " << result.candidates.size()
-     << " plans priced (" << result.layers
+  os << "search: " << result.programsPartitioned << " programs partitioned, "
+     << result.candidates.size() << " plans priced (" << result.layers
      << " layers, extrapolated from one and two; the best on the whole "
         "model); pruned "
      << result.prunedByDivisibility << " by divisibility, "
@@ -212,8 +210,8 @@ json::Object shardc::planFile(const PlanSearchResult &result,
   for (const auto &[name, spec] : graph.annotations())
     rules.push_back(json::Array{name, spec});
   plan["rules"] = std::move(rules);
-  plan["description"] =
-      "chosen by shardc estimate --auto-shard: estimated " +
-      std::to_string(result.chosen.estimate.stepSeconds()) + " s per step";
+  plan["description"] = "chosen by shardc estimate --auto-shard: estimated " +
+                        std::to_string(result.chosen.estimate.stepSeconds()) +
+                        " s per step";
   return plan;
 }

@@ -127,8 +127,8 @@ llvm::Expected<ShardingPlan> shardc::parseShardingPlan(StringRef text) {
   if (!root.is_object())
     return planError("a plan is an object with \"mesh\" and \"rules\"");
   static const char *const executionFields[] = {
-      "pipeline",   "micro_batch_size", "microbatches",     "global_batch",
-      "recompute",  "zero_axes",        "sequence_parallel"};
+      "pipeline",  "micro_batch_size", "microbatches",     "global_batch",
+      "recompute", "zero_axes",        "sequence_parallel"};
   for (auto it = root.begin(); it != root.end(); ++it)
     if (it.key() != "mesh" && it.key() != "rules" &&
         it.key() != "description" &&

@@ -190,8 +190,8 @@ static int runPlanSearch(shardc::EstimateRequest &request) {
     return error.empty() ? 1 : fail(path + ": " + error);
   printPlanSearch(*result, search, llvm::outs());
   if (!savePlan.empty() && failed(writeText(savePlan, [&](raw_ostream &os) {
-        os << llvm::formatv("{0:2}", llvm::json::Value(
-                                         planFile(*result, search, *graph)))
+        os << llvm::formatv(
+                  "{0:2}", llvm::json::Value(planFile(*result, search, *graph)))
            << "\n";
       })))
     return 1;
@@ -251,8 +251,7 @@ int shardc::runEstimateCommand() {
   request.options.schedule = schedule == "gpipe"
                                  ? PipelineScheduleKind::GPipe
                                  : PipelineScheduleKind::OneFOneB;
-  if (!autoShard && !getPlanPath().empty() &&
-      applyPlanExecution(request) != 0)
+  if (!autoShard && !getPlanPath().empty() && applyPlanExecution(request) != 0)
     return 1;
 
   if (autoShard)
