@@ -196,8 +196,11 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   for (int64_t t : divisors(n)) {
     if (t > maxModel)
       break;
-    if (llvm::any_of(graph.splitByModelAxis(request.modelAxis),
-                     [&](int64_t size) { return size % t != 0; })) {
+    // A model that splits nothing over the model axis would compute the
+    // same on each of its devices: only t = 1 is a plan.
+    std::vector<int64_t> split = graph.splitByModelAxis(request.modelAxis);
+    if ((split.empty() && t > 1) ||
+        llvm::any_of(split, [&](int64_t size) { return size % t != 0; })) {
       ++result.prunedByDivisibility;
       continue;
     }

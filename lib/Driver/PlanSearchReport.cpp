@@ -170,8 +170,9 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
   printEstimate(c.estimate, shown, os);
   os << "search: " << result.programsPartitioned << " programs partitioned, "
      << result.candidates.size() << " plans priced (" << result.layers
-     << " layers, extrapolated from one and two; the best on the whole "
-        "model); pruned "
+     << (result.layers > 2 ? " layers, extrapolated from one and two; the "
+                             "best on the whole model); pruned "
+                           : " layers, each on the whole model); pruned ")
      << result.prunedByDivisibility << " by divisibility, "
      << result.prunedByMemory << " by the model states' memory\n";
   os << "why (the best plan making each other choice):\n";
