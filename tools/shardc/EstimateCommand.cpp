@@ -5,11 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EstimatePlanSearch.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
 #include "shardc/Driver/Estimate.h"
-#include "shardc/Driver/PlanSearch.h"
 #include "shardc/Import/ShardingPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -76,33 +76,6 @@ static cl::opt<std::string> reportJson("report-json",
                                        cl::value_desc("path"), cl::init(""),
                                        cl::sub(shardc::estimateCommand));
 
-static cl::opt<bool> autoShard(
-    "auto-shard",
-    cl::desc("Choose the whole plan: mesh data x pipe x model, micro-batch, "
-             "ZeRO, recompute and schedule (docs/auto-sharding.md, \"The "
-             "whole plan\"); needs --devices and --global-batch"),
-    cl::init(false), cl::sub(shardc::estimateCommand));
-static cl::opt<int64_t> devices("devices",
-                                cl::desc("With --auto-shard: the devices the "
-                                         "plan uses"),
-                                cl::init(0), cl::sub(shardc::estimateCommand));
-static cl::opt<int64_t>
-    globalBatch("global-batch",
-                cl::desc("With --auto-shard: sequences per step, over all "
-                         "data-parallel ranks and micro-batches"),
-                cl::init(0), cl::sub(shardc::estimateCommand));
-static cl::list<int64_t> microBatchSizes(
-    "micro-batch-sizes",
-    cl::desc("With --auto-shard: the micro-batch sizes per data-parallel "
-             "rank tried (default 1,2,4,8)"),
-    cl::CommaSeparated, cl::sub(shardc::estimateCommand));
-static cl::opt<std::string>
-    savePlan("save-plan",
-             cl::desc("With --auto-shard: write the chosen plan here "
-                      "(docs/plans.md)"),
-             cl::value_desc("path"), cl::init(""),
-             cl::sub(shardc::estimateCommand));
-
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "shardc: error: " << message << "\n";
   return 1;
@@ -139,73 +112,6 @@ static int applyPlanExecution(shardc::EstimateRequest &request) {
     request.zeroAxes = run.zeroAxes;
     o.zeroStage = 2;
   }
-  return 0;
-}
-
-/// `estimate --auto-shard`: the whole-plan search (PlanSearch.h) on the
-/// JSON graph named on the command line.
-static int runPlanSearch(shardc::EstimateRequest &request) {
-  using namespace shardc;
-  for (const auto &[given, name] :
-       {std::pair{pipelineAxis.getNumOccurrences() > 0, "--pipeline-axis"},
-        {microbatches.getNumOccurrences() > 0, "--microbatches"},
-        {recompute.getNumOccurrences() > 0, "--recompute"},
-        {zeroAxes.getNumOccurrences() > 0, "--zero-axes"},
-        {zeroStage.getNumOccurrences() > 0, "--zero-stage"},
-        {schedule.getNumOccurrences() > 0, "--schedule"}})
-    if (given)
-      return fail(llvm::Twine("--auto-shard chooses ") + name +
-                  "; leave it out");
-  if (devices < 1)
-    return fail("--auto-shard needs --devices N (at least 1)");
-  if (globalBatch < 1)
-    return fail("--auto-shard needs --global-batch B (at least 1)");
-  PlanSearchRequest search;
-  search.devices = devices;
-  search.globalBatch = globalBatch;
-  search.base = request;
-  if (!microBatchSizes.empty()) {
-    search.microBatchSizes.assign(microBatchSizes.begin(),
-                                  microBatchSizes.end());
-    if (llvm::any_of(search.microBatchSizes, [](int64_t b) { return b < 1; }))
-      return fail("--micro-batch-sizes must be at least 1");
-  }
-  const std::string &path = getInputPath();
-  if (!llvm::StringRef(path).ends_with(".json"))
-    return fail("--auto-shard reads a JSON graph (docs/json-format.md); '" +
-                path + "' is not one");
-  auto text = llvm::MemoryBuffer::getFile(path);
-  if (!text)
-    return fail("cannot read '" + path + "': " + text.getError().message());
-  llvm::Expected<GraphVariant> graph = GraphVariant::parse(
-      (*text)->getBuffer(), search.dataAxis, request.options.layerInputs);
-  if (!graph)
-    return fail(path + ": " + llvm::toString(graph.takeError()));
-
-  ToolSession session;
-  std::string error;
-  FailureOr<PlanSearchResult> result =
-      searchPlan(*graph, &session.getContext(), search, error);
-  if (failed(result))
-    return error.empty() ? 1 : fail(path + ": " + error);
-  printPlanSearch(*result, search, llvm::outs());
-  if (!savePlan.empty() && failed(writeText(savePlan, [&](raw_ostream &os) {
-        os << llvm::formatv(
-                  "{0:2}", llvm::json::Value(planFile(*result, search, *graph)))
-           << "\n";
-      })))
-    return 1;
-  if (!reportJson.empty() && failed(writeText(reportJson, [&](raw_ostream &os) {
-        EstimateRequest shown = request;
-        shown.options.recompute = result->chosen.recompute;
-        llvm::json::Object report =
-            estimateToJson(result->chosen.estimate, shown);
-        for (auto &[key, value] : planSearchToJson(*result, search))
-          report[key] = std::move(value);
-        os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
-           << "\n";
-      })))
-    return 1;
   return 0;
 }
 
@@ -251,15 +157,23 @@ int shardc::runEstimateCommand() {
   request.options.schedule = schedule == "gpipe"
                                  ? PipelineScheduleKind::GPipe
                                  : PipelineScheduleKind::OneFOneB;
-  if (!autoShard && !getPlanPath().empty() && applyPlanExecution(request) != 0)
+  if (!estimateAutoShard() && !getPlanPath().empty() &&
+      applyPlanExecution(request) != 0)
     return 1;
 
-  if (autoShard)
-    return runPlanSearch(request);
-  if (devices.getNumOccurrences() || globalBatch.getNumOccurrences() ||
-      microBatchSizes.getNumOccurrences() || savePlan.getNumOccurrences())
-    return fail("--devices, --global-batch, --micro-batch-sizes and "
-                "--save-plan need --auto-shard");
+  if (estimateAutoShard()) {
+    llvm::SmallVector<llvm::StringRef> chosen;
+    // std::addressof: a cl::list's & is its storage's.
+    cl::Option *chosenHere[] = {&pipelineAxis, &microbatches,
+                                &recompute,    std::addressof(zeroAxes),
+                                &zeroStage,    &schedule};
+    for (cl::Option *o : chosenHere)
+      if (o->getNumOccurrences())
+        chosen.push_back(o->ArgStr);
+    return runEstimatePlanSearch(request, chosen, reportJson);
+  }
+  if (checkPlanSearchOptionsUnused())
+    return 1;
 
   ToolSession session;
   OwningOpRef<ModuleOp> module = session.loadInputModel();
