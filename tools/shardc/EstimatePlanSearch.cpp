@@ -64,6 +64,8 @@ int shardc::checkPlanSearchOptionsUnused() {
 int shardc::runEstimatePlanSearch(const EstimateRequest &request,
                                   llvm::ArrayRef<llvm::StringRef> chosenGiven,
                                   llvm::StringRef reportJson) {
+  if (!getPlanPath().empty())
+    return fail("--auto-shard chooses the plan; leave --plan out");
   if (!chosenGiven.empty())
     return fail("--auto-shard chooses --" + chosenGiven.front() +
                 "; leave it out");
