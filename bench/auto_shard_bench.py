@@ -13,6 +13,16 @@ annotations, and data parallel) under the same cost model.
   python3 bench/auto_shard_bench.py --build build   # MLP 4, 24, 96; GPT 2, 24, 96
   python3 bench/auto_shard_bench.py --build build --layers 4 --gpt-layers
   python3 bench/auto_shard_bench.py --write-gpt 24 > gpt24.json  # the graph only
+
+--whole-plan instead times the whole-plan search (`shardc estimate
+--auto-shard`, docs/auto-sharding.md "The whole plan") on GPT-3 175B
+(96 layers, hidden 12288, 96 heads, seq 2048, vocab 51200), bf16-mixed
+Adam, 1,024 DGX A100s, global batch 1536: wall and CPU seconds, maximum
+resident set, the chosen plan, and its estimate against Megatron-LM's
+published configuration for this model size (t=8, p=8, here d=16, micro-batch
+1, full recompute; Narayanan et al. 2021, Table 1) under the same model:
+
+  python3 bench/auto_shard_bench.py --build build --whole-plan
 """
 
 import argparse
@@ -119,6 +129,54 @@ def measure(shardc, tmp, model, layers, mesh, write, layouts, step,
     sys.stdout.flush()
 
 
+def whole_plan(shardc):
+    """The GPT-3 175B whole-plan search, and Megatron-LM's plan priced by
+    the same estimate."""
+    sys.path.insert(0, os.path.join(HERE, "..", "examples", "gpt"))
+    import gpt_graph
+    machine = os.path.join(HERE, "..", "machines", "dgx-a100-80gb.json")
+    shape = dict(vocab=51200, d_model=12288, heads=96, seq=2048, layers=96)
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "gpt3.json")
+        c = gpt_graph.Config(batch=1, data=1, model=1, **shape)
+        with open(model, "w") as f:
+            json.dump(gpt_graph.scaled_graph(c), f)
+        report = os.path.join(tmp, "search.json")
+        start = time.monotonic()
+        child = subprocess.Popen(
+            [shardc, "estimate", model, "--machine", machine,
+             "--auto-shard", "--devices", "1024", "--global-batch", "1536",
+             "--train-step=adam", "--precision=bf16-mixed",
+             "--report-json", report], stdout=subprocess.PIPE, text=True)
+        out = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.monotonic() - start
+        if status != 0:
+            sys.exit("the search failed:\n" + out)
+        print(out, end="")
+        print("whole-plan search: %.2f s wall, %.2f s CPU, max RSS %.0f MB" %
+              (wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
+        # Megatron-LM's plan: the graph's batch is one micro-batch on each
+        # of the 16 data ranks, 1536 / 16 = 96 micro-batches.
+        megatron = os.path.join(tmp, "megatron.json")
+        c = gpt_graph.Config(batch=16, data=16, model=8, **shape)
+        with open(megatron, "w") as f:
+            json.dump(gpt_graph.scaled_graph(c, pipe=8), f)
+        ref = os.path.join(tmp, "megatron.report.json")
+        subprocess.run([shardc, "estimate", megatron, "--machine", machine,
+                        "--train-step=adam", "--precision=bf16-mixed",
+                        "--recompute=full", "--pipeline-axis", "pipe",
+                        "--microbatches", "96", "--report-json", ref],
+                       check=True, stdout=subprocess.DEVNULL)
+        got, want = json.load(open(report)), json.load(open(ref))
+        print("chosen: %.4g s per step, %.1f TFLOP/s per device; Megatron-LM "
+              "(t=8 p=8 d=16, micro-batch 1, full recompute): %.4g s, %.1f "
+              "TFLOP/s; chosen is %.1f %% faster" %
+              (got["step_time_s"], got["tflops_per_device"],
+               want["step_time_s"], want["tflops_per_device"],
+               100 * (want["step_time_s"] / got["step_time_s"] - 1)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawTextHelpFormatter)
@@ -135,7 +193,12 @@ def main():
     p.add_argument("--write-gpt3", type=int, metavar="LAYERS",
                    help="print the GPT-3-shaped graph of LAYERS layers on "
                    "data=16 x model=8, without annotations, and exit")
+    p.add_argument("--whole-plan", action="store_true",
+                   help="time the GPT-3 175B whole-plan search instead")
     args = p.parse_args()
+    if args.whole_plan:
+        whole_plan(os.path.join(args.build, "bin", "shardc"))
+        return
     if args.write_gpt3 is not None:
         json.dump(gpt3_graph_of(args.write_gpt3), sys.stdout, indent=1)
         return

@@ -25,13 +25,13 @@ static double countParameters(func::FuncOp func) {
   return n;
 }
 
-FailureOr<StepEstimate>
-shardc::estimateTraining(ModuleOp module, const EstimateRequest &request) {
+FailureOr<func::FuncOp>
+shardc::partitionTraining(ModuleOp module, const EstimateRequest &request,
+                          double &globalParameters) {
   func::FuncOp entry = getEntryFunction(module);
   if (!entry)
     return emitError(module.getLoc(), "the model has no entry function");
-  EstimateOptions options = request.options;
-  options.globalParameters = countParameters(entry);
+  globalParameters = countParameters(entry);
 
   // Checked before the passes run, so a typo costs no compilation.
   size_t numMeshes = 0;
@@ -39,6 +39,7 @@ shardc::estimateTraining(ModuleOp module, const EstimateRequest &request) {
   if (!mesh)
     return emitError(module.getLoc())
            << "estimate needs exactly one mesh, the model has " << numMeshes;
+  const EstimateOptions &options = request.options;
   if (!options.pipelineAxis.empty() &&
       mesh.getAxisIndex(options.pipelineAxis) < 0)
     return emitError(mesh.getLoc())
@@ -53,8 +54,17 @@ shardc::estimateTraining(ModuleOp module, const EstimateRequest &request) {
                      ShardingStage::Partition);
   if (failed(pm.run(module)))
     return failure();
-  mesh = getOnlyMesh(module, &numMeshes);
-  return estimateStep(getEntryFunction(module), mesh, request.machine, options);
+  return getEntryFunction(module);
+}
+
+FailureOr<StepEstimate>
+shardc::estimateTraining(ModuleOp module, const EstimateRequest &request) {
+  EstimateOptions options = request.options;
+  FailureOr<func::FuncOp> step =
+      partitionTraining(module, request, options.globalParameters);
+  if (failed(step))
+    return failure();
+  return estimateStep(*step, getOnlyMesh(module), request.machine, options);
 }
 
 llvm::json::Object shardc::estimateToJson(const StepEstimate &e,

@@ -56,6 +56,66 @@ static llvm::Expected<SmallVector<std::string>> readDim(const Json &dim,
   return axes;
 }
 
+/// The fields saying how the plan runs (what `estimate --auto-shard`
+/// chose), each type-checked.
+static llvm::Error readExecution(const Json &root,
+                                 ShardingPlan::Execution &out) {
+  auto count = [&](const char *key,
+                   std::optional<int64_t> &field) -> llvm::Error {
+    auto it = root.find(key);
+    if (it == root.end())
+      return llvm::Error::success();
+    if (!it->is_number_integer() || it->get<int64_t>() < 1)
+      return planError(std::string(key) + ": must be a positive integer");
+    field = it->get<int64_t>();
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = count("micro_batch_size", out.microBatchSize))
+    return e;
+  if (llvm::Error e = count("microbatches", out.microbatches))
+    return e;
+  if (llvm::Error e = count("global_batch", out.globalBatch))
+    return e;
+  if (auto it = root.find("recompute"); it != root.end()) {
+    if (!it->is_string())
+      return planError("recompute: must be none, selective or full");
+    out.recompute = it->get<std::string>();
+  }
+  if (auto it = root.find("sequence_parallel"); it != root.end()) {
+    if (!it->is_boolean())
+      return planError("sequence_parallel: must be true or false");
+    out.sequenceParallel = it->get<bool>();
+  }
+  if (auto it = root.find("zero_axes"); it != root.end()) {
+    if (!it->is_array())
+      return planError("zero_axes: must be a list of mesh axes");
+    for (const Json &axis : *it) {
+      if (!axis.is_string())
+        return planError("zero_axes: must be a list of mesh axes");
+      out.zeroAxes.push_back(axis.get<std::string>());
+    }
+  }
+  if (auto it = root.find("pipeline"); it != root.end()) {
+    if (!it->is_object())
+      return planError("pipeline: must be an object {\"axis\", \"stages\", "
+                       "\"schedule\"}");
+    for (auto f = it->begin(); f != it->end(); ++f)
+      if (f.key() != "axis" && f.key() != "stages" && f.key() != "schedule")
+        return planError("pipeline: unknown field " + quote(f.key()));
+    if (auto axis = it->find("axis"); axis != it->end() && !axis->is_null()) {
+      if (!axis->is_string())
+        return planError("pipeline.axis: must be a mesh axis or null");
+      out.pipelineAxis = axis->get<std::string>();
+    }
+    if (auto schedule = it->find("schedule"); schedule != it->end()) {
+      if (!schedule->is_string())
+        return planError("pipeline.schedule: must be gpipe or 1f1b");
+      out.schedule = schedule->get<std::string>();
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<ShardingPlan> shardc::parseShardingPlan(StringRef text) {
   if (std::optional<jsonimport::TextError> e =
           jsonimport::checkNesting(text, jsonimport::kMaxNestingDepth))
@@ -66,12 +126,22 @@ llvm::Expected<ShardingPlan> shardc::parseShardingPlan(StringRef text) {
     return planError("not valid JSON");
   if (!root.is_object())
     return planError("a plan is an object with \"mesh\" and \"rules\"");
+  static const char *const executionFields[] = {
+      "pipeline",  "micro_batch_size", "microbatches",     "global_batch",
+      "recompute", "zero_axes",        "sequence_parallel"};
   for (auto it = root.begin(); it != root.end(); ++it)
-    if (it.key() != "mesh" && it.key() != "rules" && it.key() != "description")
+    if (it.key() != "mesh" && it.key() != "rules" &&
+        it.key() != "description" &&
+        !llvm::is_contained(executionFields, StringRef(it.key())))
       return planError("unknown field " + quote(it.key()) +
                        " (a plan has \"mesh\", \"rules\" and an optional "
-                       "\"description\")");
+                       "\"description\", and may say how it runs: "
+                       "\"pipeline\", \"micro_batch_size\", "
+                       "\"microbatches\", \"global_batch\", \"recompute\", "
+                       "\"zero_axes\", \"sequence_parallel\")");
   ShardingPlan plan;
+  if (llvm::Error e = readExecution(root, plan.execution))
+    return std::move(e);
   auto mesh = root.find("mesh");
   if (mesh == root.end() || !mesh->is_object())
     return planError("mesh: must be an object {\"name\": ..., \"axes\": "

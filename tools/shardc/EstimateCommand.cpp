@@ -5,10 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "EstimatePlanSearch.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
 #include "shardc/Driver/Estimate.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -79,6 +81,40 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// A plan that says how it runs (docs/plans.md: what `--save-plan` writes)
+/// gives the defaults of the options the command line leaves out.
+static int applyPlanExecution(shardc::EstimateRequest &request) {
+  using namespace shardc;
+  llvm::Expected<ShardingPlan> plan = readShardingPlan(getPlanPath());
+  if (!plan) // loadInputModel reports it.
+    return llvm::consumeError(plan.takeError()), 0;
+  const ShardingPlan::Execution &run = plan->execution;
+  EstimateOptions &o = request.options;
+  if (run.pipelineAxis && !pipelineAxis.getNumOccurrences())
+    o.pipelineAxis = *run.pipelineAxis;
+  if (run.microbatches && !microbatches.getNumOccurrences())
+    o.microbatches = *run.microbatches;
+  if (run.schedule && !schedule.getNumOccurrences()) {
+    if (*run.schedule != "gpipe" && *run.schedule != "1f1b")
+      return fail(getPlanPath() + ": pipeline.schedule '" + *run.schedule +
+                  "' (expected gpipe or 1f1b)");
+    o.schedule = *run.schedule == "gpipe" ? PipelineScheduleKind::GPipe
+                                          : PipelineScheduleKind::OneFOneB;
+  }
+  if (run.recompute && !recompute.getNumOccurrences()) {
+    std::optional<Recompute> r = parseRecompute(*run.recompute);
+    if (!r)
+      return fail(getPlanPath() + ": recompute '" + *run.recompute +
+                  "' (expected none, selective or full)");
+    o.recompute = *r;
+  }
+  if (!run.zeroAxes.empty() && zeroAxes.empty()) {
+    request.zeroAxes = run.zeroAxes;
+    o.zeroStage = 2;
+  }
+  return 0;
+}
+
 int shardc::runEstimateCommand() {
   EstimateRequest request;
   if (machinePath.empty())
@@ -121,6 +157,23 @@ int shardc::runEstimateCommand() {
   request.options.schedule = schedule == "gpipe"
                                  ? PipelineScheduleKind::GPipe
                                  : PipelineScheduleKind::OneFOneB;
+  if (!estimateAutoShard() && !getPlanPath().empty() &&
+      applyPlanExecution(request) != 0)
+    return 1;
+
+  if (estimateAutoShard()) {
+    llvm::SmallVector<llvm::StringRef> chosen;
+    // std::addressof: a cl::list's & is its storage's.
+    cl::Option *chosenHere[] = {&pipelineAxis, &microbatches,
+                                &recompute,    std::addressof(zeroAxes),
+                                &zeroStage,    &schedule};
+    for (cl::Option *o : chosenHere)
+      if (o->getNumOccurrences())
+        chosen.push_back(o->ArgStr);
+    return runEstimatePlanSearch(request, chosen, reportJson);
+  }
+  if (checkPlanSearchOptionsUnused())
+    return 1;
 
   ToolSession session;
   OwningOpRef<ModuleOp> module = session.loadInputModel();

@@ -16,6 +16,8 @@ namespace shardc {
 /// The model path given on the command line and --input-format.
 const std::string &getInputPath();
 const std::string &getInputFormat();
+/// --plan: the sharding plan's path ("" when none).
+const std::string &getPlanPath();
 /// --buffers: the .onnx model's float initializers that are constants.
 llvm::ArrayRef<std::string> getBufferNames();
 

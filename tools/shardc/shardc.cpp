@@ -127,6 +127,7 @@ static cl::opt<std::string> planPath(
 
 const std::string &shardc::getInputPath() { return inputPath; }
 const std::string &shardc::getInputFormat() { return inputFormat; }
+const std::string &shardc::getPlanPath() { return planPath; }
 llvm::ArrayRef<std::string> shardc::getBufferNames() { return bufferNames; }
 
 struct shardc::ToolSession::Handler {

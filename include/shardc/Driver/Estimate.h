@@ -29,6 +29,14 @@ struct EstimateRequest {
   EstimateOptions options;
 };
 
+/// estimateTraining's first half: rewrites `module` into its partitioned
+/// training step and returns its entry function (the mesh is the module's
+/// only one); `globalParameters` gets the model's parameter count. The
+/// whole-plan search prices one partitioned step under several options.
+mlir::FailureOr<mlir::func::FuncOp>
+partitionTraining(mlir::ModuleOp module, const EstimateRequest &request,
+                  double &globalParameters);
+
 /// Rewrites `module` (a global model whose first output is a scalar loss)
 /// into its partitioned training step and estimates it. Fails after a
 /// diagnostic.

@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,15 @@ struct ShardingPlan {
   std::string meshName;
   std::vector<std::pair<std::string, int64_t>> axes;
   std::vector<Rule> rules;
+  /// How the plan runs, when it says (a plan `estimate --auto-shard`
+  /// saved): read by `estimate`, which takes each as the default of its
+  /// option; the other commands run the shardings and ignore them.
+  struct Execution {
+    std::optional<std::string> pipelineAxis, schedule, recompute;
+    std::optional<int64_t> microBatchSize, microbatches, globalBatch;
+    std::vector<std::string> zeroAxes;
+    bool sequenceParallel = false;
+  } execution;
 };
 
 /// Parses a plan; the error message says where in the plan the problem is

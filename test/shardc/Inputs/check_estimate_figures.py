@@ -7,6 +7,11 @@ usage: check_estimate_figures.py zero REPORT EXPECTED_GB
 usage: check_estimate_figures.py megatron SHARDC MACHINE WORK_DIR [ROWS]
   Estimates every row of Megatron-LM's Table 1 (or the rows listed, from
   0) and checks tflops_per_device within 15 % of the measured figure.
+usage: check_estimate_figures.py autoshard SHARDC MACHINE WORK_DIR [ROWS]
+  For every row of Megatron-LM's Table 1 (or those listed), the plan
+  `estimate --auto-shard` chooses for its devices and global batch is at
+  least as fast, by the estimate, as the paper's (t, p, d) with full
+  recompute and micro-batch 1.
 usage: check_estimate_figures.py agree SIMULATE_REPORT ESTIMATE_REPORT
   The f32 estimate and the simulation of the same training step agree on
   the model states by role and on the FLOPs of device 0, exactly.
@@ -92,6 +97,59 @@ def megatron(shardc, machine, work, rows=None):
     return 0 if status == "OK" else 1
 
 
+def autoshard(shardc, machine, work, rows=None):
+    os.makedirs(work, exist_ok=True)
+    ok = True
+    for i, (P, a, h, l, t, p, n, B, measured) in enumerate(MEGATRON_TABLE_1):
+        if rows is not None and i not in rows:
+            continue
+        d = n // (t * p)
+        paper = os.path.join(work, f"row{i}.paper.json")
+        model = os.path.join(work, f"row{i}.model.json")
+        shape = ["--layers", str(l), "--hidden", str(h), "--heads", str(a),
+                 "--seq", "2048", "--vocab", "51200"]
+        # The paper's plan: the graph's batch is one micro-batch on every
+        # data rank (b*d), m = B/(b*d) micro-batches.
+        subprocess.run([sys.executable, GPT_GRAPH, "scale", *shape,
+                        "--micro-batch", str(MICRO_BATCH), "-t", str(t),
+                        "-p", str(p), "-d", str(d), "-o", model], check=True)
+        cmd = [shardc, "estimate", model, "--machine", machine,
+               "--precision=bf16-mixed", "--recompute=full",
+               "--microbatches", str(B // (MICRO_BATCH * d)),
+               "--report-json", paper]
+        if p > 1:
+            cmd += ["--pipeline-axis", "pipe"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        # The search: the same model, no mesh given (the generator's mesh
+        # is replaced by each candidate's).
+        chosen = os.path.join(work, f"row{i}.chosen.json")
+        out = subprocess.run([shardc, "estimate", model, "--machine", machine,
+                              "--precision=bf16-mixed", "--auto-shard",
+                              "--devices", str(n), "--global-batch", str(B),
+                              "--report-json", chosen], check=True,
+                             capture_output=True, text=True).stdout
+        ref, got = json.load(open(paper)), json.load(open(chosen))
+        plan = got["plan"]
+        axes = dict(plan["mesh"]["axes"])
+        # At least as fast: the same plan prices the same, so no slack.
+        good = got["step_time_s"] <= ref["step_time_s"]
+        ok &= good
+        zero = ",".join(plan["zero_axes"]) or "none"
+        print(f"row {i}: {P}B on {n}: paper t={t} p={p} d={d} b=1 full "
+              f"{ref['step_time_s']:.4g} s ({ref['tflops_per_device']:.1f} "
+              f"TFLOP/s); chosen t={axes.get('model', 1)} "
+              f"p={axes.get('pipe', 1)} d={axes.get('data', 1)} "
+              f"b={plan['micro_batch_size']} {plan['recompute']} "
+              f"zero={zero} {plan['pipeline']['schedule']} "
+              f"{got['step_time_s']:.4g} s ({got['tflops_per_device']:.1f} "
+              f"TFLOP/s, {100 * (ref['step_time_s'] / got['step_time_s'] - 1):+.1f} % "
+              f"faster) {'OK' if good else 'SLOWER'}")
+        for line in out.splitlines():
+            if line.startswith("  "):
+                print("   ", line.strip())
+    return 0 if ok else 1
+
+
 def activations(shardc, machine, work):
     """Per layer = saved activations of 2 layers minus those of 1 (the
     embedding and the head cancel), in units of s*b*h bytes."""
@@ -162,6 +220,10 @@ if __name__ == "__main__":
         sys.exit(agree(sys.argv[2], sys.argv[3]))
     if sys.argv[1] == "activations":
         sys.exit(activations(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if sys.argv[1] == "autoshard":
+        rows = ([int(x) for x in sys.argv[5].split(",")]
+                if len(sys.argv) > 5 else None)
+        sys.exit(autoshard(sys.argv[2], sys.argv[3], sys.argv[4], rows))
     if sys.argv[1] == "zero":
         sys.exit(zero(sys.argv[2], sys.argv[3]))
     if sys.argv[1] == "megatron":

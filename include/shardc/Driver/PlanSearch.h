@@ -1,0 +1,97 @@
+//===- PlanSearch.h - the whole parallel plan, chosen by estimate -*- C++
+//-*-===//
+//
+// Given a model, a machine, a device count and a global batch — no mesh —
+// the whole-plan search chooses the mesh factorisation data × pipe × model,
+// the micro-batch size (and so the micro-batch count), ZeRO over the data
+// axis, recompute and the pipeline schedule that minimise the estimated
+// step time (shardc/Driver/Estimate.h) within the machine's device memory
+// (docs/auto-sharding.md, "The whole plan").
+//
+// Candidates are pruned analytically before any is priced: sizes that do
+// not divide what they split, pipelines whose stages would not hold whole
+// layers, and model states that cannot fit even split t·p ways. Each
+// surviving (t, d, micro-batch, ZeRO) is one partitioned program, priced
+// on its representative problem — the model cut to one and to two layers
+// (GraphVariant.h) — and extrapolated linearly in depth; recompute and the
+// schedule are options of the estimate, so they reuse the same program.
+// The best few are then priced on the whole model, and the chosen plan's
+// figures are those.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_DRIVER_PLANSEARCH_H
+#define SHARDC_DRIVER_PLANSEARCH_H
+
+#include "shardc/Driver/Estimate.h"
+#include "shardc/Driver/GraphVariant.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+namespace shardc {
+
+struct PlanSearchRequest {
+  int64_t devices = 0;
+  int64_t globalBatch = 0;
+  /// The optimizer, precision, machine and layer-input pattern; the
+  /// options' pipeline, micro-batch, recompute and ZeRO fields are what
+  /// the search chooses.
+  EstimateRequest base;
+  /// The model's axis names: its batch is split over `dataAxis`, its
+  /// tensor parallelism over `modelAxis`; the search adds `pipeAxis`.
+  std::string dataAxis = "data", modelAxis = "model", pipeAxis = "pipe";
+  /// Micro-batch sizes per data-parallel rank tried.
+  std::vector<int64_t> microBatchSizes = {1, 2, 4, 8};
+  /// The largest tensor-parallel size tried (0: two nodes' devices).
+  int64_t maxModelAxis = 0;
+  /// How many of the best candidates are priced on the whole model.
+  int wholeModelPricings = 3;
+};
+
+struct PlanCandidate {
+  int64_t model = 1, pipe = 1, data = 1;
+  int64_t microBatch = 1, microbatches = 1;
+  bool zero = false;
+  Recompute recompute = Recompute::None;
+  PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// Extrapolated from the representative problem, or (wholeModel) the
+  /// estimate of the whole model.
+  StepEstimate estimate;
+  bool wholeModel = false;
+  bool fits = false;
+};
+
+struct PlanSearchResult {
+  PlanCandidate chosen;
+  /// Every priced candidate, fitting ones first, each group by step time.
+  std::vector<PlanCandidate> candidates;
+  int64_t programsPartitioned = 0;
+  int64_t prunedByDivisibility = 0, prunedByMemory = 0;
+  int64_t layers = 0;
+};
+
+/// Runs the search on the JSON graph `graph`. Fails after a diagnostic
+/// (emitted on `ctx`, or an error message in `error`) when the device count
+/// has no usable factorisation or no plan fits in memory.
+mlir::FailureOr<PlanSearchResult> searchPlan(const GraphVariant &graph,
+                                             mlir::MLIRContext *ctx,
+                                             const PlanSearchRequest &request,
+                                             std::string &error);
+
+/// The report's "plan", "runners_up" and "search" keys.
+llvm::json::Object planSearchToJson(const PlanSearchResult &result,
+                                    const PlanSearchRequest &request);
+
+/// The chosen plan, its estimate, and why each choice beats the runners-up.
+void printPlanSearch(const PlanSearchResult &result,
+                     const PlanSearchRequest &request, llvm::raw_ostream &os);
+
+/// A plan file (docs/plans.md): the chosen mesh, the model's annotations
+/// as rules, and the pipeline, micro-batch, recompute and ZeRO fields.
+llvm::json::Object planFile(const PlanSearchResult &result,
+                            const PlanSearchRequest &request,
+                            const GraphVariant &graph);
+
+} // namespace shardc
+
+#endif // SHARDC_DRIVER_PLANSEARCH_H

@@ -1,0 +1,168 @@
+//===- GraphVariant.cpp - a JSON graph at another batch and depth ---------===//
+
+#include "shardc/Driver/GraphVariant.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Regex.h"
+
+using namespace shardc;
+namespace json = llvm::json;
+
+static llvm::Error graphError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+static std::optional<llvm::StringRef> outputName(const json::Value &op) {
+  if (const json::Object *o = op.getAsObject())
+    if (std::optional<llvm::StringRef> name = o->getString("output"))
+      return name;
+  return std::nullopt;
+}
+
+llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
+                                                 llvm::StringRef dataAxis,
+                                                 llvm::StringRef layerInputs) {
+  llvm::Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return value.takeError();
+  GraphVariant g;
+  json::Object *root = value->getAsObject();
+  if (!root || !root->getArray("inputs") || !root->getArray("ops"))
+    return graphError("the whole-plan search reads a JSON graph "
+                      "(docs/json-format.md) with \"inputs\" and \"ops\"");
+  g.root = std::move(*root);
+  g.dataAxisName = dataAxis.str();
+  for (const json::Value &input : *g.root.getArray("inputs")) {
+    const json::Object *in = input.getAsObject();
+    if (!in)
+      continue;
+    std::optional<llvm::StringRef> name = in->getString("name");
+    const json::Array *shape = in->getArray("shape");
+    const json::Array *spec = in->getArray("sharding");
+    if (in->getBoolean("param").value_or(false) && shape) {
+      double n = 1;
+      for (const json::Value &d : *shape)
+        n *= double(d.getAsInteger().value_or(1));
+      g.numParameters += n;
+    }
+    if (name && spec)
+      g.inputAnnotations.emplace_back(name->str(),
+                                      json::Value(json::Array(*spec)));
+    if (!spec || spec->empty() || !shape || shape->empty())
+      continue;
+    std::optional<llvm::StringRef> first = (*spec)[0].getAsString();
+    if (!first || *first != dataAxis)
+      continue;
+    int64_t b = (*shape)[0].getAsInteger().value_or(0);
+    if (g.graphBatch && b != g.graphBatch)
+      return graphError(
+          "inputs split over \"" + dataAxis + "\" disagree on the batch (" +
+          llvm::Twine(g.graphBatch) + " and " + llvm::Twine(b) + ")");
+    g.graphBatch = b;
+  }
+  if (g.graphBatch <= 0)
+    return graphError("no input is split over the data axis \"" + dataAxis +
+                      "\" along its dim 0, so the model has no batch to "
+                      "divide");
+  llvm::Regex pattern(layerInputs);
+  std::string error;
+  if (!pattern.isValid(error))
+    return graphError("--layer-inputs: " + error);
+  const json::Array &ops = *g.root.getArray("ops");
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (std::optional<llvm::StringRef> name = outputName(ops[i]))
+      if (pattern.match(*name))
+        g.layerInputOps.push_back(i);
+  g.numLayers = g.layerInputOps.empty() ? 0 : g.layerInputOps.size() - 1;
+  return g;
+}
+
+std::vector<int64_t>
+GraphVariant::splitByModelAxis(llvm::StringRef modelAxis) const {
+  std::vector<int64_t> modelSplitSizes;
+  for (const json::Value &input : *root.getArray("inputs")) {
+    const json::Object *in = input.getAsObject();
+    const json::Array *shape = in ? in->getArray("shape") : nullptr;
+    const json::Array *spec = in ? in->getArray("sharding") : nullptr;
+    if (!shape || !spec)
+      continue;
+    for (size_t d = 0; d < spec->size() && d < shape->size(); ++d) {
+      std::optional<llvm::StringRef> axis = (*spec)[d].getAsString();
+      if (axis && *axis == modelAxis)
+        modelSplitSizes.push_back((*shape)[d].getAsInteger().value_or(1));
+    }
+  }
+  return modelSplitSizes;
+}
+
+/// Dim 0 of `shape`, when it is the batch, becomes `batch`.
+static void rebatch(json::Array *shape, int64_t from, int64_t batch) {
+  if (shape && !shape->empty() && (*shape)[0].getAsInteger() == from)
+    (*shape)[0] = batch;
+}
+
+std::string GraphVariant::variant(
+    int64_t batch, int64_t keptLayers,
+    const std::vector<std::pair<std::string, int64_t>> &axes) const {
+  json::Object g = root;
+  json::Array &ops = *g.getArray("ops");
+  json::Array &inputs = *g.getArray("inputs");
+  // Only the inputs split over the data axis along dim 0 carry the batch.
+  for (json::Value &input : inputs)
+    if (json::Object *in = input.getAsObject())
+      if (const json::Array *spec = in->getArray("sharding"))
+        if (!spec->empty() &&
+            (*spec)[0].getAsString() == llvm::StringRef(dataAxisName))
+          rebatch(in->getArray("shape"), graphBatch, batch);
+  for (json::Value &op : ops)
+    if (json::Object *o = op.getAsObject())
+      rebatch(o->getArray("shape"), graphBatch, batch);
+
+  if (keptLayers < numLayers && keptLayers >= 0) {
+    size_t keepEnd = layerInputOps[keptLayers];
+    size_t dropEnd = layerInputOps[numLayers];
+    std::string last = outputName(ops[dropEnd])->str();
+    std::string kept = outputName(ops[keepEnd])->str();
+    json::Array cut;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i > keepEnd && i <= dropEnd)
+        continue;
+      json::Value op = ops[i];
+      if (json::Array *in = op.getAsObject()->getArray("inputs"))
+        for (json::Value &name : *in)
+          if (name.getAsString() == llvm::StringRef(last))
+            name = kept;
+      cut.push_back(std::move(op));
+    }
+    // The inputs only the dropped layers read go too.
+    llvm::StringSet<> read;
+    for (const json::Value &op : cut)
+      if (const json::Array *in = op.getAsObject()->getArray("inputs"))
+        for (const json::Value &name : *in)
+          if (std::optional<llvm::StringRef> s = name.getAsString())
+            read.insert(*s);
+    json::Array keptInputs;
+    for (json::Value &input : inputs) {
+      std::optional<llvm::StringRef> name =
+          input.getAsObject()->getString("name");
+      if (!name || read.contains(*name))
+        keptInputs.push_back(std::move(input));
+    }
+    ops = std::move(cut);
+    inputs = std::move(keptInputs);
+  }
+
+  json::Array meshAxes;
+  for (const auto &[name, size] : axes)
+    meshAxes.push_back(json::Array{name, size});
+  json::Object mesh;
+  if (const json::Object *old = root.getObject("mesh"))
+    if (std::optional<llvm::StringRef> name = old->getString("name"))
+      mesh["name"] = *name;
+  mesh["axes"] = std::move(meshAxes);
+  g["mesh"] = std::move(mesh);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json::Value(std::move(g));
+  return text;
+}

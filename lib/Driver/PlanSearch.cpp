@@ -1,0 +1,340 @@
+//===- PlanSearch.cpp - the whole parallel plan, chosen by estimate -------===//
+//
+// Enumerates the plans the device count allows, prunes what cannot work
+// without building anything, prices the rest on the representative problem
+// and the best few on the whole model (PlanSearch.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Driver/PlanSearch.h"
+
+#include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Import/JsonImporter.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+using namespace shardc;
+
+namespace {
+
+/// What makes two candidates the same partitioned program: the pipeline
+/// size follows from the other two sizes, and recompute and the schedule
+/// are options of the estimate.
+using ProgramKey = std::tuple<int64_t, int64_t, int64_t, bool>;
+
+ProgramKey keyOf(const PlanCandidate &c) {
+  return {c.model, c.data, c.microBatch, c.zero};
+}
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0)
+      out.push_back(i);
+  return out;
+}
+
+/// The linear extrapolation in depth, E(L) = E(1) + (L - 1)(E(2) - E(1)),
+/// of every additive figure (a layer adds the same states, saved values,
+/// FLOPs and seconds to each; the estimate divides them among stages).
+StepEstimate extrapolate(const StepEstimate &one, const StepEstimate &two,
+                         int64_t layers) {
+  StepEstimate e = two;
+  double k = double(layers - 1);
+  auto at = [&](double StepEstimate::*field) {
+    e.*field = one.*field + k * (two.*field - one.*field);
+  };
+  for (double StepEstimate::*field :
+       {&StepEstimate::globalParameters, &StepEstimate::parameters,
+        &StepEstimate::gradients, &StepEstimate::optimizerState,
+        &StepEstimate::activations, &StepEstimate::temporaries,
+        &StepEstimate::savedActivationsPerMicrobatch,
+        &StepEstimate::computeSeconds,
+        &StepEstimate::exposedCommunicationSeconds,
+        &StepEstimate::bubbleSeconds,
+        &StepEstimate::criticalCommunicationSeconds,
+        &StepEstimate::prefetchCommunicationSeconds,
+        &StepEstimate::gradientCommunicationSeconds,
+        &StepEstimate::flopsPerDevice, &StepEstimate::modelFlopsPerDevice,
+        &StepEstimate::recomputeFlopsPerDevice})
+    at(field);
+  return e;
+}
+
+class Searcher {
+public:
+  Searcher(const GraphVariant &graph, MLIRContext *ctx,
+           const PlanSearchRequest &request)
+      : graph(graph), ctx(ctx), request(request) {}
+
+  FailureOr<PlanSearchResult> run(std::string &error);
+
+private:
+  /// The estimate options of `c` (its pipeline, micro-batches, recompute,
+  /// schedule and ZeRO accounting).
+  EstimateOptions optionsOf(const PlanCandidate &c) const {
+    EstimateOptions o = request.base.options;
+    o.pipelineAxis = c.pipe > 1 ? request.pipeAxis : "";
+    o.microbatches = c.microbatches;
+    o.recompute = c.recompute;
+    o.schedule = c.schedule;
+    o.zeroStage = c.zero ? 2 : 0;
+    return o;
+  }
+
+  /// Builds the program of `group`'s key at `keptLayers` layers and
+  /// estimates each candidate of the group on it.
+  FailureOr<std::vector<StepEstimate>>
+  price(const std::vector<PlanCandidate> &group, int64_t keptLayers);
+
+  /// Prices the group on the representative problem (or the whole model,
+  /// when it has at most two layers).
+  LogicalResult priceGroup(std::vector<PlanCandidate> group);
+
+  bool fits(const StepEstimate &e) const {
+    return request.base.machine.memoryBytes <= 0 ||
+           e.peakBytes() <= double(request.base.machine.memoryBytes);
+  }
+
+  const GraphVariant &graph;
+  MLIRContext *ctx;
+  const PlanSearchRequest &request;
+  PlanSearchResult result;
+};
+
+} // namespace
+
+FailureOr<std::vector<StepEstimate>>
+Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
+  const PlanCandidate &c = group.front();
+  std::vector<std::pair<std::string, int64_t>> axes;
+  if (c.pipe > 1)
+    axes.emplace_back(request.pipeAxis, c.pipe);
+  axes.emplace_back(request.dataAxis, c.data);
+  axes.emplace_back(request.modelAxis, c.model);
+  std::string text = graph.variant(c.microBatch * c.data, keptLayers, axes);
+  OwningOpRef<ModuleOp> module =
+      importJsonGraph(text, "<whole-plan candidate>", ctx);
+  if (!module)
+    return failure();
+  EstimateRequest step = request.base;
+  step.zeroAxes.clear();
+  if (c.zero)
+    step.zeroAxes.push_back(request.dataAxis);
+  step.options = optionsOf(c);
+  double parameters = 0;
+  FailureOr<func::FuncOp> spmd = partitionTraining(*module, step, parameters);
+  if (failed(spmd))
+    return failure();
+  ++result.programsPartitioned;
+  MeshOp mesh = getOnlyMesh(*module);
+  std::vector<StepEstimate> out;
+  for (const PlanCandidate &member : group) {
+    EstimateOptions o = optionsOf(member);
+    o.globalParameters = parameters;
+    FailureOr<StepEstimate> e =
+        estimateStep(*spmd, mesh, request.base.machine, o);
+    if (failed(e))
+      return failure();
+    out.push_back(*e);
+  }
+  return out;
+}
+
+LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> group) {
+  int64_t layers = graph.layers();
+  if (layers <= 2) {
+    FailureOr<std::vector<StepEstimate>> whole = price(group, layers);
+    if (failed(whole))
+      return failure();
+    for (size_t i = 0; i < group.size(); ++i) {
+      group[i].estimate = (*whole)[i];
+      group[i].wholeModel = true;
+    }
+  } else {
+    FailureOr<std::vector<StepEstimate>> one = price(group, 1);
+    if (failed(one))
+      return failure();
+    FailureOr<std::vector<StepEstimate>> two = price(group, 2);
+    if (failed(two))
+      return failure();
+    for (size_t i = 0; i < group.size(); ++i)
+      group[i].estimate = extrapolate((*one)[i], (*two)[i], layers);
+  }
+  for (PlanCandidate &c : group) {
+    c.fits = fits(c.estimate);
+    result.candidates.push_back(c);
+  }
+  return success();
+}
+
+FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
+  const MachineModel &machine = request.base.machine;
+  int64_t n = request.devices, batch = request.globalBatch;
+  int64_t layers = graph.layers();
+  result.layers = layers;
+  int64_t maxModel = request.maxModelAxis > 0
+                         ? request.maxModelAxis
+                         : 2 * std::max<int64_t>(machine.devicesPerNode, 1);
+
+  // The model states per parameter, for the memory lower bound: every
+  // parameter split t·p ways (the layer norms are not, so the bound is
+  // low), ZeRO dividing the gradients and the optimizer state by d too.
+  RoleBytes bytes = roleBytes(request.base.options.precision);
+  double optimizer = request.base.optimizer == "adam"
+                         ? 2 * bytes.optimizerState + bytes.masterWeight
+                         : bytes.masterWeight;
+  double memory = double(machine.memoryBytes);
+
+  std::vector<PlanCandidate> survivors;
+  int64_t factorisations = 0;
+  for (int64_t t : divisors(n)) {
+    if (t > maxModel)
+      break;
+    // A model that splits nothing over the model axis would compute the
+    // same on each of its devices: only t = 1 is a plan.
+    std::vector<int64_t> split = graph.splitByModelAxis(request.modelAxis);
+    if ((split.empty() && t > 1) ||
+        llvm::any_of(split, [&](int64_t size) { return size % t != 0; })) {
+      ++result.prunedByDivisibility;
+      continue;
+    }
+    for (int64_t d : divisors(n / t)) {
+      int64_t p = n / (t * d);
+      // Stages hold whole layers, the same number each.
+      if (p > 1 && (layers < p || layers % p != 0)) {
+        ++result.prunedByDivisibility;
+        continue;
+      }
+      for (int64_t b : request.microBatchSizes) {
+        if (batch % (b * d) != 0) {
+          ++result.prunedByDivisibility;
+          continue;
+        }
+        ++factorisations;
+        for (bool zero : {false, true}) {
+          if (zero && d == 1)
+            continue;
+          double states = graph.parameters() *
+                          (bytes.parameter +
+                           (bytes.gradient + optimizer) / (zero ? d : 1)) /
+                          double(t * p);
+          if (memory > 0 && states > memory) {
+            ++result.prunedByMemory;
+            continue;
+          }
+          PlanCandidate c;
+          c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
+          c.microbatches = batch / (b * d);
+          c.zero = zero;
+          for (Recompute r :
+               {Recompute::None, Recompute::Selective, Recompute::Full})
+            for (PipelineScheduleKind s : {PipelineScheduleKind::OneFOneB,
+                                           PipelineScheduleKind::GPipe}) {
+              if (p == 1 && s != PipelineScheduleKind::OneFOneB)
+                continue;
+              c.recompute = r, c.schedule = s;
+              survivors.push_back(c);
+            }
+        }
+      }
+    }
+  }
+  if (factorisations == 0) {
+    error = "--devices " + std::to_string(n) + " with --global-batch " +
+            std::to_string(batch) +
+            " has no factorisation data x pipe x model the model allows "
+            "(the model axis must divide every size it splits, the pipeline "
+            "the " +
+            std::to_string(layers) +
+            " layers, and data x micro-batch the global batch)";
+    return failure();
+  }
+
+  // One program per key, every option set priced on it.
+  std::map<ProgramKey, std::vector<PlanCandidate>> groups;
+  for (const PlanCandidate &c : survivors)
+    groups[keyOf(c)].push_back(c);
+  for (auto &[key, group] : groups)
+    if (failed(priceGroup(group)))
+      return failure();
+
+  auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
+    if (a.fits != b.fits)
+      return a.fits;
+    if (!a.fits)
+      return a.estimate.peakBytes() < b.estimate.peakBytes();
+    return a.estimate.stepSeconds() < b.estimate.stepSeconds();
+  };
+  std::stable_sort(result.candidates.begin(), result.candidates.end(), faster);
+  if (result.candidates.empty() || !result.candidates.front().fits) {
+    error = "no plan fits in " + std::to_string(machine.memoryBytes) +
+            " bytes per device";
+    if (!result.candidates.empty()) {
+      const PlanCandidate &c = result.candidates.front();
+      error += ": the smallest priced needs " +
+               std::to_string(int64_t(c.estimate.peakBytes())) +
+               " (model=" + std::to_string(c.model) +
+               " pipe=" + std::to_string(c.pipe) +
+               " data=" + std::to_string(c.data) + ")";
+    } else {
+      error += ": the model states alone exceed it on every factorisation";
+    }
+    return failure();
+  }
+
+  // The best few, priced on the whole model; the chosen plan is the
+  // fastest of them that still fits.
+  if (layers > 2) {
+    int whole = 0;
+    for (size_t i = 0;
+         i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
+         ++i) {
+      PlanCandidate &c = result.candidates[i];
+      if (!c.fits)
+        break;
+      FailureOr<std::vector<StepEstimate>> e = price({c}, layers);
+      if (failed(e))
+        return failure();
+      c.estimate = e->front();
+      c.wholeModel = true;
+      c.fits = fits(c.estimate);
+      ++whole;
+      // Enough: `wholeModelPricings` fitting ones.
+      if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
+            return x.wholeModel && x.fits;
+          }) >= request.wholeModelPricings)
+        break;
+    }
+    std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                     [&](const PlanCandidate &a, const PlanCandidate &b) {
+                       // Whole-model figures outrank extrapolated ones.
+                       bool ga = a.fits && a.wholeModel;
+                       bool gb = b.fits && b.wholeModel;
+                       if (ga != gb)
+                         return ga;
+                       return faster(a, b);
+                     });
+    if (!result.candidates.front().wholeModel ||
+        !result.candidates.front().fits) {
+      error = "no plan fits in " + std::to_string(machine.memoryBytes) +
+              " bytes per device once priced on the whole model";
+      return failure();
+    }
+  }
+  result.chosen = result.candidates.front();
+  return result;
+}
+
+FailureOr<PlanSearchResult> shardc::searchPlan(const GraphVariant &graph,
+                                               MLIRContext *ctx,
+                                               const PlanSearchRequest &request,
+                                               std::string &error) {
+  Searcher searcher(graph, ctx, request);
+  return searcher.run(error);
+}
