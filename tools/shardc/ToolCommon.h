@@ -38,6 +38,10 @@ bool isAutodiffRequested();
 /// "f16-mixed"; fails after a diagnostic on any other value.
 mlir::FailureOr<std::string> getPrecision();
 
+/// --recompute (train and --train-step), checked: "none", "selective" or
+/// "full"; fails after a diagnostic on any other value.
+mlir::FailureOr<std::string> getRecompute();
+
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 
