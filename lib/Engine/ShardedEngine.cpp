@@ -582,6 +582,8 @@ shardc::getOptimizerPassOptions(const OptimizerOptions &optimizer,
   options.zeroAxes.assign(optimizer.zeroAxes.begin(), optimizer.zeroAxes.end());
   options.precision = optimizer.precision;
   options.recompute = optimizer.recompute;
+  if (!optimizer.layerInputs.empty())
+    options.layerInputs = optimizer.layerInputs;
   return options;
 }
 
@@ -591,7 +593,8 @@ static bool sameStepShape(const OptimizerOptions &a,
                           const OptimizerOptions &b) {
   return a.kind == b.kind && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
          a.epsilon == b.epsilon && a.zeroAxes == b.zeroAxes &&
-         a.precision == b.precision && a.recompute == b.recompute;
+         a.precision == b.precision && a.recompute == b.recompute &&
+         a.layerInputs == b.layerInputs;
 }
 
 /// Compiles the training step for `optimizer` from the pinned program:

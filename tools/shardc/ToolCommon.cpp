@@ -81,6 +81,16 @@ static cl::opt<std::string> recompute(
     cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand),
     cl::sub(shardc::trainCommand));
 
+static cl::opt<std::string> layerInputs(
+    "layer-inputs",
+    cl::desc("With --recompute=full: the regex naming each layer's input, "
+             "the values kept (default: ^x0$|_res2$, examples/gpt's names)"),
+    cl::value_desc("regex"), cl::init(""), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+
+llvm::StringRef shardc::getLayerInputs() { return layerInputs; }
+
 FailureOr<std::string> shardc::getRecompute() {
   if (recompute != "none" && recompute != "selective" && recompute != "full") {
     llvm::errs() << "shardc: error: unknown --recompute '" << recompute
@@ -215,6 +225,8 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
     options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
     options.precision = *stepPrecision;
     options.recompute = *stepRecompute;
+    if (!layerInputs.empty())
+      options.layerInputs = layerInputs;
     buildTrainPipeline(pm, options, propagateFirst, then, explain, autoShard);
     addAutoShardAlone();
     return success();

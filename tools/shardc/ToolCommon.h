@@ -42,6 +42,9 @@ mlir::FailureOr<std::string> getPrecision();
 /// "full"; fails after a diagnostic on any other value.
 mlir::FailureOr<std::string> getRecompute();
 
+/// --layer-inputs (full recompute's layer inputs), "" when not given.
+llvm::StringRef getLayerInputs();
+
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 

@@ -230,6 +230,7 @@ int shardc::runTrainCommand() {
   if (failed(recomputed))
     return 1;
   optimizer.recompute = *recomputed;
+  optimizer.layerInputs = getLayerInputs().str();
   if (optimizerName == "adam")
     optimizer.kind = OptimizerOptions::Kind::Adam;
   else if (optimizerName != "sgd") {

@@ -53,6 +53,9 @@ struct OptimizerOptions {
   std::string precision = "f32";
   /// "none", "selective" or "full" (docs/recompute.md).
   std::string recompute = "none";
+  /// For "full": the regex naming each layer's input ("": the pass's
+  /// default, `^x0$|_res2$`).
+  std::string layerInputs;
 };
 
 struct EngineOptions {
