@@ -50,7 +50,7 @@ bool isAttentionCore(Value v) {
 
 class Recomputer {
 public:
-  Recomputer(func::FuncOp func) : func(func) {}
+  explicit Recomputer(func::FuncOp func) : func(func) {}
 
   /// Classifies the ops; false when `func` is no training step.
   bool classify();

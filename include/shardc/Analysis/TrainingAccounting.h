@@ -1,13 +1,12 @@
-//===- TrainingAccounting.h - bytes per role, what recompute keeps -*- C++
-//-*-===//
+//===- TrainingAccounting.h - bytes per role, recompute's modes -*- C++ -*-===//
 //
 // `shardc estimate` prices real training runs — bf16 parameters, f32 master
-// weights, recomputed activations — from the f32 program shardc compiles.
-// This header is the one place that says how many bytes each role takes
-// per element under a precision policy (docs/estimate.md, "Accounting
-// policies"). Recomputation is no policy here: `--shardc-recompute`
-// transforms the program the estimate reads (docs/recompute.md); this
-// header only names its modes.
+// weights — from the f32 program shardc compiles. This header is the one
+// place that says how many bytes each role takes per element under a
+// precision policy (docs/estimate.md, "Precision (an accounting policy)
+// and recompute (the program)"). Recomputation is no policy here:
+// `--shardc-recompute` transforms the program the estimate reads
+// (docs/recompute.md); this header only names its modes.
 //
 //===----------------------------------------------------------------------===//
 
