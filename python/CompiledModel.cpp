@@ -164,7 +164,8 @@ public:
 
   float trainStep(const py::args &arrays, const std::string &optimizer,
                   float lr, float beta1, float beta2, float epsilon,
-                  const std::vector<std::string> &zeroAxes) {
+                  const std::vector<std::string> &zeroAxes,
+                  const std::string &precision, const std::string &recompute) {
     OptimizerOptions options;
     if (optimizer == "sgd")
       options.kind = OptimizerOptions::Kind::Sgd;
@@ -178,6 +179,15 @@ public:
     options.beta2 = beta2;
     options.epsilon = epsilon;
     options.zeroAxes = zeroAxes;
+    if (precision != "f32" && precision != "bf16-mixed" &&
+        precision != "f16-mixed")
+      throw py::value_error("train_step: unknown precision '" + precision +
+                            "' (expected 'f32', 'bf16-mixed' or 'f16-mixed')");
+    options.precision = precision;
+    if (recompute != "none" && recompute != "selective" && recompute != "full")
+      throw py::value_error("train_step: unknown recompute '" + recompute +
+                            "' (expected 'none', 'selective' or 'full')");
+    options.recompute = recompute;
     std::vector<Tensor> inputs = tensorsOf(arrays, "train_step");
     return run("train_step",
                [&] { return engine->trainStep(inputs, options); });
@@ -316,7 +326,8 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       .def("backward", &CompiledModel::backward)
       .def("train_step", &CompiledModel::trainStep, py::arg("optimizer"),
            py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
-           py::arg("epsilon"), py::arg("zero_axes"))
+           py::arg("epsilon"), py::arg("zero_axes"),
+           py::arg("precision") = "f32", py::arg("recompute") = "none")
       .def("parameters", &CompiledModel::parameters)
       .def("spmd_program", &CompiledModel::spmdProgram)
       .def("memory", &CompiledModel::memory)

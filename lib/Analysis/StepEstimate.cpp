@@ -12,12 +12,15 @@
 // and prices each: GEMMs at the peak of the compute type times the
 // machine's efficiency for their size, every other op as memory-bound,
 // collectives on the links their groups span. Memory comes from one
-// liveness pass over the same order.
+// liveness pass over the same order. Recomputation is the program's
+// (--shardc-recompute): its copies of forward ops are backward ops, their
+// FLOPs counted as recompute FLOPs by their `shardc.recomputed` mark.
 //
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Analysis/StepEstimate.h"
 
+#include "shardc/Dialect/RecomputedAttr.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ValueNames.h"
 
@@ -68,9 +71,9 @@ bool isFloat32(Type type) {
 class Estimator {
 public:
   Estimator(func::FuncOp func, MeshOp mesh, const MachineModel &machine,
-            const EstimateOptions &options, const llvm::Regex &layerInputs)
+            const EstimateOptions &options)
       : func(func), mesh(mesh), machine(machine), options(options),
-        layerInputs(layerInputs), bytes(roleBytes(options.precision)) {}
+        bytes(roleBytes(options.precision)) {}
 
   StepEstimate run();
 
@@ -94,14 +97,15 @@ private:
     Operation *def = v.getDefiningOp();
     if (!def || !isFusible(def))
       return true;
-    // Full recompute's checkpoints are kept, so written.
-    if (options.recompute == Recompute::Full &&
-        phaseOf(def) == Phase::Forward && layerInputs.match(getSourceName(v)))
-      return true;
-    Phase phase = phaseOf(def);
+    // Recomputed forward ops run as the forward kernels they copy: their
+    // values the backward pass reads are written, as the originals were.
+    auto kernelOf = [&](Operation *op) {
+      return std::make_pair(phaseOf(op), op->hasAttr(kRecomputedAttrName));
+    };
+    auto kernel = kernelOf(def);
     return llvm::any_of(v.getUsers(), [&](Operation *u) {
       return u == def->getBlock()->getTerminator() || !isFusible(u) ||
-             phaseOf(u) != phase;
+             kernelOf(u) != kernel;
     });
   }
   double opSeconds(Operation *op, double &flops);
@@ -113,7 +117,6 @@ private:
   MeshOp mesh;
   const MachineModel &machine;
   const EstimateOptions &options;
-  const llvm::Regex &layerInputs;
   RoleBytes bytes;
   SmallVector<Operation *> ops;
   llvm::DenseMap<Operation *, unsigned> position;
@@ -121,8 +124,6 @@ private:
   /// Values computed from constants alone (masks, scales): fused into
   /// their users, never stored.
   llvm::DenseSet<Value> constantDerived;
-  /// Forward ops the backward pass recomputes under the policy.
-  llvm::DenseSet<Operation *> recomputed;
   /// Collectives whose operand is a parameter (or a gathered one): FSDP's
   /// gathers, prefetched ahead of their use.
   llvm::DenseSet<Operation *> prefetchable;
@@ -209,35 +210,6 @@ void Estimator::classify() {
         if (phaseOf(op) != Phase::Update)
           prefetchable.insert(op);
     }
-  }
-
-  // Recompute: the forward ops producing the values the policy does not
-  // keep, and under full recompute every forward op between the first
-  // and the last layer input (each layer's forward runs again).
-  if (options.recompute == Recompute::None)
-    return;
-  int64_t first = -1, last = -1;
-  for (Operation *op : ops)
-    if (phaseOf(op) == Phase::Forward && op->getNumResults() == 1 &&
-        layerInputs.match(getSourceName(op->getResult(0)))) {
-      if (first < 0)
-        first = position[op];
-      last = position[op];
-    }
-  for (Operation *op : ops) {
-    if (phaseOf(op) != Phase::Forward || isFree(op))
-      continue;
-    if (options.recompute == Recompute::Full) {
-      int64_t p = position[op];
-      if (first >= 0 && p > first && p <= last)
-        recomputed.insert(op);
-      continue;
-    }
-    for (Value r : op->getResults())
-      if (auto t = dyn_cast<RankedTensorType>(r.getType()))
-        if (!keptForBackward(Recompute::Selective, getSourceName(r),
-                             t.getShape(), layerInputs))
-          recomputed.insert(op);
   }
 }
 
@@ -339,17 +311,6 @@ void Estimator::accountLiveness(StepEstimate &e) {
   };
   llvm::DenseMap<Value, Stored> stored;
   SmallVector<SmallVector<Value, 2>> freeing(ops.size());
-  // Where the backward pass makes the cotangent of each named value
-  // ("<name>.grad", as autodiff names them).
-  llvm::StringMap<unsigned> cotangentAt;
-  for (Operation *op : ops)
-    if (op->getNumResults() == 1) {
-      StringRef name = getSourceName(op->getResult(0));
-      if (name.consume_back(".grad"))
-        cotangentAt[name] = position[op];
-    }
-  // One layer's recomputed values, which its backward pass holds again.
-  double segment = 0, largestSegment = 0;
   unsigned firstBackward = ops.size();
   for (Operation *op : ops) {
     unsigned at = position[op];
@@ -361,11 +322,6 @@ void Estimator::accountLiveness(StepEstimate &e) {
         !llvm::all_of(op->getResults(),
                       [&](Value r) { return constantDerived.contains(r); }))
       firstBackward = at;
-    if (phase == Phase::Forward && op->getNumResults() == 1 &&
-        layerInputs.match(getSourceName(op->getResult(0)))) {
-      largestSegment = std::max(largestSegment, segment);
-      segment = 0;
-    }
     // A fused optimizer (apex's, DeepSpeed's) updates in place.
     if (isFree(op) || phase == Phase::Update)
       continue;
@@ -379,42 +335,15 @@ void Estimator::accountLiveness(StepEstimate &e) {
             return u == ret || phaseOf(u) == Phase::GradSync;
           }))
         continue;
-      unsigned last = at, lastForward = at;
-      bool usedLater = false;
-      for (Operation *u : r.getUsers()) {
-        if (u == ret)
-          continue;
-        unsigned p = position.lookup(u);
-        last = std::max(last, p);
-        if (phaseOf(u) == Phase::Forward)
-          lastForward = std::max(lastForward, p);
-        else
-          usedLater = true;
-      }
+      unsigned last = at;
+      for (Operation *u : r.getUsers())
+        if (u != ret)
+          last = std::max(last, position.lookup(u));
       double b = valueBytes(r, phase);
-      // Full recompute keeps each layer's input until the backward pass
-      // has recomputed the layer from it: until its cotangent is made.
-      if (phase == Phase::Forward && options.recompute == Recompute::Full &&
-          layerInputs.match(getSourceName(r))) {
-        auto grad = cotangentAt.find(getSourceName(r));
-        last = grad != cotangentAt.end() ? std::max(last, grad->second)
-                                         : unsigned(ops.size() - 1);
-      } else if (phase == Phase::Forward && usedLater &&
-                 options.recompute != Recompute::None) {
-        auto t = cast<RankedTensorType>(r.getType());
-        if (!keptForBackward(options.recompute, getSourceName(r), t.getShape(),
-                             layerInputs)) {
-          last = lastForward; // dropped, recomputed in the backward pass
-          segment += b;
-        }
-      }
       stored[r] = {b, phase == Phase::Forward, last};
       freeing[last].push_back(r);
     }
   }
-  largestSegment = std::max(largestSegment, segment);
-  if (options.recompute == Recompute::None)
-    largestSegment = 0;
 
   double live = 0, liveForward = 0, peak = -1;
   for (Operation *op : ops) {
@@ -427,11 +356,10 @@ void Estimator::accountLiveness(StepEstimate &e) {
         if (it->second.forward)
           liveForward += it->second.bytes;
       }
-    double transient = phaseOf(op) == Phase::Backward ? largestSegment : 0;
-    if (live + transient > peak) {
-      peak = live + transient;
+    if (live > peak) {
+      peak = live;
       e.activations = liveForward;
-      e.temporaries = live - liveForward + transient;
+      e.temporaries = live - liveForward;
     }
     for (Value v : freeing[at]) {
       const Stored &s = stored[v];
@@ -471,8 +399,6 @@ StepEstimate Estimator::run() {
         kp += t;
       else
         kc += t;
-      if (recomputed.contains(op))
-        kc += t;
       continue;
     }
     double flops = 0;
@@ -481,15 +407,11 @@ StepEstimate Estimator::run() {
     case Phase::Forward:
       cf += t;
       ff += flops;
-      if (recomputed.contains(op)) {
-        cb += t;
-        fr += flops;
-      }
       break;
     case Phase::Backward:
     case Phase::GradSync:
       cb += t;
-      fb += flops;
+      (op->hasAttr(kRecomputedAttrName) ? fr : fb) += flops;
       break;
     case Phase::Update:
       cu += t;
@@ -536,13 +458,7 @@ FailureOr<StepEstimate> shardc::estimateStep(func::FuncOp spmd, MeshOp mesh,
     return emitError(spmd.getLoc())
            << "the pipeline axis \"" << options.pipelineAxis
            << "\" is not an axis of the mesh";
-  llvm::Regex layerInputs(options.layerInputs);
-  std::string why;
-  if (!layerInputs.isValid(why))
-    return emitError(spmd.getLoc())
-           << "the layer-input pattern \"" << options.layerInputs
-           << "\" is no regex: " << why;
   if (spmd.getBody().getBlocks().size() != 1)
     return emitError(spmd.getLoc()) << "estimates a single-block function";
-  return Estimator(spmd, mesh, machine, options, layerInputs).run();
+  return Estimator(spmd, mesh, machine, options).run();
 }

@@ -1,4 +1,4 @@
-//===- TrainingAccounting.cpp - bytes per role, what recompute keeps ------===//
+//===- TrainingAccounting.cpp - bytes per role, recompute's modes --------===//
 
 #include "shardc/Analysis/TrainingAccounting.h"
 
@@ -56,20 +56,4 @@ RoleBytes shardc::roleBytes(Precision p) {
     return {2, 2, 2, 4, 4, ComputeType::F16};
   }
   return {4, 4, 4, 4, 0, ComputeType::F32};
-}
-
-bool shardc::keptForBackward(Recompute mode, llvm::StringRef name,
-                             llvm::ArrayRef<int64_t> shape,
-                             const llvm::Regex &layerInputs) {
-  switch (mode) {
-  case Recompute::None:
-    return true;
-  case Recompute::Full:
-    return layerInputs.match(name);
-  case Recompute::Selective: {
-    size_t r = shape.size();
-    return !(r >= 4 && shape[r - 1] == shape[r - 2]);
-  }
-  }
-  return true;
 }

@@ -2,6 +2,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/CollectiveOpInterface.h"
+#include "shardc/Dialect/RecomputedAttr.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/UnevenDims.h"
 
@@ -93,6 +94,12 @@ LogicalResult ShardcDialect::verifyOperationAttribute(Operation *op,
         !isa<CollectiveOpInterface>(op))
       return op->emitOpError("'shardc.reshard_for' is a dictionary on a "
                              "collective (the record of its reshard)");
+    return success();
+  }
+  if (name == kRecomputedAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError("'shardc.recomputed' is a unit attribute (a "
+                             "forward op copied into the backward pass)");
     return success();
   }
   if (name != getShardingAttrName())

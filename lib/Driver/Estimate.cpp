@@ -8,6 +8,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Regex.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -46,8 +47,19 @@ shardc::partitionTraining(ModuleOp module, const EstimateRequest &request,
            << "the pipeline axis \"" << options.pipelineAxis
            << "\" is not an axis of the mesh";
 
+  llvm::Regex layerInputs(options.layerInputs);
+  std::string why;
+  if (!layerInputs.isValid(why))
+    return emitError(module.getLoc())
+           << "the layer-input pattern \"" << options.layerInputs
+           << "\" is no regex: " << why;
+
   ShardcOptimizerOptions optimizer;
   optimizer.optimizer = request.optimizer;
+  // The step is recomputed as `train --recompute` runs it: the estimate
+  // reads the pass's copies (docs/recompute.md).
+  optimizer.recompute = recomputeName(options.recompute).str();
+  optimizer.layerInputs = options.layerInputs;
   optimizer.zeroAxes.assign(request.zeroAxes.begin(), request.zeroAxes.end());
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   buildTrainPipeline(pm, optimizer, /*propagateFirst=*/true,

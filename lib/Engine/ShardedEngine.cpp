@@ -173,6 +173,9 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
       names.push_back(getArgumentName(func, i));
     ShardcOptimizerOptions step =
         getOptimizerPassOptions(options.autoShardOptimizer, names);
+    // The plan is chosen for the step without recompute: its copies are
+    // laid out like their originals.
+    step.recompute = "none";
     bool train = options.training && !names.empty();
     if (failed(pinAutoShardPlan(module, train ? &step : nullptr,
                                 *options.autoShard)))
@@ -578,6 +581,9 @@ shardc::getOptimizerPassOptions(const OptimizerOptions &optimizer,
   options.params.assign(params.begin(), params.end());
   options.zeroAxes.assign(optimizer.zeroAxes.begin(), optimizer.zeroAxes.end());
   options.precision = optimizer.precision;
+  options.recompute = optimizer.recompute;
+  if (!optimizer.layerInputs.empty())
+    options.layerInputs = optimizer.layerInputs;
   return options;
 }
 
@@ -587,7 +593,8 @@ static bool sameStepShape(const OptimizerOptions &a,
                           const OptimizerOptions &b) {
   return a.kind == b.kind && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
          a.epsilon == b.epsilon && a.zeroAxes == b.zeroAxes &&
-         a.precision == b.precision;
+         a.precision == b.precision && a.recompute == b.recompute &&
+         a.layerInputs == b.layerInputs;
 }
 
 /// Compiles the training step for `optimizer` from the pinned program:

@@ -549,6 +549,15 @@ struct OptimizerPass : public shardc::impl::ShardcOptimizerBase<OptimizerPass> {
       return signalPassFailure();
     }
     config.precision = *parsed;
+    // Recompute is --shardc-recompute's, run by the train pipeline after
+    // sharding; a bad name is caught here, before any work.
+    if (recompute != "none" && recompute != "selective" &&
+        recompute != "full") {
+      emitError(getOperation().getLoc())
+          << "unknown recompute '" << recompute
+          << "' (expected none, selective or full)";
+      return signalPassFailure();
+    }
     for (auto func : llvm::to_vector(getOperation().getOps<func::FuncOp>())) {
       if (func.isExternal())
         continue;

@@ -64,6 +64,14 @@ void shardc::buildTrainPipeline(OpPassManager &pm,
     pm.addPass(createShardcPropagate());
   pm.addPass(createShardcOptimizer(optimizer));
   buildShardingStage(pm, then, explain, autoShard);
+  // Last: the partitioner's cleanup would merge each recomputed copy back
+  // into its original.
+  if (optimizer.recompute != "none") {
+    ShardcRecomputeOptions recompute;
+    recompute.mode = optimizer.recompute;
+    recompute.layerInputs = optimizer.layerInputs;
+    pm.addNestedPass<func::FuncOp>(createShardcRecompute(recompute));
+  }
 }
 
 namespace {
@@ -131,6 +139,14 @@ struct TrainPipelineOptions : PassPipelineOptions<TrainPipelineOptions> {
       *this, "precision",
       llvm::cl::desc("As --shardc-optimizer's: f32, bf16-mixed or f16-mixed"),
       llvm::cl::init("f32")};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("As --shardc-optimizer's: none, selective or full"),
+      llvm::cl::init("none")};
+  Option<std::string> layerInputs{
+      *this, "layer-inputs",
+      llvm::cl::desc("As --shardc-optimizer's: full recompute's layer inputs"),
+      llvm::cl::init("^x0$|_res2$")};
   SHARDC_THEN_OPTION;
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("Propagation remarks in the last "
@@ -179,6 +195,8 @@ void shardc::registerShardcPipelines() {
         optimizer.zeroAxes.assign(options.zeroAxes.begin(),
                                   options.zeroAxes.end());
         optimizer.precision = options.precision;
+        optimizer.recompute = options.recompute;
+        optimizer.layerInputs = options.layerInputs;
         buildTrainPipeline(pm, optimizer, options.propagateFirst, options.then,
                            options.explain);
       });

@@ -54,8 +54,11 @@ class CompiledModel:
     knows about it (explain, simulate, spmd_program)."""
 
     def __init__(self, engine, model_path, graph_text, plan_path=None,
-                 buffers=(), skipped=(), auto_sharded=False):
+                 buffers=(), skipped=(), auto_sharded=False,
+                 precision="f32", recompute="none"):
         self._engine = engine
+        self._precision = precision
+        self._recompute = recompute
         self._auto_sharded = auto_sharded
         self._model_path = model_path
         self._graph_text = graph_text
@@ -134,11 +137,14 @@ class CompiledModel:
     def train_step(self, *inputs, optimizer="sgd", lr=0.01, beta1=0.9,
                    beta2=0.999, epsilon=1e-8, zero_axes=()):
         """One optimizer step ('sgd' or 'adam') of a model whose first
-        output is a scalar loss; returns the loss before the update."""
+        output is a scalar loss; returns the loss before the update. The
+        step has the precision and recompute given to compile()."""
         return self._engine.train_step(*inputs, optimizer=optimizer, lr=lr,
                                        beta1=beta1, beta2=beta2,
                                        epsilon=epsilon,
-                                       zero_axes=list(zero_axes))
+                                       zero_axes=list(zero_axes),
+                                       precision=self._precision,
+                                       recompute=self._recompute)
 
     def inference_loop(self, input_stream, output_stream):
         """forward() on every item of input_stream (an array, or a tuple of
@@ -295,7 +301,8 @@ def _auto_shard_request(auto_shard, memory_budget, time_limit):
 
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
             parameters=None, training=True, mpi_timeout=300.0, buffers=None,
-            memory_budget=None, auto_shard_time_limit=None):
+            memory_budget=None, auto_shard_time_limit=None, precision="f32",
+            recompute="none"):
     """Compiles `model` into a sharded engine on `backend` ('sim',
     'threads', or 'mpi' with one rank per device under mpirun).
 
@@ -316,7 +323,19 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     with a K, M or G suffix); auto_shard_time_limit: a wall-clock backstop
     on the solve, in seconds (none by default: the solver's work limits
     bound it). Failures raise shardc.ShardcError with the diagnostics.
+
+    precision ('f32', 'bf16-mixed' or 'f16-mixed', docs/precision.md) and
+    recompute ('none', 'selective' or 'full', docs/recompute.md) shape the
+    training step train_step() runs, as `shardc train --precision
+    --recompute` do.
     """
+    if precision not in ("f32", "bf16-mixed", "f16-mixed"):
+        raise ValueError(f"compile: unknown precision '{precision}' "
+                         "(expected 'f32', 'bf16-mixed' or 'f16-mixed')")
+    if recompute not in ("none", "selective", "full"):
+        raise ValueError(f"compile: unknown recompute '{recompute}' "
+                         "(expected 'none', 'selective' or 'full')")
+    step = {"precision": precision, "recompute": recompute}
     auto = _auto_shard_request(auto_shard, memory_budget,
                                auto_shard_time_limit)
     params = None if parameters is None else list(parameters)
@@ -331,7 +350,7 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
                                       mpi_timeout, plan_path, buffers,
                                       auto_shard=auto)
         return CompiledModel(engine, path, None, plan_path, buffers, skipped,
-                             auto is not None)
+                             auto is not None, **step)
     if is_path and (plan or mesh) and str(model).endswith(".mlir"):
         raise ValueError("compile: plan= and mesh= apply to JSON graphs; "
                          "write the shardings into the .mlir model instead")
@@ -341,7 +360,7 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
                                       mpi_timeout, "", buffers,
                                       auto_shard=auto)
         return CompiledModel(engine, path, None, None, buffers, skipped,
-                             auto is not None)
+                             auto is not None, **step)
     if not is_path and not isinstance(model, dict):
         raise TypeError("compile: model must be a JSON graph (dict) or the "
                         f"path of a .json or .mlir file, not {type(model).__name__}")
@@ -354,4 +373,5 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     name = os.fspath(model) if is_path else "<graph>"
     engine = _shardc.compile_json(text, name, backend, params, training,
                                   mpi_timeout, auto_shard=auto)
-    return CompiledModel(engine, None, text, auto_sharded=auto is not None)
+    return CompiledModel(engine, None, text, auto_sharded=auto is not None,
+                         **step)

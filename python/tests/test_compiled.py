@@ -186,3 +186,45 @@ def test_mlir_models(tmp_path):
     assert "bad.mlir:8:" in str(info.value)
     with pytest.raises(ValueError, match="apply to JSON graphs"):
         shardc.compile(str(path), mesh={"model": 2})
+
+
+@pytest.mark.parametrize("backend", ["sim", "threads"])
+def test_train_step_recompute_and_precision(examples, backend):
+    """compile(recompute=...) recomputes activations in train_step's step
+    without changing a bit of it (docs/recompute.md); precision= builds the
+    mixed-precision step; bad names are ValueErrors."""
+    path = os.path.join(examples, "gpt_tiny.json")
+    rng = np.random.default_rng(7)
+    tokens = rng.integers(0, 256, (4, 16)).astype(np.int32)
+    targets = rng.integers(0, 256, (4, 16)).astype(np.int32)
+    with open(path, encoding="utf-8") as f:
+        graph = json.load(f)
+    params = {i["name"]: (rng.standard_normal(i["shape"]) * 0.1)
+              .astype(np.float32)
+              for i in graph["inputs"] if i.get("param")}
+    runs = {}
+    for recompute in ("none", "selective", "full"):
+        engine = shardc.compile(path, backend=backend, recompute=recompute)
+        engine.load_checkpoint(params)
+        losses = [engine.train_step(tokens, targets, optimizer="adam",
+                                    lr=1e-3) for _ in range(3)]
+        runs[recompute] = (losses, engine.parameters())
+    losses, after = runs["none"]
+    assert losses[-1] < losses[0]
+    for recompute in ("selective", "full"):
+        got_losses, got = runs[recompute]
+        assert got_losses == losses, recompute
+        assert all(np.array_equal(got[n], after[n]) for n in after), recompute
+
+    half = shardc.compile(path, backend=backend, precision="bf16-mixed",
+                          recompute="full")
+    half.load_checkpoint(params)
+    half_losses = [half.train_step(tokens, targets, optimizer="adam", lr=1e-3)
+                   for _ in range(3)]
+    assert half_losses[-1] < half_losses[0]
+    assert abs(half_losses[0] - losses[0]) < 0.05 * abs(losses[0])
+
+    with pytest.raises(ValueError, match="unknown recompute 'some'"):
+        shardc.compile(path, recompute="some")
+    with pytest.raises(ValueError, match="unknown precision 'f8'"):
+        shardc.compile(path, precision="f8")

@@ -71,6 +71,35 @@ FailureOr<std::string> shardc::getPrecision() {
   return precision.getValue();
 }
 
+static cl::opt<std::string> recompute(
+    "recompute",
+    cl::desc("Activation recomputation in the training step "
+             "(docs/recompute.md): none, selective (the attention core) or "
+             "full (all but each layer's input)"),
+    cl::value_desc("none|selective|full"), cl::init("none"),
+    cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand),
+    cl::sub(shardc::trainCommand));
+
+static cl::opt<std::string> layerInputs(
+    "layer-inputs",
+    cl::desc("With --recompute=full: the regex naming each layer's input, "
+             "the values kept (default: ^x0$|_res2$, examples/gpt's names)"),
+    cl::value_desc("regex"), cl::init(""), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+
+llvm::StringRef shardc::getLayerInputs() { return layerInputs; }
+
+FailureOr<std::string> shardc::getRecompute() {
+  if (recompute != "none" && recompute != "selective" && recompute != "full") {
+    llvm::errs() << "shardc: error: unknown --recompute '" << recompute
+                 << "' (expected none, selective or full)\n";
+    return failure();
+  }
+  return recompute.getValue();
+}
+
 static cl::opt<bool> autoShard(
     "auto-shard",
     cl::desc("Choose the sharding of every value the model does not annotate "
@@ -167,6 +196,14 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
   FailureOr<std::string> stepPrecision = getPrecision();
   if (failed(stepPrecision))
     return failure();
+  if (recompute.getNumOccurrences() && !trainStep.getNumOccurrences()) {
+    llvm::errs() << "shardc: error: --recompute changes a training step; "
+                    "it needs --train-step\n";
+    return failure();
+  }
+  FailureOr<std::string> stepRecompute = getRecompute();
+  if (failed(stepRecompute))
+    return failure();
   if (!isAutodiffRequested()) {
     buildShardingStage(pm, then, explain, autoShard);
     addAutoShardAlone();
@@ -187,6 +224,9 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
     options.optimizer = trainStep;
     options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
     options.precision = *stepPrecision;
+    options.recompute = *stepRecompute;
+    if (!layerInputs.empty())
+      options.layerInputs = layerInputs;
     buildTrainPipeline(pm, options, propagateFirst, then, explain, autoShard);
     addAutoShardAlone();
     return success();

@@ -38,6 +38,13 @@ bool isAutodiffRequested();
 /// "f16-mixed"; fails after a diagnostic on any other value.
 mlir::FailureOr<std::string> getPrecision();
 
+/// --recompute (train and --train-step), checked: "none", "selective" or
+/// "full"; fails after a diagnostic on any other value.
+mlir::FailureOr<std::string> getRecompute();
+
+/// --layer-inputs (full recompute's layer inputs), "" when not given.
+llvm::StringRef getLayerInputs();
+
 /// The axes of --zero-axes (train and --train-step).
 llvm::ArrayRef<std::string> getZeroAxes();
 

@@ -226,6 +226,11 @@ int shardc::runTrainCommand() {
   if (failed(precision))
     return 1;
   optimizer.precision = *precision;
+  FailureOr<std::string> recomputed = getRecompute();
+  if (failed(recomputed))
+    return 1;
+  optimizer.recompute = *recomputed;
+  optimizer.layerInputs = getLayerInputs().str();
   if (optimizerName == "adam")
     optimizer.kind = OptimizerOptions::Kind::Adam;
   else if (optimizerName != "sgd") {

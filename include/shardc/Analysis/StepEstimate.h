@@ -26,8 +26,11 @@ enum class PipelineScheduleKind { GPipe, OneFOneB };
 
 struct EstimateOptions {
   Precision precision = Precision::F32;
+  /// The recompute mode the program was built with, for the report: the
+  /// estimate reads recomputation from the program (--shardc-recompute's
+  /// `shardc.recomputed` copies); estimateTraining runs that pass with it.
   Recompute recompute = Recompute::None;
-  /// Full recompute's layer inputs (TrainingAccounting.h).
+  /// Full recompute's layer inputs (--shardc-recompute's `layer-inputs`).
   std::string layerInputs = kDefaultLayerInputs.str();
   /// 1: ZeRO-1's accounting, gradients kept whole on every device until
   /// the end of the step (the program reduce-scatters them as ZeRO-2
@@ -90,9 +93,9 @@ struct StepEstimate {
 /// Estimates one step of `spmd`, a partitioned training step (the
 /// --train-step program: its first result the loss, its arguments marked
 /// shardc.param and shardc.optimizer_state, its results shardc.gradient_of
-/// and shardc.next) or any partitioned program. Fails with a diagnostic on
-/// a pipeline axis the mesh lacks or a layer-input pattern that does not
-/// compile.
+/// and shardc.next) or any partitioned program, recomputation included
+/// (the copies --shardc-recompute makes). Fails with a diagnostic on a
+/// pipeline axis the mesh lacks.
 mlir::FailureOr<StepEstimate> estimateStep(mlir::func::FuncOp spmd, MeshOp mesh,
                                            const MachineModel &machine,
                                            const EstimateOptions &options);

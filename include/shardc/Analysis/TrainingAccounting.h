@@ -1,14 +1,12 @@
-//===- TrainingAccounting.h - bytes per role, what recompute keeps -*- C++
-//-*-===//
+//===- TrainingAccounting.h - bytes per role, recompute's modes -*- C++ -*-===//
 //
 // `shardc estimate` prices real training runs — bf16 parameters, f32 master
-// weights, recomputed activations — from the f32 program shardc compiles.
-// This header is the one place that says how: the bytes each role takes
-// per element under a precision policy, and which forward values a
-// recompute policy keeps for the backward pass. Once the IR carries bf16
-// types and recompute transforms (issue #26's other half), the estimate
-// can read those from the transformed program instead, and this policy
-// becomes the identity (docs/estimate.md, "Accounting policies").
+// weights — from the f32 program shardc compiles. This header is the one
+// place that says how many bytes each role takes per element under a
+// precision policy (docs/estimate.md, "Precision (an accounting policy)
+// and recompute (the program)"). Recomputation is no policy here:
+// `--shardc-recompute` transforms the program the estimate reads
+// (docs/recompute.md); this header only names its modes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +17,6 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Regex.h"
 
 #include <optional>
 
@@ -54,21 +51,9 @@ RoleBytes roleBytes(Precision p);
 
 /// The default names of the layer inputs full recompute keeps: those
 /// examples/gpt/gpt_graph.py gives the residual stream entering each block
-/// (`x0`, then each block's output `h<l>_res2`).
+/// (`x0`, then each block's output `h<l>_res2`); --shardc-recompute's
+/// `layer-inputs` default.
 inline constexpr llvm::StringLiteral kDefaultLayerInputs = "^x0$|_res2$";
-
-/// Whether a forward value the backward pass reads is kept in memory
-/// until then under `mode`, or recomputed in the backward pass:
-///  - none: every one is kept;
-///  - full (Megatron-LM's): only each layer's input, the values whose
-///    name matches `layerInputs`; the backward pass recomputes each
-///    layer's forward from it;
-///  - selective (Korthikanti et al. 2022): all but the attention core,
-///    the values of rank 4 or more whose two last dims are equal (the
-///    [batch, heads, seq, seq] scores and probabilities).
-bool keptForBackward(Recompute mode, llvm::StringRef name,
-                     llvm::ArrayRef<int64_t> shape,
-                     const llvm::Regex &layerInputs);
 
 } // namespace shardc
 

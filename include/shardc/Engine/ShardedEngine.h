@@ -51,6 +51,11 @@ struct OptimizerOptions {
   std::vector<std::string> zeroAxes;
   /// "f32", "bf16-mixed" or "f16-mixed" (docs/precision.md).
   std::string precision = "f32";
+  /// "none", "selective" or "full" (docs/recompute.md).
+  std::string recompute = "none";
+  /// For "full": the regex naming each layer's input ("": the pass's
+  /// default, `^x0$|_res2$`).
+  std::string layerInputs;
 };
 
 struct EngineOptions {

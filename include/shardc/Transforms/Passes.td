@@ -197,6 +197,77 @@ def ShardcOptimizer : Pass<"shardc-optimizer", "::mlir::ModuleOp"> {
                "Mesh axes to split the optimizer state over (ZeRO-1/2)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
            "f32, bf16-mixed or f16-mixed (docs/precision.md)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"none\"",
+           "none, selective or full: the train pipeline runs "
+           "--shardc-recompute with it once the step is sharded "
+           "(docs/recompute.md)">,
+    Option<"layerInputs", "layer-inputs", "std::string",
+           /*default=*/"\"^x0$|_res2$\"",
+           "For recompute=full: the regex naming each layer's input">,
+  ];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
+def ShardcRecompute : Pass<"shardc-recompute", "::mlir::func::FuncOp"> {
+  let summary = "Activation recomputation: the backward pass recomputes forward values instead of keeping them.";
+  let description = [{
+    Rewrites a training step (a function whose first result is the loss and
+    some of whose results carry `shardc.gradient_of`, as `--shardc-optimizer`
+    makes it; global or partitioned) so that the backward pass reads copies
+    of forward values it recomputes, rather than the forward values
+    themselves (docs/recompute.md). The forward values then die at their
+    last forward use, and the copies live only while their layer's backward
+    pass runs: peak memory goes down, FLOPs go up by the forward FLOPs
+    copied. The copies are the same ops on the same operands, in the same
+    order, so the step's results are bit-identical to the step without
+    recompute. Each copy carries `shardc.recomputed`.
+
+    The forward pass is the loss's backward slice; values computed from
+    constants alone (masks) are never copied.
+
+    * `mode=full` (Megatron-LM's full recompute): the layers are the spans
+      of the forward pass between consecutive *layer inputs*, the forward
+      values whose names match `layer-inputs` (default `^x0$|_res2$`, the
+      residual stream `examples/gpt/gpt_graph.py` names `x0` entering the
+      first block and `h<l>_res2` leaving block l). Only the layer inputs
+      are kept; the forward ops of a layer whose values the backward pass
+      reads are copied just before the first backward op reading one of
+      them (its layer's backward pass). Tensor-parallel collectives of the
+      layer run again, as in Megatron-LM. The embedding before the first
+      layer input and the head after the last are not recomputed. A
+      pattern matching no forward value is an error.
+    * `mode=selective` (Korthikanti et al. 2022): the attention core is
+      recomputed. It starts at an op making a value of rank 4 or more whose
+      two last dims are equal (the `[batch, heads, seq, seq]` scores of
+      Q K^T: a size that grows with the square of the sequence) from other
+      values, and goes on through the ops computed from core values, their
+      row statistics (softmax's max and sum) and constants alone; an op
+      mixing a core value with another activation (the contraction with V)
+      ends it. Each connected chain (one per attention block) is copied,
+      from Q and K, before its first backward reader. (Q and K laid out
+      `[batch, heads, seq, head_dim]` with a head dim equal to the sequence
+      are `[.., s, s]` too; they are then recomputed as well, still exact.)
+    * `mode=none`: nothing changes.
+
+    The train pipeline (`shardc compile --train-step`, `train`,
+    `simulate --train-step`, `estimate`) runs this pass last, after
+    partitioning and cleanup, whose common-subexpression elimination would
+    merge each copy back into its original.
+
+    Example: `shardc compile examples/gpt_tiny.json --train-step=sgd
+    --partition --recompute=full` gives a step whose backward pass starts
+    each block with copies such as
+
+    ```
+    %h1_ln1.mean_sum_5 = shardc.reduce_sum %h0_res2 dims = [2] {shardc.recomputed, ...}
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"none\"",
+           "none, selective or full">,
+    Option<"layerInputs", "layer-inputs", "std::string",
+           /*default=*/"\"^x0$|_res2$\"",
+           "For full: the regex naming each layer's input">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }

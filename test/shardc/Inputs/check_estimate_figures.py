@@ -215,6 +215,39 @@ def agree(simulate_path, estimate_path):
     return 0 if not bad else 1
 
 
+def recompute(sim_none, sim_sel, sim_full, est_none, est_sel, est_full):
+    """Recompute lowers memory and adds FLOPs: simulate's peak (it runs the
+    program, freeing each value after its last use) and the estimate's
+    saved activations go down from none to selective to full, and the FLOPs
+    simulate counts go up by the forward FLOPs the estimate says are
+    recomputed (the ops marked shardc.recomputed)."""
+    sims = [json.load(open(p)) for p in (sim_none, sim_sel, sim_full)]
+    ests = [json.load(open(p)) for p in (est_none, est_sel, est_full)]
+    ok = True
+    peaks = [s["peak_bytes_per_device"][0] for s in sims]
+    good = peaks[0] > peaks[1] > peaks[2]
+    ok &= good
+    print(f"simulate peak bytes/device: none {peaks[0]} > selective "
+          f"{peaks[1]} > full {peaks[2]} {'OK' if good else 'MISMATCH'}")
+    saved = [e["saved_activations_per_microbatch"] for e in ests]
+    good = saved[0] > saved[1] > saved[2]
+    ok &= good
+    print(f"saved activations/micro-batch: none {saved[0]:.0f} > selective "
+          f"{saved[1]:.0f} > full {saved[2]:.0f} {'OK' if good else 'MISMATCH'}")
+    if ests[0]["recompute_flops_per_device"] != 0:
+        ok = False
+        print("none: recompute flops MISMATCH")
+    for mode, s, e in (("selective", sims[1], ests[1]),
+                       ("full", sims[2], ests[2])):
+        added = s["flops_per_device"][0] - sims[0]["flops_per_device"][0]
+        good = added > 0 and added == e["recompute_flops_per_device"] and \
+            e["model_flops_per_device"] == ests[0]["model_flops_per_device"]
+        ok &= good
+        print(f"{mode}: simulate's flops + {added} = the estimate's recompute "
+              f"flops {'OK' if good else 'MISMATCH'}")
+    return 0 if ok else 1
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "agree":
         sys.exit(agree(sys.argv[2], sys.argv[3]))
@@ -224,6 +257,8 @@ if __name__ == "__main__":
         rows = ([int(x) for x in sys.argv[5].split(",")]
                 if len(sys.argv) > 5 else None)
         sys.exit(autoshard(sys.argv[2], sys.argv[3], sys.argv[4], rows))
+    if sys.argv[1] == "recompute":
+        sys.exit(recompute(*sys.argv[2:8]))
     if sys.argv[1] == "zero":
         sys.exit(zero(sys.argv[2], sys.argv[3]))
     if sys.argv[1] == "megatron":
