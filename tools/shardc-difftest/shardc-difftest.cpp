@@ -204,7 +204,8 @@ int main(int argc, char **argv) {
   // Every registered op of the dialect, and how often a case held it.
   std::map<std::string, int64_t> drawn;
   for (RegisteredOperationName name : ctx.getRegisteredOperations())
-    if (name.getDialectNamespace() == shardc::ShardcDialect::getDialectNamespace())
+    if (name.getDialectNamespace() ==
+        shardc::ShardcDialect::getDialectNamespace())
       drawn[name.getStringRef().str()] = 0;
   for (int64_t n = first; n < last; ++n) {
     shardc::GeneratedCase c;
