@@ -1,5 +1,4 @@
-//===- OnnxElementwiseOps.cpp - elementwise ONNX ops
-//------------------------===//
+//===- OnnxElementwiseOps.cpp - elementwise ONNX ops ----------------------===//
 //
 // Unary and binary arithmetic, comparisons, Not, Where and Cast: NumPy
 // broadcasting becomes broadcast_in_dim, and operands known at import are
