@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= 2
 SHARDC := $(BUILD_DIR)/bin/shardc
 
-.PHONY: deps deps-build configure build build-demo demo test test-haswell test-sanitize fuzz bench bench-train bench-transformer bench-mpi docs clean
+.PHONY: deps deps-build configure build build-demo demo test test-haswell test-sanitize format-check fuzz bench bench-train bench-transformer bench-mpi docs clean
 
 # What building the shardc binary needs; `deps` adds the test suite's
 # (PyTorch, clang-22 and its sanitizer runtimes, pytest, ONNX's Python half).
@@ -38,6 +38,11 @@ demo: build-demo
 
 test: build
 	cd $(BUILD_DIR) && ctest -j$(JOBS) --output-on-failure
+
+# The C++ lines changed since the merge base with main (on main: the last
+# commit) formatted as clang-format-22 formats them (scripts/format-check.sh).
+format-check: deps
+	@scripts/format-check.sh
 
 # The suite again on OpenBLAS's AVX2 kernels, whatever the CPU: what an
 # AVX2-only machine (older Intel, AMD Zen 1-3) computes (docs/development.md).

@@ -32,6 +32,8 @@ test_packages=(
   # make test-sanitize: clang-22 with its sanitizer and libFuzzer runtimes
   # (GCC has no libFuzzer), linked by lld.
   clang-22 libclang-rt-22-dev lld-22
+  # make format-check: clang-format-22 and its git-clang-format-22.
+  clang-format-22
   python3-numpy python3-pytest
   # The oracle of the composites and of examples/gpt_tiny.json (their loss
   # and gradients are compared with torch.nn.functional's).

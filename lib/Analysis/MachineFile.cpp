@@ -1,4 +1,4 @@
-//===- MachineFile.cpp - reading a machine description file --------------===//
+//===- MachineFile.cpp - reading a machine description file ---------------===//
 //
 // docs/machines.md is the schema. Every field is checked: an unknown key
 // is an error (a misspelt "bytes_per_s" would otherwise leave a default

@@ -1,4 +1,4 @@
-//===- CollectiveOps.cpp - the collective ops ----------------------------===//
+//===- CollectiveOps.cpp - the collective ops -----------------------------===//
 //
 // What a collective is (CollectiveOpInterface, its kind's byte and message
 // formulas) and the collectives' verifiers, with those of axis_index, the

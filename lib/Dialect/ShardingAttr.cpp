@@ -1,5 +1,4 @@
-//===- ShardingAttr.cpp - #shardc.sharding
-//---------------------------------===//
+//===- ShardingAttr.cpp - #shardc.sharding --------------------------------===//
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingVerifier.h"

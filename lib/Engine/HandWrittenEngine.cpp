@@ -1,4 +1,4 @@
-//===- HandWrittenEngine.cpp - the seed's inference_loop ------------------===//
+//===- HandWrittenEngine.cpp - the hand-written engine's inference loop ---===//
 
 #include "shardc/Engine/HandWrittenEngine.h"
 

@@ -1,4 +1,4 @@
-//===- ShardedEngine.cpp - the seed's ShardedEngine, compiled -------------===//
+//===- ShardedEngine.cpp - the engine API over a compiled program ---------===//
 //
 // Compilation pins the program's interface first: propagation runs once on
 // the global program and the shardings it gives every argument and result

@@ -1,5 +1,4 @@
-//===- OnnxElementwiseOps.cpp - elementwise ONNX ops
-//------------------------===//
+//===- OnnxElementwiseOps.cpp - elementwise ONNX ops ----------------------===//
 //
 // Unary and binary arithmetic, comparisons, Not, Where and Cast: NumPy
 // broadcasting becomes broadcast_in_dim, and operands known at import are
@@ -308,7 +307,7 @@ static LogicalResult cast(NodeContext &nc) {
 namespace {
 constexpr StringLiteral kRelu("relu"), kTanh("tanh"), kSqrt("sqrt"),
     kErf("erf"), kExp("exp"), kLog("log"), kNeg("neg"), kSigmoid("sigmoid"),
-    kAbs("abs");
+    kAbs("abs"), kSin("sin"), kCos("cos");
 constexpr StringLiteral kEq("EQ"), kLt("LT"), kLe("LE"), kGt("GT"), kGe("GE");
 double reluOf(double x) { return x > 0 ? x : 0; }
 double tanhOf(double x) { return std::tanh(x); }
@@ -319,6 +318,8 @@ double logOf(double x) { return std::log(x); }
 double negOf(double x) { return -x; }
 double sigmoidOf(double x) { return 1 / (1 + std::exp(-x)); }
 double absOf(double x) { return std::fabs(x); }
+double sinOf(double x) { return std::sin(x); }
+double cosOf(double x) { return std::cos(x); }
 } // namespace
 
 void shardc::onnximport::addElementwiseConverters(
@@ -326,6 +327,7 @@ void shardc::onnximport::addElementwiseConverters(
   table.insert({"Abs", unaryOp<kAbs, absOf>});
   table.insert({"Add", binaryOp<Binary::Add>});
   table.insert({"Cast", cast});
+  table.insert({"Cos", unaryOp<kCos, cosOf>});
   table.insert({"Div", binaryOp<Binary::Div>});
   table.insert({"Equal", compareOp<kEq>});
   table.insert({"Erf", unaryOp<kErf, erfOf>});
@@ -343,6 +345,7 @@ void shardc::onnximport::addElementwiseConverters(
   table.insert({"Pow", binaryOp<Binary::Pow>});
   table.insert({"Relu", unaryOp<kRelu, reluOf>});
   table.insert({"Sigmoid", unaryOp<kSigmoid, sigmoidOf>});
+  table.insert({"Sin", unaryOp<kSin, sinOf>});
   table.insert({"Sqrt", unaryOp<kSqrt, sqrtOf>});
   table.insert({"Sub", binaryOp<Binary::Sub>});
   table.insert({"Tanh", unaryOp<kTanh, tanhOf>});

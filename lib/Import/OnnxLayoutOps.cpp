@@ -1,5 +1,4 @@
-//===- OnnxLayoutOps.cpp - reshapes, transposes, slices
-//---------------------===//
+//===- OnnxLayoutOps.cpp - reshapes, transposes, slices -------------------===//
 //
 // Reshape, Unsqueeze, Squeeze, Transpose, Slice, Split, Concat and Gather:
 // folded on the host when their data is known at import (shape

@@ -1,5 +1,4 @@
-//===- OnnxNeuralNetOps.cpp - contractions, norms, losses
-//-------------------===//
+//===- OnnxNeuralNetOps.cpp - contractions, norms, losses -----------------===//
 //
 // MatMul and Gemm (a weight is contracted in the layout it is stored, so a
 // plan shards it as the file names it), Softmax, LayerNormalization,

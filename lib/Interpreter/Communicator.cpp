@@ -1,7 +1,8 @@
 //===- Communicator.cpp - the backend-independent part --------------------===//
 //
-// The seed's whole-mesh signatures are group calls over every device, so a
-// backend implements the group collectives once and gets both.
+// The engine API's whole-mesh signatures (docs/engine.md) are group calls
+// over every device, so a backend implements the group collectives once and
+// gets both.
 //
 //===----------------------------------------------------------------------===//
 

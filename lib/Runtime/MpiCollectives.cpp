@@ -1,4 +1,4 @@
-//===- MpiCollectives.cpp - MpiCommunicator's collectives ----------------===//
+//===- MpiCollectives.cpp - MpiCommunicator's collectives -----------------===//
 //
 // Each collective maps to the nonblocking MPI collective of the group's
 // communicator (MpiCommunicator.cpp's header comment gives the mapping);

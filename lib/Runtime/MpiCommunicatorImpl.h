@@ -1,4 +1,4 @@
-//===- MpiCommunicatorImpl.h - MpiCommunicator's state ---------*- C++ -*-===//
+//===- MpiCommunicatorImpl.h - MpiCommunicator's state ----------*- C++ -*-===//
 //
 // Private to lib/Runtime: the state behind MpiCommunicator, shared by its
 // set-up and point-to-point half (MpiCommunicator.cpp) and its collectives

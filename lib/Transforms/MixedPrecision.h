@@ -1,4 +1,4 @@
-//===- MixedPrecision.h - a forward pass computed in bf16 or f16 -*- C++ -*-===//
+//===- MixedPrecision.h - a forward pass in bf16 or f16 ---------*- C++ -*-===//
 //
 // The mixed-precision training step (--shardc-optimizer precision=...,
 // docs/precision.md): the forward pass computes in bf16 or f16 on working

@@ -1,4 +1,4 @@
-//===- PipelineMicrobatch.h - the loss function at micro-batch size -*- C++ -*-===//
+//===- PipelineMicrobatch.h - the loss at micro-batch size ------*- C++ -*-===//
 //
 // Step 1 of the pipeline builder (PipelineProgram.cpp): the loss function
 // cloned with every non-parameter input's dim 0 divided by the number of

@@ -1,4 +1,4 @@
-//===- PipelineUpdate.h - the optimizer step of a pipeline stage -*- C++ -*-===//
+//===- PipelineUpdate.h - a pipeline stage's optimizer step -----*- C++ -*-===//
 //
 // A stage ends its step by updating its parameters with the gradients it
 // summed over the micro-batches. The update rule has one home, the

@@ -48,8 +48,12 @@ func.func @tensor_ops(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding 
   %ab = shardc.abs %m : tensor<16x128xf32>
   // CHECK: shardc.erf
   %er = shardc.erf %ab : tensor<16x128xf32>
+  // CHECK: shardc.sin
+  %sn = shardc.sin %er : tensor<16x128xf32>
+  // CHECK: shardc.cos
+  %cs = shardc.cos %sn : tensor<16x128xf32>
   // CHECK: shardc.stop_gradient
-  %sgr = shardc.stop_gradient %er : tensor<16x128xf32>
+  %sgr = shardc.stop_gradient %cs : tensor<16x128xf32>
   // CHECK: shardc.min
   %mi = shardc.min %sgr, %h : tensor<16x128xf32>
   // CHECK: shardc.pow

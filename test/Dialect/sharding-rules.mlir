@@ -33,7 +33,11 @@ func.func @unary(%a: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %11 = shardc.erf %10 : tensor<8x16xf32>
   // CHECK: shardc.stop_gradient {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
   %12 = shardc.stop_gradient %11 : tensor<8x16xf32>
-  return %12 : tensor<8x16xf32>
+  // CHECK: shardc.sin {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %13 = shardc.sin %12 : tensor<8x16xf32>
+  // CHECK: shardc.cos {{.*}}sharding_rule = #shardc.sharding_rule<([f0, f1]) -> ([f0, f1]) {f0=8, f1=16}>
+  %14 = shardc.cos %13 : tensor<8x16xf32>
+  return %14 : tensor<8x16xf32>
 }
 
 // CHECK-LABEL: func.func @binary

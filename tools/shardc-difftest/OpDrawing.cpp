@@ -13,6 +13,8 @@
 
 #include "shardc/Support/RandomTensor.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::difftest;
@@ -49,6 +51,25 @@ bool productFits(const ValueInfo &x, const ValueInfo &y, double terms = 1) {
 }
 
 bool fits(const ValueInfo &i) { return i.scale() <= kMaxScale; }
+
+/// The bounds of sin (or cos) over `x`'s: the values at the ends and at
+/// every extremum between them.
+ValueInfo periodicHull(const ValueInfo &x, bool sine) {
+  ValueInfo r = x;
+  r.exact = false;
+  auto f = [&](double v) { return sine ? std::sin(v) : std::cos(v); };
+  r.lo = std::min(f(x.lo), f(x.hi));
+  r.hi = std::max(f(x.lo), f(x.hi));
+  // Extrema of sin at pi/2 + k pi, of cos at k pi.
+  double offset = sine ? llvm::numbers::pi / 2 : 0;
+  for (double k = std::ceil((x.lo - offset) / llvm::numbers::pi);
+       offset + k * llvm::numbers::pi <= x.hi; ++k) {
+    double e = f(offset + k * llvm::numbers::pi);
+    r.lo = std::min(r.lo, e);
+    r.hi = std::max(r.hi, e);
+  }
+  return r;
+}
 
 /// Bounded away from 0 on one side.
 bool awayFromZero(const ValueInfo &i) { return i.lo >= 0.05 || i.hi <= -0.05; }
@@ -248,11 +269,22 @@ Value OpDrawer::unary(Value x) {
     r.lo = std::max(r.lo, 0.0);
     r.hi = xi.scale();
     return pb.record(AbsOp::create(b, loc, x), r);
-  case 9:
-    r.lo = std::erf(xi.lo);
-    r.hi = std::erf(xi.hi);
-    r.exact = false;
-    return pb.record(ErfOp::create(b, loc, x), r);
+  case 9: { // the bounded functions erf, sin and cos
+    int which = rng.uniform(3);
+    if (which == 0) {
+      r.lo = std::erf(xi.lo);
+      r.hi = std::erf(xi.hi);
+      r.exact = false;
+      return pb.record(ErfOp::create(b, loc, x), r);
+    }
+    // A last-bit difference in a large argument would be one of order one
+    // in the result: arguments in [-4, 4].
+    x = unsaturated(x, 4);
+    ValueInfo s = periodicHull(info(x), which == 1);
+    if (which == 1)
+      return pb.record(SinOp::create(b, pb.freshLoc(), x), s);
+    return pb.record(CosOp::create(b, pb.freshLoc(), x), s);
+  }
   case 10:
     return pb.record(StopGradientOp::create(b, loc, x), r);
   default:

@@ -46,6 +46,12 @@ static cl::opt<std::string>
              cl::init("."));
 static cl::opt<bool> verbose("verbose", cl::desc("Log every case"),
                              cl::init(false));
+static cl::opt<bool> listOps(
+    "list-ops",
+    cl::desc("Only generate the cases and list the registered ops the "
+             "generator drew and those it never drew (the op catalog test "
+             "fails on an op no case reaches)"),
+    cl::init(false));
 static cl::opt<bool> printCases("print-cases",
                                 cl::desc("Print every generated case"),
                                 cl::init(false));
@@ -195,6 +201,12 @@ int main(int argc, char **argv) {
   std::map<shardc::ProgramKind, int64_t> kinds;
   int64_t first = onlyCase >= 0 ? onlyCase.getValue() : 0;
   int64_t last = onlyCase >= 0 ? onlyCase + 1 : numCases.getValue();
+  // Every registered op of the dialect, and how often a case held it.
+  std::map<std::string, int64_t> drawn;
+  for (RegisteredOperationName name : ctx.getRegisteredOperations())
+    if (name.getDialectNamespace() ==
+        shardc::ShardcDialect::getDialectNamespace())
+      drawn[name.getStringRef().str()] = 0;
   for (int64_t n = first; n < last; ++n) {
     shardc::GeneratedCase c;
     uint64_t caseSeed = 0;
@@ -216,6 +228,14 @@ int main(int argc, char **argv) {
       }
     }
 
+    if (listOps) {
+      c.module->walk([&](Operation *op) {
+        auto it = drawn.find(op->getName().getStringRef().str());
+        if (it != drawn.end())
+          ++it->second;
+      });
+      continue;
+    }
     if (printCases) {
       llvm::outs() << describeCase(c, caseSeed, n);
       c.module.get()->print(llvm::outs());
@@ -253,6 +273,18 @@ int main(int argc, char **argv) {
     if (!log.text.empty())
       llvm::outs() << "diagnostics:\n" << log.text;
     llvm::outs() << "reproducer: " << path << "\n";
+  }
+  if (listOps) {
+    llvm::outs() << "difftest: ops drawn:";
+    for (const auto &[name, count] : drawn)
+      if (count)
+        llvm::outs() << " " << name << "=" << count;
+    llvm::outs() << "\ndifftest: ops never drawn:";
+    for (const auto &[name, count] : drawn)
+      if (!count)
+        llvm::outs() << " " << name;
+    llvm::outs() << "\n";
+    return 0;
   }
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

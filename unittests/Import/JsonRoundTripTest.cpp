@@ -44,7 +44,9 @@ func.func @main(%x: tensor<16x64xf32> {shardc.name = "x", shardc.sharding = #sha
   %m = shardc.max %d, %h {shardc.sharding = #shardc.sharding<@mesh, [{}, {}]>} : tensor<16x128xf32>
   %ab = shardc.abs %m : tensor<16x128xf32>
   %er = shardc.erf %ab : tensor<16x128xf32>
-  %sgr = shardc.stop_gradient %er : tensor<16x128xf32>
+  %sn = shardc.sin %er : tensor<16x128xf32>
+  %cs = shardc.cos %sn : tensor<16x128xf32>
+  %sgr = shardc.stop_gradient %cs : tensor<16x128xf32>
   %mi = shardc.min %sgr, %h : tensor<16x128xf32>
   %pw = shardc.pow %mi, %h : tensor<16x128xf32>
   %sl = shardc.slice %pw start = [0, 8] limit = [16, 24] stride = [1, 2] : (tensor<16x128xf32>) -> tensor<16x8xf32>

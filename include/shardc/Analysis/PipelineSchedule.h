@@ -1,4 +1,4 @@
-//===- PipelineSchedule.h - the order each pipeline stage works in -*- C++ -*-===//
+//===- PipelineSchedule.h - when each pipeline stage works ------*- C++ -*-===//
 //
 // A pipeline schedule lists, for every stage, the forward (F) and backward
 // (B) passes of the micro-batches in the order the stage runs them. The

@@ -1,4 +1,4 @@
-//===- DifferentiableOpInterface.td - per-op gradient rules -*- tablegen -*-===//
+//===- DifferentiableOpInterface.td - gradient rules -------*- tablegen -*-===//
 
 #ifndef SHARDC_DIALECT_DIFFERENTIABLEOPINTERFACE_TD
 #define SHARDC_DIALECT_DIFFERENTIABLEOPINTERFACE_TD

@@ -202,6 +202,15 @@ def Shardc_ErfOp : Shardc_UnaryElementwiseOp<"erf",
       ::mlir::Value e = gb.op("exp", {gb.neg(gb.mul(x, x))});
       return gb.mul(g, gb.mul(gb.splat(x, 1.1283791670955126), e));
     }]>;
+// std::sin and std::cos element by element, as erf: Eigen's SIMD sin and
+// cos are approximations of their own, and an element's result must not
+// depend on its position in the tensor.
+def Shardc_SinOp : Shardc_UnaryElementwiseOp<"sin", "sin(x)",
+    "x.unaryExpr([](float v) { return std::sin(v); })",
+    [{ return gb.mul(g, gb.op("cos", {x})); }]>;
+def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
+    "x.unaryExpr([](float v) { return std::cos(v); })",
+    [{ return gb.neg(gb.mul(g, gb.op("sin", {x}))); }]>;
 def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
     "x",
     // Treated as a constant by autodiff: no cotangent reaches the operand.

@@ -1,4 +1,4 @@
-//===- OpFieldsInterface.td - an op's fields, from its ODS ---*- tablegen -*-===//
+//===- OpFieldsInterface.td - an op's fields from ODS ------*- tablegen -*-===//
 //
 // What a serialization (the JSON graph importer and exporter) needs to know
 // about an op, computed by TableGen from the op's `arguments` dag in the

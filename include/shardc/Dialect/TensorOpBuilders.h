@@ -1,4 +1,4 @@
-//===- TensorOpBuilders.h - building tensor ops without their classes -*- C++ -*-===//
+//===- TensorOpBuilders.h - tensor ops built without classes ----*- C++ -*-===//
 //
 // Passes that only *build* tensor ops (autodiff's zeros and sums, the
 // optimizer's update, the partitioner, cleanup) use these instead of naming

@@ -1,11 +1,12 @@
-//===- HandWrittenEngine.h - the seed's abstract ShardedEngine --*- C++ -*-===//
+//===- HandWrittenEngine.h - the engine API, written by hand ----*- C++ -*-===//
 //
-// For SPMD code written by hand, the way the seed writes it: one instance
-// per device, whose loadCheckpoint / forward / backward call the seed's
-// primitives (deviceId, numDevices, barrier, send, receive, sendAsync,
-// allGather, allReduce, allToAll, plus reduceScatter) on a Communicator.
+// For SPMD code written by hand, as the engine API (docs/engine.md) has
+// it: one instance per device, whose loadCheckpoint / forward / backward
+// call its primitives (deviceId, numDevices, barrier, send, receive,
+// sendAsync, allGather, allReduce, allToAll, plus reduceScatter) on a
+// Communicator.
 // runOnThreads (shardc/Runtime/ThreadsBackend.h) runs one instance per
-// device thread; examples/engine/ ports the seed's SingleDevice and a
+// device thread; examples/engine/ ports a SingleDevice engine and a
 // hand-written Megatron MLP onto it. ShardedEngine derives the same methods
 // from a compiled program instead.
 //
@@ -43,7 +44,7 @@ public:
                 const std::function<mlir::LogicalResult(Tensor)> &writer);
 
 protected:
-  //===--- the seed's primitives ------------------------------------------===//
+  //===--- The engine API's primitives ------------------------------------===//
   int64_t deviceId() const { return communicator.deviceId(); }
   int64_t numDevices() const { return communicator.numDevices(); }
   mlir::LogicalResult barrier() { return communicator.barrier(); }

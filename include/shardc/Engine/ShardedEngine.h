@@ -1,13 +1,14 @@
-//===- ShardedEngine.h - the seed's ShardedEngine, compiled -----*- C++ -*-===//
+//===- ShardedEngine.h - the engine API over a compiled program -*- C++ -*-===//
 //
-// The seed documents describe an abstract ShardedEngine whose subclasses
-// write load_checkpoint, forward and backward by hand against collectives.
+// The engine API (docs/engine.md) is an abstract ShardedEngine whose
+// subclasses write load_checkpoint, forward and backward by hand against
+// collectives.
 // This engine derives them instead: give it a global program (a mesh and a
 // few sharding annotations), and it propagates, partitions and, for
 // training, differentiates it once; then it runs the per-device programs on
-// a backend (sim, threads or mpi) with the seed's lifecycle:
+// a backend (sim, threads or mpi) with the engine API's lifecycle:
 //
-//   seed                       here
+//   engine API (Python)        here
 //   load_checkpoint(params)    loadCheckpoint(std::map<name, full tensor>)
 //   forward(x)                 forward({x})         -> full outputs
 //   backward(grads)            backward({dy})       -> map<name, full grad>
@@ -15,7 +16,7 @@
 //   (optimizer API)            trainStep(inputs, optimizer) -> loss
 //
 // Parameters live on their devices between calls, each device holding only
-// its block; forward keeps the activations backward needs (the seed's tape)
+// its block; forward keeps the activations backward needs (the tape)
 // on the devices too. Full tensors cross the API boundary only.
 //
 //===----------------------------------------------------------------------===//
@@ -123,8 +124,7 @@ public:
   llvm::ArrayRef<int64_t> localDevices() const;
   MeshBackend &backend() { return *meshBackend; }
 
-  //===--- the program's interface
-  //-----------------------------------------===//
+  //===--- The program's interface ----------------------------------------===//
   const std::vector<std::string> &parameterNames() const { return paramNames; }
   /// The non-parameter arguments, in order: forward's inputs.
   const std::vector<std::string> &inputNames() const { return inputNamesList; }
@@ -134,8 +134,7 @@ public:
   /// The programs as compiled (for printing and tests).
   mlir::ModuleOp program() { return *module; }
 
-  //===--- the seed's lifecycle
-  //--------------------------------------------===//
+  //===--- The engine API's lifecycle -------------------------------------===//
   /// Shards every parameter to its devices. Every parameter must be given,
   /// with its global shape (or the shape checkpoints hold it in, its
   /// `shardc.checkpoint_shape`, in which parameters() and the gradients

@@ -1,4 +1,4 @@
-//===- JsonImporter.h - JSON graph to a shardc module ----------*- C++ -*-===//
+//===- JsonImporter.h - JSON graph to a shardc module -----------*- C++ -*-===//
 //
 // The JSON graph format (docs/json-format.md) describes one mesh, the named
 // inputs of a program, its ops (by IR mnemonic) and its outputs, with

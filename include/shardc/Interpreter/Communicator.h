@@ -1,14 +1,14 @@
 //===- Communicator.h - how one device talks to the others ------*- C++ -*-===//
 //
-// The seed's ShardedEngine primitives (device_id, num_devices, barrier, send,
-// receive, send_async, all_gather, all_reduce, all_to_all) plus
-// reduce_scatter and collective_permute, as one interface. The interpreter
+// The primitives of the engine API (docs/engine.md: device_id, num_devices,
+// barrier, send, receive, send_async, all_gather, all_reduce, all_to_all)
+// plus reduce_scatter and collective_permute, as one interface. The interpreter
 // runs a partitioned program's collectives through it; hand-written SPMD code
 // (examples/engine/) calls it directly. The backends of lib/Runtime implement
 // it: shared memory between threads, or Open MPI between processes.
 //
 // Names follow this codebase's C++ style; docs/engine.md maps each to the
-// seed's (device_id -> deviceId, all_gather -> allGather, ...).
+// engine API's Python names (device_id -> deviceId, ...).
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,7 +122,7 @@ public:
   collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
                     llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) = 0;
 
-  //===--- the seed's signatures: collectives over every device -----------===//
+  //===--- The engine API's signatures: collectives over every device -----===//
   mlir::FailureOr<Tensor> allGather(const Tensor &local, int64_t dim = 0);
   mlir::FailureOr<Tensor> allReduce(const Tensor &local,
                                     Reduction kind = Reduction::Sum);

@@ -1,4 +1,4 @@
-//===- RoundingSensitivity.h - how far a program amplifies rounding -*- C++ -*-===//
+//===- RoundingSensitivity.h - how rounding is amplified --------*- C++ -*-===//
 //
 // A sharded program adds its partial sums in another order than the
 // unsharded one, so the two agree up to rounding (shardc/Support/

@@ -56,9 +56,10 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
     @f(args..., <one cotangent per result>) -> (results..., <one gradient per differentiated arg>)
     ```
 
-    the seed's `forward` followed by `backward(grads)`: given the cotangent
-    `dL/dresult` of every result, it returns the forward results and
-    `dL/darg` for every differentiated argument. It runs on the global
+    an engine's `forward` followed by `backward(grads)`
+    ([engine.md](engine.md)): given the cotangent `dL/dresult` of every
+    result, it returns the forward results and `dL/darg` for every
+    differentiated argument. It runs on the global
     (unpartitioned) program, so that `--shardc-propagate` and
     `--shardc-partition` then shard the backward pass like the forward one.
 

@@ -1,4 +1,4 @@
-//===- Pipelines.h - the named pass pipelines ------------------*- C++ -*-===//
+//===- Pipelines.h - the named pass pipelines -------------------*- C++ -*-===//
 //
 // The pass sequences the CLI, the engine, the trainer and the benchmarks
 // run, each defined once here and registered by name, so `shardc-opt`

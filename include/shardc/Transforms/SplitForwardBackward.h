@@ -3,9 +3,10 @@
 //
 // The autodiff pass turns f(args) -> outputs into one function
 //   vjp(args..., cotangents...) -> (outputs..., gradients...).
-// An engine that follows the seed's API runs the two halves at different
-// times: forward(x) now, backward(dy) later, keeping what the backward half
-// needs (the seed's "activations" tape) in device memory in between. This
+// An engine with the forward/backward API of docs/engine.md runs the two
+// halves at different times: forward(x) now, backward(dy) later, keeping
+// what the backward half needs (the activations tape) in device memory in
+// between. This
 // splits a (partitioned or global) VJP function into
 //   forward(args...) -> (outputs..., residuals...)
 //   backward(args..., residuals..., cotangents...) -> (gradients...)

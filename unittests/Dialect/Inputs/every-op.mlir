@@ -125,6 +125,14 @@ func.func @erf(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = shardc.erf %x : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+func.func @sin(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.sin %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+func.func @cos(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.cos %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
 func.func @stop_gradient(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = shardc.stop_gradient %x : tensor<2x3xf32>
   return %y : tensor<2x3xf32>

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Every list of ops outside the ops' own definitions names every registered op.
+
+The registered ops are read from the dialect reference ODS generates into the
+build tree (docs/Dialects/ShardcDialect.md there; generated-docs.test keeps
+the committed copy equal to it). Checked against them:
+
+- the op tables of the docs (the table whose header's first cell is `op`):
+  docs/ir.md, docs/json-format.md, docs/autodiff.md, docs/propagation.md;
+- the `op` enum of the JSON schema (docs/shardc-graph.schema.json), and that
+  every op of that enum has its fields defined by one of the schema's
+  per-op `if` clauses;
+- both fuzz dictionaries (fuzz/mlir.dict: `shardc.<op>`, fuzz/json.dict:
+  `"<op>"`);
+- the difftest generator: `shardc-difftest --list-ops` generates cases and
+  names the ops they hold (an op it does not know counts as not drawn) (DIFFTEST_NOT_DRAWN below lists,
+  with reasons, the ops it does not draw yet).
+
+`mesh` is the one op the JSON format spells as the graph's `mesh` field, not
+as an op entry, so the JSON lists leave it out.
+
+Usage: check_op_catalog.py SRC_ROOT OBJ_ROOT TOOLS_DIR
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+# Ops the JSON graph format does not spell as an entry of `ops`.
+NOT_JSON_OPS = {"mesh"}
+
+# Ops the difftest generator does not draw yet, each with why. The list must
+# stay exact: an op drawn again fails the check until it is taken out.
+DIFFTEST_NOT_DRAWN = {
+    "compare": "an i1 result: the generator keeps f32 values only",
+    "select": "needs an i1 predicate (compare)",
+    "convert": "the generator keeps f32 values only",
+    "axis_index": "partitioned programs only; not drawn into global ones",
+    "send": "partitioned programs only; not drawn into global ones",
+    "recv": "partitioned programs only; not drawn into global ones",
+}
+
+
+def registered_ops(obj_root):
+    path = os.path.join(obj_root, "docs", "Dialects", "ShardcDialect.md")
+    with open(path, encoding="utf-8") as f:
+        ops = set(re.findall(r"^### `shardc\.([a-z_0-9]+)`", f.read(), re.M))
+    if not ops:
+        sys.exit(f"{path}: no ops found")
+    return ops
+
+
+def op_table_names(path):
+    """Op names in the first cells of the table headed `| op | ...`."""
+    names = set()
+    in_table = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("|"):
+                in_table = False
+                continue
+            first = line.split("|")[1].strip()
+            if first in ("op", "`op`"):
+                in_table = True
+                continue
+            if in_table:
+                for span in re.findall(r"`([^`]*)`", first):
+                    names.update(re.findall(r"[a-z_0-9]+", span))
+    return names
+
+
+def schema_ops(path):
+    with open(path, encoding="utf-8") as f:
+        schema = json.load(f)
+    enum = set()
+    clauses = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            props = node.get("properties", {})
+            op = props.get("op") if isinstance(props, dict) else None
+            if isinstance(op, dict) and "enum" in op:
+                if "if" in node or node.get("required"):
+                    enum.update(op["enum"])
+            cond = node.get("if")
+            if isinstance(cond, dict):
+                cop = cond.get("properties", {}).get("op", {})
+                clauses.update(cop.get("enum", []))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(schema)
+    return enum, clauses
+
+
+def dict_tokens(path, pattern):
+    with open(path, encoding="utf-8") as f:
+        return set(re.findall(pattern, f.read()))
+
+
+def main():
+    src, obj, tools = sys.argv[1:4]
+    ops = registered_ops(obj)
+    json_ops = ops - NOT_JSON_OPS
+    problems = []
+
+    def expect(where, wanted, have):
+        missing = sorted(wanted - have)
+        if missing:
+            problems.append(f"{where}: lacks {', '.join(missing)}")
+
+    for doc in ("ir.md", "autodiff.md", "propagation.md"):
+        expect(f"docs/{doc} op table", ops,
+               op_table_names(os.path.join(src, "docs", doc)))
+    expect("docs/json-format.md op table", json_ops,
+           op_table_names(os.path.join(src, "docs", "json-format.md")))
+
+    enum, clauses = schema_ops(
+        os.path.join(src, "docs", "shardc-graph.schema.json"))
+    expect("docs/shardc-graph.schema.json op enum", json_ops, enum)
+    expect("docs/shardc-graph.schema.json per-op `if` clauses", enum, clauses)
+    unknown = sorted(enum - ops)
+    if unknown:
+        problems.append("docs/shardc-graph.schema.json op enum: names ops "
+                        f"that are not registered: {', '.join(unknown)}")
+
+    expect("fuzz/mlir.dict", ops,
+           dict_tokens(os.path.join(src, "fuzz", "mlir.dict"),
+                       r'(?m)^"shardc\.([a-z_0-9]+)"$'))
+    expect("fuzz/json.dict", json_ops,
+           dict_tokens(os.path.join(src, "fuzz", "json.dict"),
+                       r'(?m)^"\\"([a-z_0-9]+)\\""$'))
+
+    out = subprocess.run(
+        [os.path.join(tools, "shardc-difftest"), "--list-ops", "--cases",
+         "500", "--seed", "1"],
+        check=True, capture_output=True, text=True).stdout
+    drawn_line = re.search(r"^difftest: ops drawn:(.*)$", out, re.M)
+    if drawn_line is None:
+        problems.append("shardc-difftest --list-ops: no 'ops drawn' line")
+    else:
+        drawn = {n.split("=")[0].removeprefix("shardc.")
+                 for n in drawn_line.group(1).split()}
+        expect("shardc-difftest (500 cases of seed 1) draws", ops,
+               drawn | set(DIFFTEST_NOT_DRAWN))
+        stale = sorted(set(DIFFTEST_NOT_DRAWN) & drawn)
+        if stale:
+            problems.append("check_op_catalog.py DIFFTEST_NOT_DRAWN: "
+                            f"the difftest draws {', '.join(stale)} now")
+
+    for p in problems:
+        print(p)
+    if problems:
+        sys.exit(1)
+    print(f"op catalog: {len(ops)} registered ops in every list")
+
+
+if __name__ == "__main__":
+    main()
