@@ -91,6 +91,8 @@ llvm::json::Object shardc::estimateToJson(const StepEstimate &e,
       {"recompute_flops_per_device", e.recomputeFlopsPerDevice},
       {"tflops_per_device", e.tflopsPerDevice()},
       {"mfu", e.mfu()},
+      {"kernels_per_device", e.kernelsPerDevice},
+      {"collectives_per_device", e.collectivesPerDevice},
       {"fits", request.machine.memoryBytes <= 0 ||
                    e.peakBytes() <= double(request.machine.memoryBytes)}};
 }
