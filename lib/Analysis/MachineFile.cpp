@@ -210,3 +210,23 @@ llvm::Expected<MachineModel> shardc::loadMachineModel(StringRef path) {
                                        "': " + buffer.getError().message());
   return parseMachineModel((*buffer)->getBuffer(), path);
 }
+
+llvm::Expected<MachineModel> shardc::resolveMachineModel(StringRef path,
+                                                         double linkLatency,
+                                                         double linkBandwidth,
+                                                         double flopRate) {
+  MachineModel machine;
+  if (!path.empty()) {
+    llvm::Expected<MachineModel> loaded = loadMachineModel(path);
+    if (!loaded)
+      return loaded.takeError();
+    machine = std::move(*loaded);
+  }
+  if (linkLatency > 0)
+    machine.linkLatencySeconds = linkLatency;
+  if (linkBandwidth > 0)
+    machine.linkBytesPerSecond = linkBandwidth;
+  if (flopRate > 0)
+    machine.flopsPerSecond = flopRate;
+  return machine;
+}

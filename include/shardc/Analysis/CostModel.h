@@ -233,6 +233,13 @@ struct MachineModel {
 /// Reads a machine description file (docs/machines.md). Fails with a
 /// message naming the file and the field.
 llvm::Expected<MachineModel> loadMachineModel(llvm::StringRef path);
+/// The machine a command prices on: the file at `path` (the alpha-beta
+/// preset when empty) with the old flags' figures, where positive, in
+/// place of its intra-node link and f32 rate (docs/machines.md).
+llvm::Expected<MachineModel> resolveMachineModel(llvm::StringRef path,
+                                                 double linkLatency,
+                                                 double linkBandwidth,
+                                                 double flopRate);
 /// The same from JSON text; `origin` names it in messages.
 llvm::Expected<MachineModel> parseMachineModel(llvm::StringRef text,
                                                llvm::StringRef origin);
