@@ -279,13 +279,12 @@ double Estimator::collectiveSeconds(Operation *op) {
     return 0;
   // Devices time-sharing the host's cores copy and rendezvous in turn.
   return machine.timeSharing(mesh.getNumDevices()) *
-         machine.collectiveSeconds(
-             c.getCollectiveKind(),
-             machine.groupSpan(mesh.getAxisSizes(), axes), localBytes);
+         machine.collectiveSeconds(c.getCollectiveKind(),
+                                   machine.groupSpan(mesh.getAxisSizes(), axes),
+                                   localBytes);
 }
 
-double Estimator::opSeconds(Operation *op, double &flops,
-                            double &launches) {
+double Estimator::opSeconds(Operation *op, double &flops, double &launches) {
   flops = 0;
   launches = 0;
   if (costsNothing(op) || isa<CollectiveOpInterface>(op))
@@ -302,10 +301,9 @@ double Estimator::opSeconds(Operation *op, double &flops,
   // Devices sharing the host's cores run their kernels in turn.
   double shared = machine.timeSharing(mesh.getNumDevices());
   if (isGemm(op))
-    return overhead +
-           shared * machine.gemmSeconds(flops, phase == Phase::Update
-                                                   ? ComputeType::F32
-                                                   : bytes.compute);
+    return overhead + shared * machine.gemmSeconds(flops, phase == Phase::Update
+                                                              ? ComputeType::F32
+                                                              : bytes.compute);
   // Memory-bound: what the op reads from memory and writes back; a value
   // that is not materialized stays in registers (and values computed from
   // constants alone are made in the kernel, where the machine fuses).

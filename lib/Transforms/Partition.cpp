@@ -136,12 +136,12 @@ private:
   /// `output` or for `constraint`.
   DictionaryAttr explainFixed(Value v, ShardingAttr target, int64_t output,
                               Operation *constraint) {
-    return explain ? encodeReshardRecord(
-                         func.getContext(),
-                         shardc::detail::explainFixedReshard(
-                             v, current.lookup(v).second, target, output,
-                             constraint, mesh, machine))
-                   : nullptr;
+    return explain
+               ? encodeReshardRecord(func.getContext(),
+                                     shardc::detail::explainFixedReshard(
+                                         v, current.lookup(v).second, target,
+                                         output, constraint, mesh, machine))
+               : nullptr;
   }
   /// Emits `local`'s all_reduce of kind max over `axes` (a sharded
   /// max_reduction factor), with the sharding `after`.
@@ -551,9 +551,9 @@ DictionaryAttr FunctionPartitioner::explainReshard(
     return priceCandidate(op, rule, assigned, c, /*withMoves=*/true);
   };
   if (!operand)
-    return encodeReshardRecord(
-        op->getContext(), shardc::detail::explainOwnReduction(
-                              op, best, candidates, price, machine));
+    return encodeReshardRecord(op->getContext(),
+                               shardc::detail::explainOwnReduction(
+                                   op, best, candidates, price, machine));
   Value v = op->getOperand(*operand);
   ShardingAttr from = current.lookup(v).second;
   if (!from || from == best.operands[*operand] ||
@@ -561,8 +561,8 @@ DictionaryAttr FunctionPartitioner::explainReshard(
     return nullptr;
   return encodeReshardRecord(op->getContext(),
                              shardc::detail::explainOperandReshard(
-                                 op, rule, *operand, from, assigned, best,
-                                 mesh, candidates, price, machine));
+                                 op, rule, *operand, from, assigned, best, mesh,
+                                 candidates, price, machine));
 }
 
 Value FunctionPartitioner::emitAllReduceMax(Value local,
@@ -828,8 +828,9 @@ struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
         func.emitOpError("has no mesh to partition over");
         return signalPassFailure();
       }
-      if (failed(FunctionPartitioner(func, mesh, choices, explain, *machineModel)
-                         .run()))
+      if (failed(
+              FunctionPartitioner(func, mesh, choices, explain, *machineModel)
+                  .run()))
         return signalPassFailure();
     }
   }

@@ -64,7 +64,7 @@ struct Pricing {
 /// prices it.
 ReshardMove describeMove(std::string value, ShardingAttr from, ShardingAttr to,
                          const ReshardPlan &plan, const Pricing &pricing) {
-  ReshardMove move{std::move(value), from, to, "", plan.bytesPerDevice,
+  ReshardMove move{std::move(value),     from, to, "", plan.bytesPerDevice,
                    pricing.seconds(plan)};
   for (const ReshardStep &step : plan.steps)
     move.collectives += (move.collectives.empty() ? "" : ", ") +
@@ -102,8 +102,7 @@ struct Cheapest {
 /// `extra`; the first on ties. Moves `free` accepts cost nothing.
 std::optional<Cheapest>
 cheapest(CandidateEnumerator candidates, LayoutPricer price, ExtraViews extra,
-         function_ref<std::optional<LayoutChoice>(const LayoutChoice &)>
-             accept,
+         function_ref<std::optional<LayoutChoice>(const LayoutChoice &)> accept,
          const Pricing &pricing,
          function_ref<bool(const LayoutPrice::Move &)> free = nullptr) {
   std::optional<Cheapest> best;
@@ -329,11 +328,9 @@ ReshardRecord shardc::detail::explainOperandReshard(
   return record;
 }
 
-ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
-                                          const LayoutChoice &chosen,
-                                          CandidateEnumerator candidates,
-                                          LayoutPricer price,
-                                          const MachineModel &machine) {
+ReshardRecord shardc::detail::explainOwnReduction(
+    Operation *op, const LayoutChoice &chosen, CandidateEnumerator candidates,
+    LayoutPricer price, const MachineModel &machine) {
   // Its all_reduce max is over a group inside the op's own layout.
   Pricing pricing{machine, nullptr};
   ReshardRecord record;
@@ -343,7 +340,8 @@ ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
   record.where = formatLoc(op->getLoc());
   record.value = nameOf(op->getResult(0));
   record.from = record.to = chosen.results.front();
-  record.layouts.push_back(toPriced(op, "chosen", nullptr, price(chosen), pricing));
+  record.layouts.push_back(
+      toPriced(op, "chosen", nullptr, price(chosen), pricing));
   std::optional<Cheapest> best = cheapest(
       candidates, price, {},
       [&](const LayoutChoice &c) -> std::optional<LayoutChoice> {
@@ -363,10 +361,9 @@ ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
   return record;
 }
 
-ReshardRecord shardc::detail::explainFixedReshard(Value value, ShardingAttr from,
-                                          ShardingAttr to, int64_t output,
-                                          Operation *constraint, MeshOp mesh,
-                                          const MachineModel &machine) {
+ReshardRecord shardc::detail::explainFixedReshard(
+    Value value, ShardingAttr from, ShardingAttr to, int64_t output,
+    Operation *constraint, MeshOp mesh, const MachineModel &machine) {
   Pricing pricing{machine, mesh};
   ReshardRecord record;
   record.value = nameOf(value);
@@ -393,8 +390,7 @@ ReshardRecord shardc::detail::explainFixedReshard(Value value, ShardingAttr from
     l.possible = succeeded(plan);
     if (failed(plan) || plan->steps.empty())
       return l;
-    ReshardMove move =
-        describeMove(record.value, from, target, *plan, pricing);
+    ReshardMove move = describeMove(record.value, from, target, *plan, pricing);
     l.bytes = move.bytes;
     l.seconds = move.seconds;
     l.moves.push_back(std::move(move));

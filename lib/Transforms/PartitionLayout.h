@@ -137,14 +137,11 @@ using LayoutPricer = llvm::function_ref<LayoutPrice(const LayoutChoice &)>;
 /// `from`; `chosen` is the layout the partitioner computes `op` in): the
 /// chosen layout and its alternatives for that operand (docs/cli.md,
 /// "shardc explain").
-ReshardRecord explainOperandReshard(mlir::Operation *op,
-                                    const ShardingRule &rule, unsigned operand,
-                                    ShardingAttr from,
-                                    llvm::ArrayRef<TensorShardingInput> assigned,
-                                    const LayoutChoice &chosen, MeshOp mesh,
-                                    CandidateEnumerator candidates,
-                                    LayoutPricer price,
-                                    const MachineModel &machine);
+ReshardRecord explainOperandReshard(
+    mlir::Operation *op, const ShardingRule &rule, unsigned operand,
+    ShardingAttr from, llvm::ArrayRef<TensorShardingInput> assigned,
+    const LayoutChoice &chosen, MeshOp mesh, CandidateEnumerator candidates,
+    LayoutPricer price, const MachineModel &machine);
 
 /// The record of `op`'s own all_reduce max, against computing it with the
 /// reduced dim whole.

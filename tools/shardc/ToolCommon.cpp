@@ -111,11 +111,12 @@ static cl::opt<std::string> machinePath(
              "intra-node link and f32 rate"),
     cl::value_desc("path"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand));
-static cl::opt<double> linkLatency(
-    "link-latency", cl::desc("Seconds per message (alpha)"),
-    cl::init(MachineModel().linkLatencySeconds),
-    cl::sub(shardc::compileCommand), cl::sub(shardc::simulateCommand),
-    cl::sub(shardc::explainCommand));
+static cl::opt<double> linkLatency("link-latency",
+                                   cl::desc("Seconds per message (alpha)"),
+                                   cl::init(MachineModel().linkLatencySeconds),
+                                   cl::sub(shardc::compileCommand),
+                                   cl::sub(shardc::simulateCommand),
+                                   cl::sub(shardc::explainCommand));
 static cl::opt<double> linkBandwidth(
     "link-bandwidth", cl::desc("Bytes per second per link (1/beta)"),
     cl::init(MachineModel().linkBytesPerSecond),

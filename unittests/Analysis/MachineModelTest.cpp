@@ -141,8 +141,7 @@ TEST(MachineModelTest, ParsesOverheadsAndSharedCores) {
               plain.collectiveSeconds(CollectiveKind::AllReduce, 2, 4096) +
                   3e-5,
               1e-15);
-  EXPECT_DOUBLE_EQ(m->collectiveSeconds(CollectiveKind::AllReduce, 1, 4096),
-                   0);
+  EXPECT_DOUBLE_EQ(m->collectiveSeconds(CollectiveKind::AllReduce, 1, 4096), 0);
   // Without them: the machine a fusing GPU compiler runs on, no overheads.
   MachineModel defaults;
   EXPECT_TRUE(defaults.fusesElementwise);
@@ -177,12 +176,14 @@ TEST(MachineModelTest, RejectsBadFiles) {
           R"({"intra_node_link": {"latency_s": 0, "bytes_per_s": 1e9}, "device": {"peak_flops_per_s": {"f32": 1e9}}})"),
       "m.json: \"intra_node_link\" \"latency_s\" must be a positive number");
   EXPECT_EQ(
-      error(std::string("{") + link +
-            R"(, "device": {"peak_flops_per_s": {"f32": 1e9}, "fuses_elementwise": 1}})"),
+      error(
+          std::string("{") + link +
+          R"(, "device": {"peak_flops_per_s": {"f32": 1e9}, "fuses_elementwise": 1}})"),
       "m.json: \"device\" \"fuses_elementwise\" must be true or false");
   EXPECT_EQ(
-      error(std::string("{") + link +
-            R"(, "host_cores": 0, "device": {"peak_flops_per_s": {"f32": 1e9}}})"),
+      error(
+          std::string("{") + link +
+          R"(, "host_cores": 0, "device": {"peak_flops_per_s": {"f32": 1e9}}})"),
       "m.json: the machine \"host_cores\" must be a positive integer");
 }
 
