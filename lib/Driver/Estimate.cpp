@@ -51,6 +51,18 @@ shardc::estimateTraining(ModuleOp module, const EstimateRequest &request) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   buildTrainPipeline(pm, optimizer, /*propagateFirst=*/true,
                      ShardingStage::Partition);
+  // The layouts are chosen on the machine they are priced on.
+  if (!request.machinePath.empty()) {
+    std::string machineOption;
+    llvm::raw_string_ostream(machineOption)
+        << "machine=\"" << request.machinePath << "\"";
+    for (Pass &pass : pm.getPasses())
+      if (pass.getArgument() == "shardc-partition" &&
+          failed(pass.initializeOptions(machineOption, [&](const Twine &m) {
+            return emitError(module.getLoc()) << m;
+          })))
+        return failure();
+  }
   if (failed(pm.run(module)))
     return failure();
   mesh = getOnlyMesh(module, &numMeshes);
