@@ -6,26 +6,54 @@ figures are one core's: f32 GEMM rate at a few sizes with one BLAS thread
 (NumPy's BLAS, OpenBLAS on Debian, as shardc's kernels), and the copy
 bandwidth of a large array. The link between devices is shared memory:
 its bandwidth is that copy's, its latency is not measured (the alpha-beta
-preset's 5 us). Every device shares one node.
+preset's 5 us). Every device shares one node; the devices are threads
+sharing the host's cores ("host_cores").
 
-usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/measure-machine.py -o machines/this-cpu.json
+With --shardc, two more figures are fitted on calibration workloads that
+are nothing but overhead, each trained by `shardc train --backend threads`
+and priced by `shardc estimate` with the figures above:
+  op_overhead_s  a 1-device chain of tiny elementwise ops: (measured step -
+                 estimate without overhead) / kernels per step;
+  sync_s         2 x cores devices, data-parallel tiny parameters, one
+                 gradient all-reduce each: (measured step - estimate with
+                 the op overhead) / collectives per step / (devices /
+                 cores), the estimate's time-sharing factor.
+A step is timed as the difference of a run of N+1 steps and one of 1 step
+(cancelling compilation and start-up), the best of several repeats, pinned
+with taskset to as many cores as devices, in CPU seconds per core used:
+what the step costs with the cores to itself (the machine this was written
+on is shared, and wall time there measures the other processes' load). The workloads the estimate is
+validated on (bench/estimate_bench.py) are not among these.
+
+usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/measure-machine.py \\
+           --shardc build/bin/shardc -o machines/this-cpu.json
 """
 import argparse
 import json
 import os
 import platform
+import re
+import subprocess
+import sys
+import tempfile
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402  (after the thread count is set)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "bench"))
+import step_timing  # noqa: E402
+
 
 def best_seconds(fn, repeats=20):
+    # CPU time of this (one-BLAS-thread) process: other processes taking
+    # the core in between do not count, as they would in wall time.
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.thread_time()
         fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.thread_time() - start)
     return best
 
 
@@ -47,33 +75,102 @@ def copy_bandwidth():
     return 2.0 * src.nbytes / seconds  # read and written
 
 
+def chain_model(devices, params):
+    """A loss over `params` tiny [8, 8] parameters, broadcast over the batch and one multiply each: with
+    one device pure kernel overhead; with a data-parallel mesh, one
+    gradient all-reduce per parameter."""
+    inputs = [{"name": "x", "shape": [8 * devices, 8], "dtype": "f32",
+               "sharding": ["data", None]}]
+    ops = []
+    prev = "x"
+    for i in range(params):
+        inputs.append({"name": f"p{i}", "shape": [8], "dtype": "f32",
+                       "sharding": [None], "param": True})
+        ops.append({"op": "broadcast_in_dim", "inputs": [f"p{i}"],
+                    "output": f"b{i}", "dims": [1],
+                    "shape": [8 * devices, 8]})
+        ops.append({"op": "mul", "inputs": [prev, f"b{i}"],
+                    "output": f"h{i}"})
+        prev = f"h{i}"
+    ops.append({"op": "reduce_sum", "inputs": [prev], "dims": [0, 1],
+                "output": "loss"})
+    return {"mesh": {"name": "mesh", "axes": [["data", devices]]},
+            "inputs": inputs, "ops": ops, "outputs": [{"name": "loss"}]}
+
+
+def fit_overheads(shardc, machine, tmp):
+    """(op_overhead_s, sync_s, notes) fitted on the calibration chains."""
+    notes = []
+    figures = {}
+    # The rendezvous is fitted with twice as many device threads as cores
+    # (as gpt_tiny's 2 x 2 mesh runs here): waking a thread that waits for
+    # a core is what it costs most where devices time-share the cores.
+    sync_devices = 2 * os.cpu_count()
+    for devices, what in ((1, "op_overhead_s"), (sync_devices, "sync_s")):
+        model = os.path.join(tmp, f"chain{devices}.json")
+        with open(model, "w") as f:
+            json.dump(chain_model(devices, 64), f)
+        machine_path = os.path.join(tmp, "machine.json")
+        with open(machine_path, "w") as f:
+            json.dump(machine, f)
+        report = step_timing.estimate(shardc, model, machine_path)
+        _, measured = step_timing.measure_step(shardc, model, devices)
+        if what == "op_overhead_s":
+            count = report["kernels_per_device"]
+        else:
+            count = report["collectives_per_device"]
+        # The estimate stretches collectives by devices / cores.
+        share = max(devices / os.cpu_count(), 1.0)
+        value = max((measured - report["step_time_s"]) / count / share, 1e-9)
+        figures[what] = float(f"{value:.3g}")
+        if what == "op_overhead_s":
+            machine["device"]["op_overhead_s"] = figures[what]
+        else:
+            machine["intra_node_link"]["sync_s"] = figures[what]
+        notes.append(f"{what} fitted on a {devices}-device chain of 64 tiny "
+                     f"parameters ({measured * 1e3:.2f} ms/step measured, "
+                     f"{count:.0f} {'kernels' if devices == 1 else 'collectives'}"
+                     f"/step)")
+    return notes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default="-")
+    ap.add_argument("--shardc", help="fit the per-op and per-collective "
+                    "overheads with this shardc binary")
     args = ap.parse_args()
+    load = os.getloadavg()[0]
     rates = gemm_rates()
     peak = max(r for _, r in rates)
     bandwidth = copy_bandwidth()
     machine = {
         "name": "this-cpu",
-        "description": (
-            f"{platform.processor() or platform.machine()}, "
-            f"{os.cpu_count()} cores, measured by scripts/measure-machine.py: "
-            "one core per device, f32 GEMM rates with one BLAS thread, copy "
-            "bandwidth; link latency not measured; load average "
-            f"{os.getloadavg()[0]:.1f} while measuring (other work on the "
-            "cores lowers the figures: measure on an idle machine)"),
+        "description": "",
+        "host_cores": os.cpu_count(),
         "device": {
             "memory_bytes_per_s": float(f"{bandwidth:.3g}"),
             "peak_flops_per_s": {"f32": float(f"{peak:.3g}")},
             "gemm_efficiency": [[f, round(r / peak, 3)] for f, r in rates],
+            "fuses_elementwise": False,
         },
         "intra_node_link": {"latency_s": 5e-6,
                             "bytes_per_s": float(f"{bandwidth / 2:.3g}")},
     }
+    notes = []
+    if args.shardc:
+        with tempfile.TemporaryDirectory() as tmp:
+            notes = fit_overheads(args.shardc, machine, tmp)
+    machine["description"] = (
+        f"{platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores, measured by scripts/measure-machine.py on "
+        f"{time.strftime('%Y-%m-%d')}: one core per device, f32 GEMM rates "
+        "with one BLAS thread, copy bandwidth; link latency not measured; "
+        + "".join(n + "; " for n in notes) +
+        f"load average {load:.1f} while measuring (other work on the cores "
+        "lowers the figures: measure on an idle machine)")
     text = json.dumps(machine, indent=2) + "\n"
     # The [flops, efficiency] pairs on one line each, as the presets have them.
-    import re
     text = re.sub(r"\[\s+([-0-9.e+]+),\s+([-0-9.e+]+)\s+\]", r"[\1, \2]", text)
     if args.output == "-":
         print(text, end="")

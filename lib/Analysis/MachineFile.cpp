@@ -85,6 +85,7 @@ static LinkModel readLink(FieldReader &parent, StringRef key, bool required,
   LinkModel link;
   link.latencySeconds = r.number("latency_s", 0, /*required=*/true);
   link.bytesPerSecond = r.number("bytes_per_s", 0, /*required=*/true);
+  link.syncSeconds = r.number("sync_s", 0);
   r.checkUnknown();
   return link;
 }
@@ -119,10 +120,18 @@ llvm::Expected<MachineModel> shardc::parseMachineModel(StringRef text,
     else
       m.devicesPerNode = *i;
   }
+  if (const llvm::json::Value *n = top.any("host_cores")) {
+    std::optional<int64_t> i = n->getAsInteger();
+    if (!i || *i < 1)
+      top.fail("\"host_cores\" must be a positive integer");
+    else
+      m.hostCores = *i;
+  }
   LinkModel intra =
       readLink(top, "intra_node_link", /*required=*/true, m.intraNode(), error);
   m.linkLatencySeconds = intra.latencySeconds;
   m.linkBytesPerSecond = intra.bytesPerSecond;
+  m.linkSyncSeconds = intra.syncSeconds;
   // Without an inter-node link every device shares the one node.
   m.interNode =
       readLink(top, "inter_node_link", m.devicesPerNode > 0, intra, error);
@@ -134,6 +143,13 @@ llvm::Expected<MachineModel> shardc::parseMachineModel(StringRef text,
     m.memoryEfficiency = d.number("memory_efficiency", 1);
     if (m.memoryEfficiency > 1)
       d.fail("\"memory_efficiency\" must be at most 1");
+    m.opOverheadSeconds = d.number("op_overhead_s", 0);
+    if (const llvm::json::Value *fuses = d.any("fuses_elementwise")) {
+      if (std::optional<bool> b = fuses->getAsBoolean())
+        m.fusesElementwise = *b;
+      else
+        d.fail("\"fuses_elementwise\" must be true or false");
+    }
     if (const llvm::json::Object *peaks =
             d.object_("peak_flops_per_s", /*required=*/true)) {
       FieldReader p(*peaks, "\"peak_flops_per_s\"", error);
@@ -193,4 +209,24 @@ llvm::Expected<MachineModel> shardc::loadMachineModel(StringRef path) {
                                    "cannot read machine file '" + path +
                                        "': " + buffer.getError().message());
   return parseMachineModel((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<MachineModel> shardc::resolveMachineModel(StringRef path,
+                                                         double linkLatency,
+                                                         double linkBandwidth,
+                                                         double flopRate) {
+  MachineModel machine;
+  if (!path.empty()) {
+    llvm::Expected<MachineModel> loaded = loadMachineModel(path);
+    if (!loaded)
+      return loaded.takeError();
+    machine = std::move(*loaded);
+  }
+  if (linkLatency > 0)
+    machine.linkLatencySeconds = linkLatency;
+  if (linkBandwidth > 0)
+    machine.linkBytesPerSecond = linkBandwidth;
+  if (flopRate > 0)
+    machine.flopsPerSecond = flopRate;
+  return machine;
 }

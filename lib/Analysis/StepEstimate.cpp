@@ -95,7 +95,7 @@ private:
   /// value lives in registers (an ideal fusing compiler; docs/estimate.md).
   bool isMaterialized(Value v) const {
     Operation *def = v.getDefiningOp();
-    if (!def || !isFusible(def))
+    if (!def || !fuses(def))
       return true;
     // Recomputed forward ops run as the forward kernels they copy: their
     // values the backward pass reads are written, as the originals were.
@@ -104,11 +104,23 @@ private:
     };
     auto kernel = kernelOf(def);
     return llvm::any_of(v.getUsers(), [&](Operation *u) {
-      return u == def->getBlock()->getTerminator() || !isFusible(u) ||
+      return u == def->getBlock()->getTerminator() || !fuses(u) ||
              kernelOf(u) != kernel;
     });
   }
-  double opSeconds(Operation *op, double &flops);
+  /// Whether `op` joins its neighbours' kernel on this machine.
+  bool fuses(Operation *op) const {
+    return machine.fusesElementwise && isFusible(op);
+  }
+  /// Whether `op` costs nothing on this machine: a machine that runs op by
+  /// op makes views and generated values (iota, broadcasts) as kernels.
+  bool costsNothing(Operation *op) const {
+    return isFree(op) && (machine.fusesElementwise ||
+                          isa<ConstantOp, ShardingConstraintOp>(op));
+  }
+  /// Seconds of `op`; sets the FLOPs it computes and the kernels (0 or 1)
+  /// it launches.
+  double opSeconds(Operation *op, double &flops, double &launches);
   double collectiveSeconds(Operation *op);
   void accountRoles(StepEstimate &e);
   void accountLiveness(StepEstimate &e);
@@ -237,33 +249,48 @@ double Estimator::collectiveSeconds(Operation *op) {
   double localBytes = double(numElements(in.getType())) * perElement;
   if (!c.getBytesSentPerDevice(n, int64_t(localBytes)))
     return 0;
-  return machine.collectiveSeconds(c.getCollectiveKind(),
+  // Devices time-sharing the host's cores copy and rendezvous in turn.
+  return machine.timeSharing(mesh.getNumDevices()) *
+         machine.collectiveSeconds(c.getCollectiveKind(),
                                    machine.groupSpan(mesh.getAxisSizes(), axes),
                                    localBytes);
 }
 
-double Estimator::opSeconds(Operation *op, double &flops) {
+double Estimator::opSeconds(Operation *op, double &flops, double &launches) {
   flops = 0;
-  if (isFree(op) || isa<CollectiveOpInterface>(op))
+  launches = 0;
+  if (costsNothing(op) || isa<CollectiveOpInterface>(op))
     return 0;
-  flops = getOpFlops(op);
+  flops = isFree(op) ? 0 : getOpFlops(op);
   Phase phase = phaseOf(op);
+  // A kernel of its own pays the launch; a fused op rides in the kernel of
+  // the op it fuses into (the one writing the chain's result).
+  bool ownKernel = !fuses(op) || llvm::any_of(op->getResults(), [&](Value r) {
+    return isMaterialized(r);
+  });
+  double overhead = ownKernel ? machine.opOverheadSeconds : 0;
+  launches = ownKernel ? 1 : 0;
+  // Devices sharing the host's cores run their kernels in turn.
+  double shared = machine.timeSharing(mesh.getNumDevices());
   if (isGemm(op))
-    return machine.gemmSeconds(flops, phase == Phase::Update ? ComputeType::F32
-                                                             : bytes.compute);
+    return overhead + shared * machine.gemmSeconds(flops, phase == Phase::Update
+                                                              ? ComputeType::F32
+                                                              : bytes.compute);
   // Memory-bound: what the op reads from memory and writes back; a value
-  // that is not materialized stays in registers.
+  // that is not materialized stays in registers (and values computed from
+  // constants alone are made in the kernel, where the machine fuses).
   double moved = 0;
   for (Value v : op->getOperands()) {
     Operation *def = v.getDefiningOp();
-    if (constantDerived.contains(v) || !isMaterialized(v))
+    if ((machine.fusesElementwise && constantDerived.contains(v)) ||
+        !isMaterialized(v))
       continue;
     moved += valueBytes(v, def ? phaseOf(def) : phase);
   }
   for (Value r : op->getResults())
     if (isMaterialized(r))
       moved += valueBytes(r, phase);
-  return machine.memoryBoundSeconds(moved, flops);
+  return overhead + shared * machine.memoryBoundSeconds(moved, flops);
 }
 
 void Estimator::accountRoles(StepEstimate &e) {
@@ -387,22 +414,30 @@ StepEstimate Estimator::run() {
   double cf = 0, cb = 0, cu = 0;         // compute seconds
   double ff = 0, fb = 0, fu = 0, fr = 0; // FLOPs (fr: recomputed)
   double kc = 0, kp = 0, kg = 0, ku = 0; // communication seconds
+  // Kernels and collective calls: per micro-batch (forward, backward and
+  // recompute) and in the update.
+  double nk = 0, nku = 0, nc = 0, ncu = 0;
   for (Operation *op : ops) {
     Phase phase = phaseOf(op);
     if (isa<CollectiveOpInterface>(op)) {
       double t = collectiveSeconds(op);
+      double calls = t > 0 ? 1 : 0;
       if (phase == Phase::Update)
-        ku += t;
+        ku += t, ncu += calls;
       else if (phase == Phase::GradSync)
-        kg += t;
+        kg += t, nc += calls;
       else if (prefetchable.contains(op))
-        kp += t;
+        kp += t, nc += calls;
       else
-        kc += t;
+        kc += t, nc += calls;
       continue;
     }
-    double flops = 0;
-    double t = opSeconds(op, flops);
+    double flops = 0, launches = 0;
+    double t = opSeconds(op, flops, launches);
+    if (phase == Phase::Update)
+      nku += launches;
+    else
+      nk += launches * (recomputed.contains(op) ? 2 : 1);
     switch (phase) {
     case Phase::Forward:
       cf += t;
@@ -433,6 +468,8 @@ StepEstimate Estimator::run() {
   e.flopsPerDevice = (m * (ff + fb + fr) + fu) / p;
   e.modelFlopsPerDevice = (m * (ff + fb) + fu) / p;
   e.recomputeFlopsPerDevice = m * fr / p;
+  e.kernelsPerDevice = (m * nk + nku) / p;
+  e.collectivesPerDevice = (m * nc + ncu) / p;
 
   accountRoles(e);
   accountLiveness(e);

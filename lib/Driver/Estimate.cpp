@@ -64,6 +64,18 @@ shardc::partitionTraining(ModuleOp module, const EstimateRequest &request,
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   buildTrainPipeline(pm, optimizer, /*propagateFirst=*/true,
                      ShardingStage::Partition);
+  // The layouts are chosen on the machine they are priced on.
+  if (!request.machinePath.empty()) {
+    std::string machineOption;
+    llvm::raw_string_ostream(machineOption)
+        << "machine=\"" << request.machinePath << "\"";
+    for (Pass &pass : pm.getPasses())
+      if (pass.getArgument() == "shardc-partition" &&
+          failed(pass.initializeOptions(machineOption, [&](const Twine &m) {
+            return emitError(module.getLoc()) << m;
+          })))
+        return failure();
+  }
   if (failed(pm.run(module)))
     return failure();
   return getEntryFunction(module);
@@ -113,6 +125,8 @@ llvm::json::Object shardc::estimateToJson(const StepEstimate &e,
       {"recompute_flops_per_device", e.recomputeFlopsPerDevice},
       {"tflops_per_device", e.tflopsPerDevice()},
       {"mfu", e.mfu()},
+      {"kernels_per_device", e.kernelsPerDevice},
+      {"collectives_per_device", e.collectivesPerDevice},
       {"fits", request.machine.memoryBytes <= 0 ||
                    e.peakBytes() <= double(request.machine.memoryBytes)}};
 }

@@ -774,6 +774,13 @@ struct AutoShardPass
     ModuleOp module = getOperation();
     AutoShardOptions options;
     options.timeLimitSeconds = timeLimit;
+    llvm::Expected<MachineModel> machineModel =
+        resolveMachineModel(machine, linkLatency, linkBandwidth, flopRate);
+    if (!machineModel) {
+      module.emitError() << llvm::toString(machineModel.takeError());
+      return signalPassFailure();
+    }
+    options.machine = std::move(*machineModel);
     if (!memoryBudget.empty()) {
       std::optional<int64_t> bytes = parseByteSize(memoryBudget);
       if (!bytes) {

@@ -92,8 +92,8 @@ Location stripName(Location loc) {
 class FunctionPartitioner {
 public:
   FunctionPartitioner(func::FuncOp func, MeshOp mesh, LayoutChoices &choices,
-                      bool explain)
-      : func(func), mesh(mesh), explain(explain),
+                      bool explain, const MachineModel &machine)
+      : func(func), mesh(mesh), explain(explain), machine(machine),
         meshRef(FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
         builder(func.getContext()), choices(choices),
         shardingAttrName(StringAttr::get(
@@ -136,12 +136,12 @@ private:
   /// `output` or for `constraint`.
   DictionaryAttr explainFixed(Value v, ShardingAttr target, int64_t output,
                               Operation *constraint) {
-    return explain ? encodeReshardRecord(
-                         func.getContext(),
-                         shardc::detail::explainFixedReshard(
-                             v, current.lookup(v).second, target, output,
-                             constraint, mesh))
-                   : nullptr;
+    return explain
+               ? encodeReshardRecord(func.getContext(),
+                                     shardc::detail::explainFixedReshard(
+                                         v, current.lookup(v).second, target,
+                                         output, constraint, mesh, machine))
+               : nullptr;
   }
   /// Emits `local`'s all_reduce of kind max over `axes` (a sharded
   /// max_reduction factor), with the sharding `after`.
@@ -166,7 +166,8 @@ private:
   MeshOp mesh;
   /// Whether collectives get the record of the reshard they belong to.
   bool explain;
-  /// The machine candidates are priced on (cost-model.md's defaults).
+  /// The machine candidates are priced on (the pass's `machine` option,
+  /// else cost-model.md's defaults).
   MachineModel machine;
   /// `@mesh`, made once: every local computation and collective names it.
   FlatSymbolRefAttr meshRef;
@@ -550,9 +551,9 @@ DictionaryAttr FunctionPartitioner::explainReshard(
     return priceCandidate(op, rule, assigned, c, /*withMoves=*/true);
   };
   if (!operand)
-    return encodeReshardRecord(
-        op->getContext(), shardc::detail::explainOwnReduction(
-                              op, best, candidates, price));
+    return encodeReshardRecord(op->getContext(),
+                               shardc::detail::explainOwnReduction(
+                                   op, best, candidates, price, machine));
   Value v = op->getOperand(*operand);
   ShardingAttr from = current.lookup(v).second;
   if (!from || from == best.operands[*operand] ||
@@ -560,8 +561,8 @@ DictionaryAttr FunctionPartitioner::explainReshard(
     return nullptr;
   return encodeReshardRecord(op->getContext(),
                              shardc::detail::explainOperandReshard(
-                                 op, rule, *operand, from, assigned, best,
-                                 mesh, candidates, price));
+                                 op, rule, *operand, from, assigned, best, mesh,
+                                 candidates, price, machine));
 }
 
 Value FunctionPartitioner::emitAllReduceMax(Value local,
@@ -812,6 +813,12 @@ struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
   using ShardcPartitionBase::ShardcPartitionBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    llvm::Expected<MachineModel> machineModel =
+        resolveMachineModel(machine, linkLatency, linkBandwidth, flopRate);
+    if (!machineModel) {
+      module.emitError() << llvm::toString(machineModel.takeError());
+      return signalPassFailure();
+    }
     LayoutChoices choices;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
@@ -821,7 +828,9 @@ struct PartitionPass : public shardc::impl::ShardcPartitionBase<PartitionPass> {
         func.emitOpError("has no mesh to partition over");
         return signalPassFailure();
       }
-      if (failed(FunctionPartitioner(func, mesh, choices, explain).run()))
+      if (failed(
+              FunctionPartitioner(func, mesh, choices, explain, *machineModel)
+                  .run()))
         return signalPassFailure();
     }
   }

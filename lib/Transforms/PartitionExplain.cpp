@@ -50,12 +50,22 @@ std::string nameOf(Value v) {
   return name.empty() ? describeValue(v) : name.str();
 }
 
-/// `value` moved from `from` to `to` by `plan`, priced on the default
-/// machine.
+/// The machine the partitioner prices on, and the mesh its groups lie on
+/// (null: every group inside one node).
+struct Pricing {
+  const MachineModel &machine;
+  MeshOp mesh;
+  double seconds(const ReshardPlan &plan) const {
+    return mesh ? plan.seconds(machine, mesh) : plan.seconds(machine);
+  }
+};
+
+/// `value` moved from `from` to `to` by `plan`, priced as the partitioner
+/// prices it.
 ReshardMove describeMove(std::string value, ShardingAttr from, ShardingAttr to,
-                         const ReshardPlan &plan) {
-  ReshardMove move{std::move(value), from, to, "", plan.bytesPerDevice,
-                   plan.seconds(MachineModel())};
+                         const ReshardPlan &plan, const Pricing &pricing) {
+  ReshardMove move{std::move(value),     from, to, "", plan.bytesPerDevice,
+                   pricing.seconds(plan)};
   for (const ReshardStep &step : plan.steps)
     move.collectives += (move.collectives.empty() ? "" : ", ") +
                         stringifyCollectiveKind(step.kind).str();
@@ -63,7 +73,7 @@ ReshardMove describeMove(std::string value, ShardingAttr from, ShardingAttr to,
 }
 
 PricedLayout toPriced(Operation *op, StringRef label, ShardingAttr operand,
-                      const LayoutPrice &price) {
+                      const LayoutPrice &price, const Pricing &pricing) {
   PricedLayout l;
   l.label = label.str();
   l.operand = operand;
@@ -73,7 +83,7 @@ PricedLayout toPriced(Operation *op, StringRef label, ShardingAttr operand,
     Value v = m.tensor < op->getNumOperands()
                   ? op->getOperand(m.tensor)
                   : op->getResult(m.tensor - op->getNumOperands());
-    ReshardMove move = describeMove(nameOf(v), m.from, m.to, m.plan);
+    ReshardMove move = describeMove(nameOf(v), m.from, m.to, m.plan, pricing);
     l.bytes += move.bytes;
     l.moves.push_back(std::move(move));
   }
@@ -92,11 +102,10 @@ struct Cheapest {
 /// `extra`; the first on ties. Moves `free` accepts cost nothing.
 std::optional<Cheapest>
 cheapest(CandidateEnumerator candidates, LayoutPricer price, ExtraViews extra,
-         function_ref<std::optional<LayoutChoice>(const LayoutChoice &)>
-             accept,
+         function_ref<std::optional<LayoutChoice>(const LayoutChoice &)> accept,
+         const Pricing &pricing,
          function_ref<bool(const LayoutPrice::Move &)> free = nullptr) {
   std::optional<Cheapest> best;
-  MachineModel machine;
   candidates(extra, [&](const LayoutChoice &c, const LayoutPrice &) {
     std::optional<LayoutChoice> taken = accept(c);
     if (!taken)
@@ -108,8 +117,8 @@ cheapest(CandidateEnumerator candidates, LayoutPricer price, ExtraViews extra,
           ++m;
           continue;
         }
-        next.price.seconds -= m->plan.seconds(machine);
-        next.price.commSeconds -= m->plan.seconds(machine);
+        next.price.seconds -= pricing.seconds(m->plan);
+        next.price.commSeconds -= pricing.seconds(m->plan);
         next.freed.push_back(std::move(*m));
         m = next.price.moves.erase(m);
       }
@@ -201,7 +210,8 @@ ReshardRecord shardc::detail::explainOperandReshard(
     Operation *op, const ShardingRule &rule, unsigned operand,
     ShardingAttr from, ArrayRef<TensorShardingInput> assigned,
     const LayoutChoice &chosen, MeshOp mesh, CandidateEnumerator candidates,
-    LayoutPricer price) {
+    LayoutPricer price, const MachineModel &machine) {
+  Pricing pricing{machine, mesh};
   ReshardRecord record;
   record.kind = ReshardRecord::Consumer::Operand;
   record.op = op->getName().getStringRef().str();
@@ -212,7 +222,7 @@ ReshardRecord shardc::detail::explainOperandReshard(
   record.from = from;
   record.to = chosen.operands[operand];
   record.layouts.push_back(
-      toPriced(op, "chosen", record.to, price(chosen)));
+      toPriced(op, "chosen", record.to, price(chosen), pricing));
 
   SmallVector<std::pair<std::string, ShardingAttr>> targets = alternativesTo(
       from, cast<RankedTensorType>(op->getOperand(operand).getType()), mesh);
@@ -235,7 +245,7 @@ ReshardRecord shardc::detail::explainOperandReshard(
         return c;
       };
       auto views = viewsFrom(rule, operand, target, assigned);
-      best = cheapest(candidates, price, views, takes);
+      best = cheapest(candidates, price, views, takes, pricing);
       // An input read by this consumer alone could have been annotated as
       // this layout takes it: its move is the annotation's doing. The
       // same, with such inputs arriving as taken.
@@ -247,7 +257,7 @@ ReshardRecord shardc::detail::explainOperandReshard(
       };
       std::optional<Cheapest> reannotated =
           label == "as it is"
-              ? cheapest(candidates, price, views, takes, annotatable)
+              ? cheapest(candidates, price, views, takes, pricing, annotatable)
               : std::nullopt;
       if (reannotated && !reannotated->freed.empty()) {
         std::string inputs;
@@ -259,7 +269,7 @@ ReshardRecord shardc::detail::explainOperandReshard(
                     nameOf(op->getOperand(m.tensor)) + " annotated " + layout;
         }
         extra.push_back(toPriced(op, "as it is, " + inputs, target,
-                                 reannotated->price));
+                                 reannotated->price, pricing));
       }
     } else {
       // A pending sum stays pending only through an op linear in it: each
@@ -291,10 +301,12 @@ ReshardRecord shardc::detail::explainOperandReshard(
                 return v;
             }
             return std::nullopt;
-          });
+          },
+          pricing);
     }
     PricedLayout priced =
-        best ? toPriced(op, label, target, best->price) : PricedLayout();
+        best ? toPriced(op, label, target, best->price, pricing)
+             : PricedLayout();
     if (!best) {
       priced.label = label;
       priced.operand = target;
@@ -316,10 +328,11 @@ ReshardRecord shardc::detail::explainOperandReshard(
   return record;
 }
 
-ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
-                                          const LayoutChoice &chosen,
-                                          CandidateEnumerator candidates,
-                                          LayoutPricer price) {
+ReshardRecord shardc::detail::explainOwnReduction(
+    Operation *op, const LayoutChoice &chosen, CandidateEnumerator candidates,
+    LayoutPricer price, const MachineModel &machine) {
+  // Its all_reduce max is over a group inside the op's own layout.
+  Pricing pricing{machine, nullptr};
   ReshardRecord record;
   record.kind = ReshardRecord::Consumer::OwnReduction;
   record.op = op->getName().getStringRef().str();
@@ -327,16 +340,18 @@ ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
   record.where = formatLoc(op->getLoc());
   record.value = nameOf(op->getResult(0));
   record.from = record.to = chosen.results.front();
-  record.layouts.push_back(toPriced(op, "chosen", nullptr, price(chosen)));
+  record.layouts.push_back(
+      toPriced(op, "chosen", nullptr, price(chosen), pricing));
   std::optional<Cheapest> best = cheapest(
       candidates, price, {},
       [&](const LayoutChoice &c) -> std::optional<LayoutChoice> {
         if (!c.factors->getMaxReducedAxes().empty())
           return std::nullopt;
         return c;
-      });
+      },
+      pricing);
   PricedLayout whole =
-      best ? toPriced(op, "reduced dim whole", nullptr, best->price)
+      best ? toPriced(op, "reduced dim whole", nullptr, best->price, pricing)
            : PricedLayout();
   if (!best) {
     whole.label = "reduced dim whole";
@@ -346,9 +361,10 @@ ReshardRecord shardc::detail::explainOwnReduction(Operation *op,
   return record;
 }
 
-ReshardRecord shardc::detail::explainFixedReshard(Value value, ShardingAttr from,
-                                          ShardingAttr to, int64_t output,
-                                          Operation *constraint, MeshOp mesh) {
+ReshardRecord shardc::detail::explainFixedReshard(
+    Value value, ShardingAttr from, ShardingAttr to, int64_t output,
+    Operation *constraint, MeshOp mesh, const MachineModel &machine) {
+  Pricing pricing{machine, mesh};
   ReshardRecord record;
   record.value = nameOf(value);
   record.from = from;
@@ -374,7 +390,7 @@ ReshardRecord shardc::detail::explainFixedReshard(Value value, ShardingAttr from
     l.possible = succeeded(plan);
     if (failed(plan) || plan->steps.empty())
       return l;
-    ReshardMove move = describeMove(record.value, from, target, *plan);
+    ReshardMove move = describeMove(record.value, from, target, *plan, pricing);
     l.bytes = move.bytes;
     l.seconds = move.seconds;
     l.moves.push_back(std::move(move));

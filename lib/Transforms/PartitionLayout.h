@@ -137,20 +137,19 @@ using LayoutPricer = llvm::function_ref<LayoutPrice(const LayoutChoice &)>;
 /// `from`; `chosen` is the layout the partitioner computes `op` in): the
 /// chosen layout and its alternatives for that operand (docs/cli.md,
 /// "shardc explain").
-ReshardRecord explainOperandReshard(mlir::Operation *op,
-                                    const ShardingRule &rule, unsigned operand,
-                                    ShardingAttr from,
-                                    llvm::ArrayRef<TensorShardingInput> assigned,
-                                    const LayoutChoice &chosen, MeshOp mesh,
-                                    CandidateEnumerator candidates,
-                                    LayoutPricer price);
+ReshardRecord explainOperandReshard(
+    mlir::Operation *op, const ShardingRule &rule, unsigned operand,
+    ShardingAttr from, llvm::ArrayRef<TensorShardingInput> assigned,
+    const LayoutChoice &chosen, MeshOp mesh, CandidateEnumerator candidates,
+    LayoutPricer price, const MachineModel &machine);
 
 /// The record of `op`'s own all_reduce max, against computing it with the
 /// reduced dim whole.
 ReshardRecord explainOwnReduction(mlir::Operation *op,
                                   const LayoutChoice &chosen,
                                   CandidateEnumerator candidates,
-                                  LayoutPricer price);
+                                  LayoutPricer price,
+                                  const MachineModel &machine);
 
 /// The record of a reshard an output's annotation (`output` >= 0) or a
 /// sharding_constraint `constraint` asks for. A constraint is the program's
@@ -158,7 +157,8 @@ ReshardRecord explainOwnReduction(mlir::Operation *op,
 /// annotated as the value is, whole or split (its move priced alone).
 ReshardRecord explainFixedReshard(mlir::Value value, ShardingAttr from,
                                   ShardingAttr to, int64_t output,
-                                  mlir::Operation *constraint, MeshOp mesh);
+                                  mlir::Operation *constraint, MeshOp mesh,
+                                  const MachineModel &machine);
 
 } // namespace shardc::detail
 

@@ -163,19 +163,22 @@ class CompiledModel:
 
     # --- what the compiler says about the model (the shardc tool's
     # explain and simulate, run on the same model) ---
-    def explain(self):
+    def explain(self, machine=None):
         """Each value's sharding, where it came from, and the reshards the
-        partitioner inserts with their bytes (`shardc explain`)."""
-        return self._run_tool(["explain"])
+        partitioner inserts with their bytes (`shardc explain`); machine:
+        a machine description file to price them on (docs/machines.md)."""
+        return self._run_tool(["explain"] + _machine_args(machine))
 
-    def simulate(self, seed=0, tolerance=None):
+    def simulate(self, seed=0, tolerance=None, machine=None):
         """Runs the sharded program on a simulated mesh against the
         unsharded one; returns the report of `shardc simulate
-        --report-json` as a dict (raises if they disagree)."""
+        --report-json` as a dict (raises if they disagree). machine: a
+        machine description file the partitioner and the time model
+        (est_time_s) price on (docs/machines.md)."""
         with tempfile.TemporaryDirectory() as tmp:
             report = os.path.join(tmp, "report.json")
             args = ["simulate", "--seed", str(seed), "--quiet",
-                    "--report-json", report]
+                    "--report-json", report] + _machine_args(machine)
             if tolerance is not None:
                 args += ["--tolerance", str(tolerance)]
             self._run_tool(args)
@@ -297,6 +300,13 @@ def _auto_shard_request(auto_shard, memory_budget, time_limit):
         raise TypeError("compile: auto_shard_time_limit= is seconds (a "
                         f"number), not {type(time_limit).__name__}")
     return (budget, None if time_limit is None else float(time_limit))
+
+
+def _machine_args(machine):
+    """--machine for a machine file given by path (None: the default)."""
+    if machine is None:
+        return []
+    return ["--machine", os.path.abspath(os.fspath(machine))]
 
 
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,

@@ -151,6 +151,17 @@ def test_compiler_reports(examples):
     graph = json.load(open(os.path.join(examples, "mlp_2d_mesh.json")))
     from_dict = shardc.compile(graph, parameters=["w0", "w1"], training=False)
     assert from_dict.simulate(seed=0) == report
+    # Priced on a machine whose "y" groups cross nodes: the same plan, a
+    # slower estimate; the alpha-beta preset is the default's.
+    machines = os.path.join(examples, "..", "machines")
+    two_node = os.path.join(examples, "..", "test", "shardc", "Inputs",
+                            "two-node-machine.json")
+    assert engine.simulate(seed=0, machine=os.path.join(
+        machines, "alpha-beta.json")) == report
+    slower = engine.simulate(seed=0, machine=two_node)
+    assert slower["est_time_s"] > report["est_time_s"]
+    assert slower["comm_bytes_per_device"] == report["comm_bytes_per_device"]
+    assert "1.01e-06s" in engine.explain(machine=two_node)
 
 
 SEED_MLP_MLIR = '''shardc.mesh @mesh ["model"=4]

@@ -123,6 +123,7 @@ int shardc::runEstimateCommand() {
   if (!machine)
     return fail(llvm::toString(machine.takeError()));
   request.machine = std::move(*machine);
+  request.machinePath = machinePath;
   if (trainStep != "sgd" && trainStep != "adam")
     return fail("unknown --train-step '" + trainStep +
                 "' (expected sgd or adam)");

@@ -397,6 +397,8 @@ int shardc::runExplainCommand() {
   // a smaller constant, which is no reshard worth listing.
   pm.addPass(createShardcPartition(ShardcPartitionOptions{/*explain=*/true}));
   pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+  if (failed(priceOnCommandMachine(pm)))
+    return 1;
   if (failed(pm.run(*spmd)))
     return 1;
   func::FuncOp spmdFunc = getEntryFunction(*spmd);

@@ -48,45 +48,10 @@ static cl::opt<double> tolerance(
     cl::desc("Largest accepted max_rel_err per output (max |sim - ref| / "
              "max(max |ref|, 1% of the largest |ref| of all outputs))"),
     cl::init(1e-5), cl::sub(shardc::simulateCommand));
-static cl::opt<double>
-    latency("link-latency", cl::desc("Seconds per message (alpha)"),
-            cl::init(shardc::MachineModel().linkLatencySeconds),
-            cl::sub(shardc::simulateCommand));
-static cl::opt<double>
-    bandwidth("link-bandwidth", cl::desc("Bytes per second per link (1/beta)"),
-              cl::init(shardc::MachineModel().linkBytesPerSecond),
-              cl::sub(shardc::simulateCommand));
-static cl::opt<double> flopRate("flops", cl::desc("FLOP/s per device"),
-                                cl::init(shardc::MachineModel().flopsPerSecond),
-                                cl::sub(shardc::simulateCommand));
-static cl::opt<std::string> machinePath(
-    "machine",
-    cl::desc("A machine description file (docs/machines.md); "
-             "--link-latency, --link-bandwidth and --flops override its "
-             "intra-node link and f32 rate"),
-    cl::value_desc("path"), cl::init(""), cl::sub(shardc::simulateCommand));
-
-/// The machine the time model prices: the alpha-beta preset (the flags'
-/// defaults) or --machine's, with the flags given on top.
+/// The machine the time model prices on: --machine and the old flags
+/// (ToolCommon), the same the partitioner chose its layouts with.
 static FailureOr<shardc::MachineModel> getSimulationMachine() {
-  shardc::MachineModel machine;
-  if (!machinePath.empty()) {
-    llvm::Expected<shardc::MachineModel> loaded =
-        shardc::loadMachineModel(machinePath);
-    if (!loaded) {
-      llvm::errs() << "shardc: error: " << llvm::toString(loaded.takeError())
-                   << "\n";
-      return failure();
-    }
-    machine = std::move(*loaded);
-  }
-  if (!machinePath.empty() ? latency.getNumOccurrences() > 0 : true)
-    machine.linkLatencySeconds = latency;
-  if (!machinePath.empty() ? bandwidth.getNumOccurrences() > 0 : true)
-    machine.linkBytesPerSecond = bandwidth;
-  if (!machinePath.empty() ? flopRate.getNumOccurrences() > 0 : true)
-    machine.flopsPerSecond = flopRate;
-  return machine;
+  return shardc::getCommandMachine();
 }
 
 static cl::opt<int> testDropAllReduce(
@@ -142,6 +107,8 @@ int shardc::runSimulateCommand() {
   PassManager pm(&session.getContext(), ModuleOp::getOperationName());
   buildPartitionPipeline(pm, /*explain=*/false,
                          *autoShard ? &**autoShard : nullptr);
+  if (failed(priceOnCommandMachine(pm)))
+    return 1;
   if (failed(pm.run(*module)))
     return 1;
   func = getEntryFunction(*module);
@@ -305,9 +272,10 @@ int shardc::runSimulateCommand() {
         {"est_time_s", report.estimatedSeconds},
         {"outputs", std::move(outputsJson)},
         {"machine",
-         llvm::json::Object{{"link_latency_s", latency.getValue()},
-                            {"link_bytes_per_s", bandwidth.getValue()},
-                            {"flops_per_s", flopRate.getValue()}}}};
+         llvm::json::Object{
+             {"link_latency_s", options.machine.linkLatencySeconds},
+             {"link_bytes_per_s", options.machine.linkBytesPerSecond},
+             {"flops_per_s", options.machine.flopsPerSecond}}}};
     if (failed(writeText(reportJson, [&](raw_ostream &os) {
           os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root)))
              << "\n";

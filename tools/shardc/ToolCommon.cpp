@@ -10,6 +10,7 @@
 #include "shardc/Transforms/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -129,6 +130,88 @@ static cl::opt<double> autoShardTimeLimit(
     cl::sub(shardc::execCommand),
     cl::sub(shardc::trainCommand));
 
+// The machine every plan is priced on (docs/machines.md): the partitioner's
+// reshard choices, the auto-sharder's costs and simulate's time model.
+static cl::opt<std::string> machinePath(
+    "machine",
+    cl::desc("A machine description file (docs/machines.md) the partitioner, "
+             "the auto-sharder and the simulator price on; "
+             "--link-latency, --link-bandwidth and --flops override its "
+             "intra-node link and f32 rate"),
+    cl::value_desc("path"), cl::init(""), cl::sub(shardc::compileCommand),
+    cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand));
+static cl::opt<double> linkLatency("link-latency",
+                                   cl::desc("Seconds per message (alpha)"),
+                                   cl::init(MachineModel().linkLatencySeconds),
+                                   cl::sub(shardc::compileCommand),
+                                   cl::sub(shardc::simulateCommand),
+                                   cl::sub(shardc::explainCommand));
+static cl::opt<double> linkBandwidth(
+    "link-bandwidth", cl::desc("Bytes per second per link (1/beta)"),
+    cl::init(MachineModel().linkBytesPerSecond),
+    cl::sub(shardc::compileCommand), cl::sub(shardc::simulateCommand),
+    cl::sub(shardc::explainCommand));
+static cl::opt<double> flopRate("flops", cl::desc("FLOP/s per device"),
+                                cl::init(MachineModel().flopsPerSecond),
+                                cl::sub(shardc::compileCommand),
+                                cl::sub(shardc::simulateCommand),
+                                cl::sub(shardc::explainCommand));
+
+/// The flags' figures, 0 where not given.
+static double given(const cl::opt<double> &flag) {
+  return flag.getNumOccurrences() ? double(flag) : 0;
+}
+
+static LogicalResult checkMachineFlags() {
+  for (const cl::opt<double> *flag : {&linkLatency, &linkBandwidth, &flopRate})
+    if (flag->getNumOccurrences() && !(*flag > 0)) {
+      llvm::errs() << "shardc: error: --" << flag->ArgStr
+                   << " must be positive\n";
+      return failure();
+    }
+  return success();
+}
+
+FailureOr<MachineModel> shardc::getCommandMachine() {
+  if (failed(checkMachineFlags()))
+    return failure();
+  llvm::Expected<MachineModel> machine = resolveMachineModel(
+      machinePath, given(linkLatency), given(linkBandwidth), given(flopRate));
+  if (!machine) {
+    llvm::errs() << "shardc: error: " << llvm::toString(machine.takeError())
+                 << "\n";
+    return failure();
+  }
+  return std::move(*machine);
+}
+
+LogicalResult shardc::priceOnCommandMachine(OpPassManager &pm) {
+  // Checked here, so a bad file is one message, not one per pass.
+  if (failed(getCommandMachine()))
+    return failure();
+  std::string options;
+  llvm::raw_string_ostream os(options);
+  if (!machinePath.empty())
+    os << "machine=\"" << machinePath << "\" ";
+  if (double v = given(linkLatency))
+    os << "link-latency=" << llvm::format("%.17g", v) << " ";
+  if (double v = given(linkBandwidth))
+    os << "link-bandwidth=" << llvm::format("%.17g", v) << " ";
+  if (double v = given(flopRate))
+    os << "flops=" << llvm::format("%.17g", v) << " ";
+  if (options.empty())
+    return success();
+  auto report = [](const llvm::Twine &message) {
+    llvm::errs() << "shardc: error: " << message << "\n";
+    return failure();
+  };
+  for (Pass &pass : pm.getPasses())
+    if (pass.getArgument() == "shardc-partition" &&
+        failed(pass.initializeOptions(options, report)))
+      return failure();
+  return success();
+}
+
 FailureOr<std::optional<shardc::ShardcAutoShardOptions>>
 shardc::getAutoShardOptions() {
   if (!autoShard) {
@@ -150,9 +233,15 @@ shardc::getAutoShardOptions() {
     llvm::errs() << "shardc: error: --auto-shard-time-limit must be positive\n";
     return failure();
   }
+  if (failed(checkMachineFlags()))
+    return failure();
   ShardcAutoShardOptions options;
   options.memoryBudget = memoryBudget;
   options.timeLimit = autoShardTimeLimit;
+  options.machine = machinePath;
+  options.linkLatency = given(linkLatency);
+  options.linkBandwidth = given(linkBandwidth);
+  options.flopRate = given(flopRate);
   return std::optional<ShardcAutoShardOptions>(options);
 }
 
@@ -244,7 +333,10 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
 LogicalResult shardc::addCommandPipeline(OpPassManager &pm,
                                          bool propagateFirst,
                                          ShardingStage then, bool explain) {
-  return addPipeline(pm, propagateFirst, then, explain, /*withAutoShard=*/true);
+  if (failed(addPipeline(pm, propagateFirst, then, explain,
+                         /*withAutoShard=*/true)))
+    return failure();
+  return priceOnCommandMachine(pm);
 }
 
 LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {

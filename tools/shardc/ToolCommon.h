@@ -3,6 +3,7 @@
 #ifndef SHARDC_TOOLS_TOOLCOMMON_H
 #define SHARDC_TOOLS_TOOLCOMMON_H
 
+#include "shardc/Analysis/CostModel.h"
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Support/Tensor.h"
 #include "shardc/Transforms/Pipelines.h"
@@ -52,6 +53,15 @@ llvm::ArrayRef<std::string> getZeroAxes();
 /// message on a bad --memory-budget or --auto-shard-time-limit, or either
 /// without --auto-shard.
 mlir::FailureOr<std::optional<ShardcAutoShardOptions>> getAutoShardOptions();
+
+/// The machine --machine, --link-latency, --link-bandwidth and --flops
+/// describe (the alpha-beta preset by default); fails after a message.
+mlir::FailureOr<MachineModel> getCommandMachine();
+
+/// Makes the partition passes in `pm` price on that machine (the
+/// auto-sharder gets it through getAutoShardOptions); fails after a
+/// message.
+mlir::LogicalResult priceOnCommandMachine(mlir::OpPassManager &pm);
 
 /// Adds the autodiff pipeline to `pm` when --autodiff was given, with the
 /// arguments it names (`--autodiff=w0,w1`; plain `--autodiff` takes the

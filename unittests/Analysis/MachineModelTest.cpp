@@ -119,6 +119,36 @@ TEST(MachineModelTest, ParsesAFile) {
   EXPECT_DOUBLE_EQ(m->interNode.bytesPerSecond, 2.5e10);
 }
 
+TEST(MachineModelTest, ParsesOverheadsAndSharedCores) {
+  llvm::Expected<MachineModel> m = parseMachineModel(
+      R"({"host_cores": 2,
+          "device": {"peak_flops_per_s": {"f32": 1e11},
+                     "op_overhead_s": 2e-6, "fuses_elementwise": false},
+          "intra_node_link": {"latency_s": 5e-6, "bytes_per_s": 1e10,
+                              "sync_s": 3e-5}})",
+      "test");
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_EQ(m->hostCores, 2);
+  EXPECT_DOUBLE_EQ(m->opOverheadSeconds, 2e-6);
+  EXPECT_FALSE(m->fusesElementwise);
+  EXPECT_DOUBLE_EQ(m->timeSharing(2), 1);
+  EXPECT_DOUBLE_EQ(m->timeSharing(4), 2);
+  // The rendezvous is paid once per collective call, on top of what its
+  // algorithm sends; a group of one makes no call.
+  MachineModel plain = *m;
+  plain.linkSyncSeconds = 0;
+  EXPECT_NEAR(m->collectiveSeconds(CollectiveKind::AllReduce, 2, 4096),
+              plain.collectiveSeconds(CollectiveKind::AllReduce, 2, 4096) +
+                  3e-5,
+              1e-15);
+  EXPECT_DOUBLE_EQ(m->collectiveSeconds(CollectiveKind::AllReduce, 1, 4096), 0);
+  // Without them: the machine a fusing GPU compiler runs on, no overheads.
+  MachineModel defaults;
+  EXPECT_TRUE(defaults.fusesElementwise);
+  EXPECT_DOUBLE_EQ(defaults.opOverheadSeconds, 0);
+  EXPECT_DOUBLE_EQ(defaults.timeSharing(64), 1);
+}
+
 TEST(MachineModelTest, RejectsBadFiles) {
   auto error = [](llvm::StringRef text) {
     llvm::Expected<MachineModel> m = parseMachineModel(text, "m.json");
@@ -145,6 +175,16 @@ TEST(MachineModelTest, RejectsBadFiles) {
       error(
           R"({"intra_node_link": {"latency_s": 0, "bytes_per_s": 1e9}, "device": {"peak_flops_per_s": {"f32": 1e9}}})"),
       "m.json: \"intra_node_link\" \"latency_s\" must be a positive number");
+  EXPECT_EQ(
+      error(
+          std::string("{") + link +
+          R"(, "device": {"peak_flops_per_s": {"f32": 1e9}, "fuses_elementwise": 1}})"),
+      "m.json: \"device\" \"fuses_elementwise\" must be true or false");
+  EXPECT_EQ(
+      error(
+          std::string("{") + link +
+          R"(, "host_cores": 0, "device": {"peak_flops_per_s": {"f32": 1e9}}})"),
+      "m.json: the machine \"host_cores\" must be a positive integer");
 }
 
 } // namespace

@@ -29,6 +29,10 @@ namespace shardc {
 struct LinkModel {
   double latencySeconds = 5e-6;
   double bytesPerSecond = 25e9;
+  /// Once per collective call, whatever its algorithm sends: the members'
+  /// rendezvous (threads waking each other, a GPU runtime's launch and
+  /// handshake). 0 where the file does not say.
+  double syncSeconds = 0;
 };
 
 /// How a collective's group lies on the nodes: `inner` members share a
@@ -71,9 +75,30 @@ struct MachineModel {
   llvm::SmallVector<std::pair<double, double>, 4> gemmEfficiency;
   /// Achieved fraction of memory bandwidth by memory-bound ops.
   double memoryEfficiency = 1;
+  /// Seconds every kernel costs besides its work: a GPU's launch, an
+  /// interpreter's dispatch and result allocation. 0 where not said.
+  double opOverheadSeconds = 0;
+  /// Whether chains of elementwise ops run as one kernel (a fusing
+  /// compiler on a GPU) or op by op, each result written to memory
+  /// (shardc's threads backend).
+  bool fusesElementwise = true;
+  /// Devices that are threads of one host: the cores they share (0: each
+  /// device has its own). More devices than cores time-share them.
+  int64_t hostCores = 0;
+
+  /// The intra-node link's per-collective rendezvous.
+  double linkSyncSeconds = 0;
 
   LinkModel intraNode() const {
-    return {linkLatencySeconds, linkBytesPerSecond};
+    return {linkLatencySeconds, linkBytesPerSecond, linkSyncSeconds};
+  }
+
+  /// How much slower each device computes when `numDevices` time-share
+  /// the host's cores.
+  double timeSharing(int64_t numDevices) const {
+    if (hostCores <= 0 || numDevices <= hostCores)
+      return 1;
+    return double(numDevices) / double(hostCores);
   }
 
   /// `messages` sequential messages sending `bytes` in all, on `link`.
@@ -103,7 +128,7 @@ struct MachineModel {
     for (CollectiveAlgorithm a : collectiveAlgorithms(kind, groupSize, probe))
       best = std::min(best, transferSeconds(link, a.messages,
                                             double(a.bytesPerDevice) * scale));
-    return best;
+    return groupSize > 1 ? best + link.syncSeconds : best;
   }
 
   /// A collective whose group lies on the nodes as `span` says: within one
@@ -208,6 +233,13 @@ struct MachineModel {
 /// Reads a machine description file (docs/machines.md). Fails with a
 /// message naming the file and the field.
 llvm::Expected<MachineModel> loadMachineModel(llvm::StringRef path);
+/// The machine a command prices on: the file at `path` (the alpha-beta
+/// preset when empty) with the old flags' figures, where positive, in
+/// place of its intra-node link and f32 rate (docs/machines.md).
+llvm::Expected<MachineModel> resolveMachineModel(llvm::StringRef path,
+                                                 double linkLatency,
+                                                 double linkBandwidth,
+                                                 double flopRate);
 /// The same from JSON text; `origin` names it in messages.
 llvm::Expected<MachineModel> parseMachineModel(llvm::StringRef text,
                                                llvm::StringRef origin);

@@ -79,6 +79,10 @@ struct StepEstimate {
   double flopsPerDevice = 0, modelFlopsPerDevice = 0;
   double recomputeFlopsPerDevice = 0;
   double peakFlopsPerSecond = 0;
+  /// Kernels (ops that cost something) and collective calls per device
+  /// for the step: what the machine's per-op overhead and per-collective
+  /// rendezvous multiply (docs/machines.md).
+  double kernelsPerDevice = 0, collectivesPerDevice = 0;
   double tflopsPerDevice() const {
     double t = stepSeconds();
     return t > 0 ? flopsPerDevice / t / 1e12 : 0;

@@ -26,6 +26,9 @@ struct EstimateRequest {
   /// --zero-axes: the optimizer state split over these axes too.
   std::vector<std::string> zeroAxes;
   MachineModel machine;
+  /// The file `machine` was read from, if any: the partitioner chooses the
+  /// step's layouts on it too (empty: on the alpha-beta preset).
+  std::string machinePath;
   EstimateOptions options;
 };
 

@@ -332,6 +332,15 @@ def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
            "Wall-clock backstop on the solve, in seconds (0: none, the "
            "solver's work limits bound it): past it the best plan found "
            "is taken">,
+    Option<"machine", "machine", "std::string", /*default=*/"\"\"",
+           "A machine description file (docs/machines.md) to price on; "
+           "default: the alpha-beta preset">,
+    Option<"linkLatency", "link-latency", "double", /*default=*/"0",
+           "Overrides the machine's intra-node seconds per message">,
+    Option<"linkBandwidth", "link-bandwidth", "double", /*default=*/"0",
+           "Overrides the machine's intra-node bytes per second">,
+    Option<"flopRate", "flops", "double", /*default=*/"0",
+           "Overrides the machine's f32 FLOP/s">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
@@ -467,6 +476,15 @@ def ShardcPartition : Pass<"shardc-partition", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Record on every collective the consumer that needed it and "
            "what its alternatives would have cost">,
+    Option<"machine", "machine", "std::string", /*default=*/"\"\"",
+           "A machine description file (docs/machines.md) to price on; "
+           "default: the alpha-beta preset">,
+    Option<"linkLatency", "link-latency", "double", /*default=*/"0",
+           "Overrides the machine's intra-node seconds per message">,
+    Option<"linkBandwidth", "link-bandwidth", "double", /*default=*/"0",
+           "Overrides the machine's intra-node bytes per second">,
+    Option<"flopRate", "flops", "double", /*default=*/"0",
+           "Overrides the machine's f32 FLOP/s">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
