@@ -437,7 +437,7 @@ StepEstimate Estimator::run() {
     if (phase == Phase::Update)
       nku += launches;
     else
-      nk += launches * (recomputed.contains(op) ? 2 : 1);
+      nk += launches;
     switch (phase) {
     case Phase::Forward:
       cf += t;
