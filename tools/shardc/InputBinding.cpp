@@ -8,7 +8,7 @@
 
 #include "ToolCommon.h"
 
-#include "shardc/Analysis/SeededParameters.h"
+#include "shardc/Driver/SeededInputs.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/Checkpoint.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -185,21 +185,13 @@ shardc::gatherInputs(func::FuncOp func, ArrayRef<std::string> fedElsewhere) {
                      << "=FILE.npy, a --checkpoint holding it, or --seed N\n";
         return failure();
       }
-      // Integer inputs get ids in [0, 16) (tryRandomTensor).
-      llvm::Expected<Tensor> t = tryRandomTensor(
-          type.getShape(), seed, name, defaultMaxTensorBytes(),
-          executableDType(type.getElementType()).value_or(DType::F32));
+      // The draw every front end makes (shardc/Driver/SeededInputs.h).
+      llvm::Expected<Tensor> t = drawSeededInput(func, i, seed);
       if (!t) {
         llvm::errs() << "shardc: error: input '" << name
                      << "': " << llvm::toString(t.takeError()) << "\n";
         return failure();
       }
-      // Parameters are drawn as real models initialise them, so deep
-      // models keep their scale (shardc/Analysis/SeededParameters.h).
-      SeededInputScale scale = getSeededInputScale(func, i);
-      if (t->dtype() == DType::F32 && (scale.scale != 1 || scale.offset != 0))
-        for (float &v : t->values())
-          v = scale.offset + scale.scale * v;
       args.push_back(std::move(*t));
       continue;
     }

@@ -24,6 +24,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,20 @@ mlir::FailureOr<Tensor> initialStateOf(mlir::func::FuncOp fn, unsigned arg);
 /// with `shardc.next = "<name>"` replaces `fn`'s argument named <name>.
 void feedResultsBack(mlir::func::FuncOp fn, std::vector<Tensor> &args,
                      std::vector<Tensor> &results);
+
+/// The values after the last step, whole.
+struct PipelineTrainedValues {
+  Tensor loss;
+  /// By argument name of the loss function.
+  std::map<std::string, Tensor> parameters;
+};
+
+/// Assembles the loss and every parameter from the devices' blocks. Needs
+/// every device in this process (sim or threads: under mpi a rank holds
+/// only its own blocks); fails after a diagnostic.
+mlir::FailureOr<PipelineTrainedValues>
+assembleTrainedValues(const PipelineTrainingPlan &plan,
+                      const PipelineTrainingRun &run);
 
 //===----------------------------------------------------------------------===//
 // Reports
