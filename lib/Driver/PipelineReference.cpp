@@ -201,9 +201,13 @@ FailureOr<PipelineTrainingCheck> shardc::checkPipelineTraining(
 
 FailureOr<PipelineTrainingCheck>
 shardc::gatherCheckFromEveryRank(const PipelineTrainingCheck &check) {
+  // Every digit of the error: std::to_string's six decimals would make a
+  // rank's 8.9e-08 a 0 in the job's worst.
   llvm::Expected<std::vector<std::string>> all = gatherTextFromEveryRank(
-      (check.ok ? "1" : "0") + std::to_string(check.worstRelativeError) + "\n" +
-      check.verdicts);
+      (check.ok ? "1" : "0") +
+      llvm::formatv("{0}", llvm::format("%.17g", check.worstRelativeError))
+          .str() +
+      "\n" + check.verdicts);
   if (!all) {
     llvm::errs() << "shardc: error: " << llvm::toString(all.takeError())
                  << "\n";

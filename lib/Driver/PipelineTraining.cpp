@@ -132,9 +132,10 @@ LogicalResult runStepsOnRank(const PipelineTrainingPlan &plan,
   if (failed(args))
     return failure();
   func::FuncOp rankProgram = plan.program.stages[run.stageOf[rank]].program;
+  run.mpiBackend = std::move(*ranks);
   for (int64_t s = 0; s < options.steps; ++s) {
-    FailureOr<std::vector<Tensor>> out =
-        runPipelineOnRank(run.pipeline, *args, (*ranks)->getCommunicator());
+    FailureOr<std::vector<Tensor>> out = runPipelineOnRank(
+        run.pipeline, *args, run.mpiBackend->getCommunicator());
     if (failed(out))
       return failure();
     run.results[rank] = std::move(*out);

@@ -38,8 +38,6 @@ FailureOr<PipelinedModelTraining> shardc::trainModelPipelined(
   if (failed(training))
     return failure();
   result.training = std::move(*training);
-  if (options.backend == BackendKind::Mpi)
-    return result;
   FailureOr<PipelineTrainedValues> values =
       assembleTrainedValues(result.plan, result.training.run);
   if (failed(values))

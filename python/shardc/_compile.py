@@ -9,6 +9,7 @@ import warnings
 
 from . import _shardc
 from ._errors import ShardcError
+from ._pipeline import PipelinedModel
 
 
 def _load_graph(model):
@@ -293,9 +294,32 @@ def _auto_shard_request(auto_shard, memory_budget, time_limit):
     return (budget, None if time_limit is None else float(time_limit))
 
 
+def _pipelined(model, plan, mesh, backend, auto_shard, parameters,
+               pipeline_axis, microbatches, schedule):
+    """compile's pipelined model: the stage programs are planned from the
+    model's own shardings and "param" inputs."""
+    if plan or auto_shard or parameters is not None:
+        raise ValueError("compile: plan=, auto_shard= and parameters= do not "
+                         "combine with pipeline_axis=, microbatches= or "
+                         "schedule=: the stages are planned from the model's "
+                         "shardings and its \"param\" inputs")
+    is_path = isinstance(model, (str, os.PathLike))
+    if is_path and mesh and not os.fspath(model).endswith(".json"):
+        raise ValueError("compile: mesh= applies to JSON graphs")
+    path, text = (os.fspath(model), None) if is_path and not mesh else (None, None)
+    if path is None:
+        graph = _load_graph(model)
+        if mesh:
+            _apply_mesh(graph, mesh)
+        text = json.dumps(graph, indent=1)
+    return PipelinedModel(path, text, backend, pipeline_axis or "pipe",
+                          microbatches or 0, schedule or "1f1b")
+
+
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
             parameters=None, training=True, mpi_timeout=300.0, buffers=None,
-            memory_budget=None, auto_shard_time_limit=None):
+            memory_budget=None, auto_shard_time_limit=None,
+            pipeline_axis=None, microbatches=None, schedule=None):
     """Compiles `model` into a sharded engine on `backend` ('sim',
     'threads', or 'mpi' with one rank per device under mpirun).
 
@@ -316,7 +340,16 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     with a K, M or G suffix); auto_shard_time_limit: a wall-clock backstop
     on the solve, in seconds (none by default: the solver's work limits
     bound it). Failures raise shardc.ShardcError with the diagnostics.
+
+    pipeline_axis=, microbatches= or schedule= ('gpipe' or '1f1b') split
+    the loss model into stages over that mesh axis (default 'pipe') and its
+    batch into micro-batches (default: one per stage): the result is a
+    PipelinedModel whose train() runs pipelined training steps as
+    `shardc pipeline` does (docs/pipeline.md).
     """
+    if (pipeline_axis, microbatches, schedule) != (None, None, None):
+        return _pipelined(model, plan, mesh, backend, auto_shard, parameters,
+                          pipeline_axis, microbatches, schedule)
     auto = _auto_shard_request(auto_shard, memory_budget,
                                auto_shard_time_limit)
     params = None if parameters is None else list(parameters)

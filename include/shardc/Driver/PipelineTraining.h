@@ -83,6 +83,8 @@ struct PipelineTrainingRun {
   PipelineSimulation simulation;
   /// The last step's wall time (threads backend only).
   double wallSeconds = 0;
+  /// Under mpi: this rank's backend, which gathers the other ranks' blocks.
+  std::shared_ptr<MpiBackend> mpiBackend;
 };
 
 /// The run against the reference, judged on the parameters' family scale
@@ -163,9 +165,9 @@ struct PipelineTrainedValues {
   std::map<std::string, Tensor> parameters;
 };
 
-/// Assembles the loss and every parameter from the devices' blocks. Needs
-/// every device in this process (sim or threads: under mpi a rank holds
-/// only its own blocks); fails after a diagnostic.
+/// Assembles the loss and every parameter from the devices' blocks; under
+/// mpi every rank gets them all (a collective call). Fails after a
+/// diagnostic.
 mlir::FailureOr<PipelineTrainedValues>
 assembleTrainedValues(const PipelineTrainingPlan &plan,
                       const PipelineTrainingRun &run);

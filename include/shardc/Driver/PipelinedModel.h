@@ -23,9 +23,9 @@ namespace shardc {
 struct PipelinedModelTraining {
   PipelineTrainingPlan plan;
   PipelineTraining training;
-  /// The loss and parameters after the last step, whole; none under mpi,
-  /// where a rank holds only its own blocks.
-  std::optional<PipelineTrainedValues> values;
+  /// The loss and parameters after the last step, whole (on every rank
+  /// under mpi).
+  PipelineTrainedValues values;
 };
 
 /// Trains `module` (a global model whose entry function's first result is
