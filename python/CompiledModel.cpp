@@ -319,7 +319,10 @@ CompileRequest request(const std::string &backend,
 
 } // namespace
 
-void shardc::python::bindCompiledModel(py::module_ &m) {
+namespace {
+
+/// The CompiledModel class: the engine's lifecycle and its properties.
+void bindCompiledModelClass(py::module_ &m) {
   py::class_<CompiledModel>(m, "CompiledModel")
       .def("load_checkpoint", &CompiledModel::loadCheckpoint, py::arg("params"))
       .def("forward", &CompiledModel::forward)
@@ -353,44 +356,50 @@ void shardc::python::bindCompiledModel(py::module_ &m) {
       .def_property_readonly("output_names", [](CompiledModel &m) {
         return m.getEngine().outputNames();
       });
+}
 
-  m.def(
-      "compile_file",
-      [](const std::string &path, const std::string &backend,
-         std::optional<std::vector<std::string>> parameters, bool training,
-         double mpiTimeout, const std::string &planPath,
-         std::vector<std::string> buffers, AutoShardRequest autoShard) {
-        auto format = resolveModelFormat(path, "");
-        if (!format)
-          raiseError("compile: " + llvm::toString(format.takeError()));
-        std::optional<ShardingPlan> plan;
-        if (!planPath.empty()) {
-          llvm::Expected<ShardingPlan> read = readShardingPlan(planPath);
-          if (!read)
-            raiseError("compile: " + llvm::toString(read.takeError()));
-          plan = std::move(*read);
-        }
-        return CompiledModel::create(
-            request(backend, std::move(parameters), training, mpiTimeout,
-                    std::move(autoShard)),
-            [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
-              mlir::OwningOpRef<mlir::ModuleOp> module =
-                  loadModel(path, *format, sourceMgr, &context,
-                            OnnxImportOptions{std::move(buffers)});
-              if (module && plan)
-                if (llvm::Error e =
-                        applyShardingPlan(*module, *plan, planPath)) {
-                  mlir::emitError(mlir::UnknownLoc::get(&context))
-                      << llvm::toString(std::move(e));
-                  return mlir::OwningOpRef<mlir::ModuleOp>();
-                }
-              return module;
-            });
-      },
-      py::arg("path"), py::arg("backend"), py::arg("parameters"),
-      py::arg("training"), py::arg("mpi_timeout"), py::arg("plan") = "",
-      py::arg("buffers") = std::vector<std::string>(),
-      py::arg("auto_shard") = py::none());
+/// compile_file: the model at `path`, with the plan file `planPath` (when
+/// not empty) applied, compiled for `backend`.
+std::unique_ptr<CompiledModel>
+compileFile(const std::string &path, const std::string &backend,
+            std::optional<std::vector<std::string>> parameters, bool training,
+            double mpiTimeout, const std::string &planPath,
+            std::vector<std::string> buffers, AutoShardRequest autoShard) {
+  auto format = resolveModelFormat(path, "");
+  if (!format)
+    raiseError("compile: " + llvm::toString(format.takeError()));
+  std::optional<ShardingPlan> plan;
+  if (!planPath.empty()) {
+    llvm::Expected<ShardingPlan> read = readShardingPlan(planPath);
+    if (!read)
+      raiseError("compile: " + llvm::toString(read.takeError()));
+    plan = std::move(*read);
+  }
+  return CompiledModel::create(
+      request(backend, std::move(parameters), training, mpiTimeout,
+              std::move(autoShard)),
+      [&](mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+        mlir::OwningOpRef<mlir::ModuleOp> module =
+            loadModel(path, *format, sourceMgr, &context,
+                      OnnxImportOptions{std::move(buffers)});
+        if (module && plan)
+          if (llvm::Error e = applyShardingPlan(*module, *plan, planPath)) {
+            mlir::emitError(mlir::UnknownLoc::get(&context))
+                << llvm::toString(std::move(e));
+            return mlir::OwningOpRef<mlir::ModuleOp>();
+          }
+        return module;
+      });
+}
+
+} // namespace
+
+void shardc::python::bindCompiledModel(py::module_ &m) {
+  bindCompiledModelClass(m);
+  m.def("compile_file", &compileFile, py::arg("path"), py::arg("backend"),
+        py::arg("parameters"), py::arg("training"), py::arg("mpi_timeout"),
+        py::arg("plan") = "", py::arg("buffers") = std::vector<std::string>(),
+        py::arg("auto_shard") = py::none());
   m.def(
       "compile_json",
       [](const std::string &text, const std::string &name,

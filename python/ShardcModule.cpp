@@ -8,6 +8,7 @@
 #include "CompiledModel.h"
 #include "Devices.h"
 #include "ModelFiles.h"
+#include "PipelineTraining.h"
 
 #include <pybind11/pybind11.h>
 
@@ -16,4 +17,5 @@ PYBIND11_MODULE(_shardc, m) {
   shardc::python::bindDevices(m);
   shardc::python::bindCompiledModel(m);
   shardc::python::bindModelFiles(m);
+  shardc::python::bindPipelineTraining(m);
 }

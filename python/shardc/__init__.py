@@ -18,6 +18,7 @@ from . import _shardc
 from ._compile import CompiledModel, buffer_names, compile
 from ._engine import ShardedEngine, launch
 from ._errors import DeviceError, ShardcError
+from ._pipeline import PipelinedModel, PipelineTraining
 
 Future = _shardc.Future
 
@@ -35,7 +36,7 @@ def max_rel_err(got, want, family_scale=0.0):
     return _shardc.max_rel_err(got, want, family_scale)
 
 __all__ = ["ShardedEngine", "launch", "compile", "CompiledModel",
-           "buffer_names", "Future",
+           "buffer_names", "Future", "PipelinedModel", "PipelineTraining",
            "ShardcError", "DeviceError", "read_checkpoint", "max_rel_err"]
 
 # MPI, if a launch or an engine joined a job, is finalized once at exit.

@@ -9,6 +9,7 @@ import warnings
 
 from . import _shardc
 from ._errors import ShardcError
+from ._pipeline import PipelinedModel
 
 
 def _load_graph(model):
@@ -309,10 +310,33 @@ def _machine_args(machine):
     return ["--machine", os.path.abspath(os.fspath(machine))]
 
 
+def _pipelined(model, plan, mesh, backend, auto_shard, parameters,
+               pipeline_axis, microbatches, schedule):
+    """compile's pipelined model: the stage programs are planned from the
+    model's own shardings and "param" inputs."""
+    if plan or auto_shard or parameters is not None:
+        raise ValueError("compile: plan=, auto_shard= and parameters= do not "
+                         "combine with pipeline_axis=, microbatches= or "
+                         "schedule=: the stages are planned from the model's "
+                         "shardings and its \"param\" inputs")
+    is_path = isinstance(model, (str, os.PathLike))
+    if is_path and mesh and not os.fspath(model).endswith(".json"):
+        raise ValueError("compile: mesh= applies to JSON graphs")
+    path, text = (os.fspath(model), None) if is_path and not mesh else (None, None)
+    if path is None:
+        graph = _load_graph(model)
+        if mesh:
+            _apply_mesh(graph, mesh)
+        text = json.dumps(graph, indent=1)
+    return PipelinedModel(path, text, backend, pipeline_axis or "pipe",
+                          microbatches or 0, schedule or "1f1b")
+
+
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
             parameters=None, training=True, mpi_timeout=300.0, buffers=None,
             memory_budget=None, auto_shard_time_limit=None, precision="f32",
-            recompute="none"):
+            recompute="none", pipeline_axis=None, microbatches=None,
+            schedule=None):
     """Compiles `model` into a sharded engine on `backend` ('sim',
     'threads', or 'mpi' with one rank per device under mpirun).
 
@@ -338,6 +362,12 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     recompute ('none', 'selective' or 'full', docs/recompute.md) shape the
     training step train_step() runs, as `shardc train --precision
     --recompute` do.
+
+    pipeline_axis=, microbatches= or schedule= ('gpipe' or '1f1b') split
+    the loss model into stages over that mesh axis (default 'pipe') and its
+    batch into micro-batches (default: one per stage): the result is a
+    PipelinedModel whose train() runs pipelined training steps as
+    `shardc pipeline` does (docs/pipeline.md).
     """
     if precision not in ("f32", "bf16-mixed", "f16-mixed"):
         raise ValueError(f"compile: unknown precision '{precision}' "
@@ -346,6 +376,14 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
         raise ValueError(f"compile: unknown recompute '{recompute}' "
                          "(expected 'none', 'selective' or 'full')")
     step = {"precision": precision, "recompute": recompute}
+    if (pipeline_axis, microbatches, schedule) != (None, None, None):
+        if step != {"precision": "f32", "recompute": "none"}:
+            raise ValueError("compile: precision= and recompute= do not "
+                             "combine with pipeline_axis=, microbatches= "
+                             "or schedule= (shardc pipeline trains in f32 "
+                             "without recompute)")
+        return _pipelined(model, plan, mesh, backend, auto_shard, parameters,
+                          pipeline_axis, microbatches, schedule)
     auto = _auto_shard_request(auto_shard, memory_budget,
                                auto_shard_time_limit)
     params = None if parameters is None else list(parameters)

@@ -196,6 +196,71 @@ FailureOr<SimulationReport> simulateTotals(ModuleOp module,
     return failure();
   return std::move(run->report);
 }
+/// Zeros for every argument of `func` (the totals do not depend on the
+/// values); none when an argument has no executable type.
+std::optional<SmallVector<Tensor>> zeroInputs(func::FuncOp func) {
+  SmallVector<Tensor> inputs;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    std::optional<DType> dtype =
+        type ? executableDType(type.getElementType()) : std::nullopt;
+    if (!dtype)
+      return std::nullopt;
+    llvm::Expected<Tensor> zeros = Tensor::allocate(type.getShape(), *dtype);
+    if (!zeros) {
+      llvm::consumeError(zeros.takeError());
+      return std::nullopt;
+    }
+    inputs.push_back(std::move(*zeros));
+  }
+  return inputs;
+}
+
+/// Whether any op, argument or result of `func` carries a sharding.
+bool hasShardingAnnotations(func::FuncOp func) {
+  StringRef sharding = ShardcDialect::getShardingAttrName();
+  bool annotated = false;
+  func.walk([&](Operation *op) { annotated |= bool(op->getAttr(sharding)); });
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    annotated |= bool(func.getArgAttr(i, sharding));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    annotated |= bool(func.getResultAttr(i, sharding));
+  return annotated;
+}
+
+/// One line of the totals: `module`'s simulated time, largest
+/// communication and peak bytes per device on `inputs`.
+void printLayoutTotals(StringRef name, ModuleOp module,
+                       ArrayRef<Tensor> inputs, std::optional<int64_t> budget) {
+  // A layout the partitioner cannot make is reported, not an error of
+  // explain.
+  std::string errors;
+  auto simulateQuietly = [&] {
+    ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error && errors.empty())
+        errors = d.str();
+      return success();
+    });
+    return simulateTotals(module, inputs);
+  };
+  FailureOr<SimulationReport> report = simulateQuietly();
+  llvm::outs() << llvm::format("  %-16s", (name + ":").str().c_str());
+  if (failed(report)) {
+    llvm::outs() << "cannot be laid out (" << errors << ")\n";
+    return;
+  }
+  int64_t comm = 0, peak = 0;
+  for (int64_t b : report->commBytesPerDevice)
+    comm = std::max(comm, b);
+  for (int64_t b : report->peakBytesPerDevice)
+    peak = std::max(peak, b);
+  llvm::outs() << llvm::format("est_time=%.3gs comm_bytes=%lld "
+                               "peak_bytes=%lld",
+                               report->estimatedSeconds, (long long)comm,
+                               (long long)peak)
+               << (budget && peak > *budget ? " (over budget)" : "") << "\n";
+}
+
 } // namespace
 
 void shardc::printAutoShardTotals(ModuleOp original, ModuleOp planned,
@@ -204,65 +269,15 @@ void shardc::printAutoShardTotals(ModuleOp original, ModuleOp planned,
   MeshOp mesh = getOnlyMesh(original);
   if (!func || !mesh)
     return;
-  // Zeros: the totals do not depend on the values.
-  SmallVector<Tensor> inputs;
-  for (BlockArgument arg : func.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    std::optional<DType> dtype =
-        type ? executableDType(type.getElementType()) : std::nullopt;
-    if (!dtype)
-      return;
-    llvm::Expected<Tensor> zeros = Tensor::allocate(type.getShape(), *dtype);
-    if (!zeros) {
-      llvm::consumeError(zeros.takeError());
-      return;
-    }
-    inputs.push_back(std::move(*zeros));
-  }
-  bool annotated = false;
-  func.walk([&](Operation *op) {
-    annotated |= bool(op->getAttr(ShardcDialect::getShardingAttrName()));
-  });
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    annotated |= bool(func.getArgAttr(i, ShardcDialect::getShardingAttrName()));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    annotated |=
-        bool(func.getResultAttr(i, ShardcDialect::getShardingAttrName()));
-
+  std::optional<SmallVector<Tensor>> inputs = zeroInputs(func);
+  if (!inputs)
+    return;
+  bool annotated = hasShardingAnnotations(func);
   llvm::outs() << "auto-shard plan (with the model's annotations) vs "
                   "hand-written layouts of the model (simulated: est_time, "
                   "comm and peak bytes per device):\n";
-  auto print = [&](StringRef name, ModuleOp module) {
-    // A layout the partitioner cannot make is reported, not an error of
-    // explain.
-    std::string errors;
-    FailureOr<SimulationReport> report = failure();
-    {
-      ScopedDiagnosticHandler quiet(module.getContext(), [&](Diagnostic &d) {
-        if (d.getSeverity() == DiagnosticSeverity::Error && errors.empty())
-          errors = d.str();
-        return success();
-      });
-      report = simulateTotals(module, inputs);
-    }
-    llvm::outs() << llvm::format("  %-16s", (name + ":").str().c_str());
-    if (failed(report)) {
-      llvm::outs() << "cannot be laid out (" << errors << ")\n";
-      return;
-    }
-    int64_t comm = 0, peak = 0;
-    for (int64_t b : report->commBytesPerDevice)
-      comm = std::max(comm, b);
-    for (int64_t b : report->peakBytesPerDevice)
-      peak = std::max(peak, b);
-    llvm::outs() << llvm::format("est_time=%.3gs comm_bytes=%lld "
-                                 "peak_bytes=%lld",
-                                 report->estimatedSeconds, (long long)comm,
-                                 (long long)peak)
-                 << (budget && peak > *budget ? " (over budget)" : "") << "\n";
-  };
   OwningOpRef<ModuleOp> plan = planned.clone();
-  print("auto-shard", *plan);
+  printLayoutTotals("auto-shard", *plan, *inputs, budget);
   std::pair<StringRef, Layout> layouts[] = {
       {"annotated", Layout::Annotated},
       {"replicated", Layout::Replicated},
@@ -276,6 +291,6 @@ void shardc::printAutoShardTotals(ModuleOp original, ModuleOp planned,
     OwningOpRef<ModuleOp> copy = original.clone();
     // A layout that does not apply to the model is left out.
     if (applyLayout(getEntryFunction(*copy), getOnlyMesh(*copy), layout))
-      print(name, *copy);
+      printLayoutTotals(name, *copy, *inputs, budget);
   }
 }
