@@ -23,11 +23,24 @@ published configuration for this model size (t=8, p=8, here d=16, micro-batch
 1, full recompute; Narayanan et al. 2021, Table 1) under the same model:
 
   python3 bench/auto_shard_bench.py --build build --whole-plan
+
+At scale (--scale): the Adam training steps of the Llama-like decoder
+(bench/llama_graph.py, d 64) of 1, 2 and 4 layers on data=2 x model=2, and
+of the GPT-3-shaped model (--write-gpt3) of 2 and 8 layers on data=16 x
+model=8 under --memory-budget 80G: the solve's wall and CPU seconds and the
+solving process's max RSS, and for the Llama steps the auto plan's
+est_time_s over the best hand-written layout's (`explain --auto-shard`'s
+simulated totals: replicated, data parallel, FSDP, Megatron, 2-D). The
+GPT-3-shaped steps are too large to simulate (gigabytes of weights per
+device): their quality column is empty.
+
+  python3 bench/auto_shard_bench.py --build build --scale
 """
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -176,6 +189,80 @@ def whole_plan(shardc):
                want["step_time_s"], want["tflops_per_device"],
                100 * (want["step_time_s"] / got["step_time_s"] - 1)))
 
+def timed(cmd):
+    """Runs `cmd`: (exit code, output, wall s, CPU s, max RSS in MiB), the
+    CPU and RSS the child's own (os.wait4), whatever else the machine runs."""
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - start
+    return (p.returncode, out, wall, usage.ru_utime + usage.ru_stime,
+            usage.ru_maxrss / 1024)
+
+
+def explain_ratio(shardc, path, step):
+    """The auto plan's simulated est_time_s over the best hand-written
+    layout's, from `explain --auto-shard`'s totals."""
+    r = subprocess.run([shardc, "explain", path, "--auto-shard"] + step,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    totals = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"  ([a-zA-Z -]+?):\s+est_time=([0-9.e+-]+)s", line)
+        if m:
+            totals[m.group(1)] = float(m.group(2))
+    auto = totals.pop("auto-shard", None)
+    totals.pop("annotated", None)
+    if auto is None or not totals:
+        return "", "", ""
+    name, best = min(totals.items(), key=lambda kv: kv[1])
+    return "%.4g" % auto, "%.4g (%s)" % (best, name), "%.3f" % (auto / best)
+
+
+def scale_rows(shardc, tmp, time_limit):
+    """--scale: the training steps of issue #28's solver targets."""
+    limit = (["--auto-shard-time-limit", str(time_limit)] if time_limit > 0
+             else [])
+    print("| model | layers | mesh | budget | solve+compile wall s | cpu s | "
+          "max RSS MiB | auto est_time_s | best hand-written est_time_s | "
+          "ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows = [("Llama step (adam)", n, "data=2,model=2", None)
+            for n in (1, 2, 4)]
+    rows += [("GPT-3-shaped step (adam)", n, "data=16,model=8", "80G")
+             for n in (2, 8)]
+    for model, layers, mesh, budget in rows:
+        path = os.path.join(tmp, "scale.json")
+        with open(path, "w") as f:
+            if budget is None:
+                subprocess.run([sys.executable,
+                                os.path.join(HERE, "llama_graph.py"),
+                                "--layers", str(layers)], stdout=f,
+                               check=True)
+            else:
+                json.dump(gpt3_graph_of(layers), f)
+        step = ["--train-step=adam"]
+        extra = ["--memory-budget", budget] if budget else []
+        code, out, wall, cpu, rss = timed(
+            [shardc, "compile", path] + step + ["--auto-shard", "--propagate",
+                                                "-o", os.devnull] + extra +
+            limit)
+        if code != 0:
+            print("| %s | %d | %s | %s | failed: %s | | | | | |" %
+                  (model, layers, mesh, budget or "-",
+                   out.strip().splitlines()[0] if out.strip() else code))
+            continue
+        auto = best = ratio = ""
+        if budget is None:
+            auto, best, ratio = explain_ratio(shardc, path, step + limit)
+        print("| %s | %d | %s | %s | %.2f | %.2f | %.0f | %s | %s | %s |" %
+              (model, layers, mesh, budget or "-", wall, cpu, rss, auto,
+               best, ratio))
+        sys.stdout.flush()
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__,
@@ -195,9 +282,18 @@ def main():
                    "data=16 x model=8, without annotations, and exit")
     p.add_argument("--whole-plan", action="store_true",
                    help="time the GPT-3 175B whole-plan search instead")
+    p.add_argument("--scale", action="store_true",
+                   help="the Llama 1/2/4-layer and GPT-3-shaped 2/8-layer "
+                   "(80G budget) Adam steps instead: solve seconds, max "
+                   "RSS, quality")
     args = p.parse_args()
     if args.whole_plan:
         whole_plan(os.path.join(args.build, "bin", "shardc"))
+        return
+    if args.scale:
+        with tempfile.TemporaryDirectory() as tmp:
+            scale_rows(os.path.join(args.build, "bin", "shardc"), tmp,
+                       args.time_limit)
         return
     if args.write_gpt3 is not None:
         json.dump(gpt3_graph_of(args.write_gpt3), sys.stdout, indent=1)

@@ -109,21 +109,42 @@ shardc::detail::clusterRepeatedLayers(const AutoShardProblem &p) {
     colour = std::move(next);
   }
 
-  // A colour's members alternate between two groups, in program order.
+  // A colour's members alternate between two groups, in program order,
+  // when the layers form a chain: a member reads another's value directly
+  // or through one single-operand node (an MLP's dot, relu, dot, whose
+  // weights Megatron splits by columns and rows in turn). Layers joined
+  // only through ops of several operands (a transformer's residual adds)
+  // need no alternation: each colour is one group, so that the problem of
+  // a deep stack is the problem of its distinct layers.
+  std::vector<std::vector<unsigned>> readersOf(numNodes);
+  for (const AutoShardProblem::Use &u : p.uses)
+    readersOf[p.values[u.value].producer].push_back(u.consumer);
+  bool chained = false;
+  for (unsigned a = 0; a < numNodes && !chained; ++a)
+    for (unsigned n : readersOf[a]) {
+      if (n != a && colour[n] == colour[a])
+        chained = true;
+      else if (operandsSeen[n] == 1)
+        for (unsigned b : readersOf[n])
+          chained |= b != a && colour[b] == colour[a];
+    }
   ClusteredProblem out;
   out.groupOf.resize(numNodes);
   Interner<std::pair<unsigned, unsigned>> groups;
   std::map<unsigned, unsigned> seen;
   std::vector<unsigned> groupSize;
   for (unsigned n = 0; n < numNodes; ++n) {
-    unsigned g = groups.get({colour[n], seen[colour[n]]++ % 2});
+    unsigned phase = chained ? seen[colour[n]]++ % 2 : 0;
+    unsigned g = groups.get({colour[n], phase});
     out.groupOf[n] = g;
     if (g == groupSize.size())
       groupSize.push_back(0);
     ++groupSize[g];
   }
   size_t numGroups = groupSize.size();
-  if (2 * numGroups > numNodes)
+  // At least three layers' worth: two layers tied into one problem made the
+  // GPT-3-shaped step's relaxation fractional (a worse plan, no faster).
+  if (3 * numGroups > numNodes)
     return std::nullopt;
 
   AutoShardProblem &r = out.reduced;
