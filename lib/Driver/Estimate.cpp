@@ -81,6 +81,18 @@ shardc::partitionTraining(ModuleOp module, const EstimateRequest &request,
   return getEntryFunction(module);
 }
 
+LogicalResult shardc::recomputeStep(ModuleOp module,
+                                   const EstimateOptions &options) {
+  if (options.recompute == Recompute::None)
+    return success();
+  ShardcRecomputeOptions recompute;
+  recompute.mode = recomputeName(options.recompute).str();
+  recompute.layerInputs = options.layerInputs;
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addNestedPass<func::FuncOp>(createShardcRecompute(recompute));
+  return pm.run(module);
+}
+
 FailureOr<StepEstimate>
 shardc::estimateTraining(ModuleOp module, const EstimateRequest &request) {
   EstimateOptions options = request.options;

@@ -8,6 +8,7 @@
 
 #include "shardc/Driver/PlanSearch.h"
 
+#include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Import/JsonImporter.h"
 
@@ -126,19 +127,32 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   step.zeroAxes.clear();
   if (c.zero)
     step.zeroAxes.push_back(request.dataAxis);
+  // Partitioned once without recompute; each recompute policy of the
+  // group rewrites a copy (recompute is the program's, not the estimate's).
   step.options = optionsOf(c);
+  step.options.recompute = Recompute::None;
   double parameters = 0;
-  FailureOr<func::FuncOp> spmd = partitionTraining(*module, step, parameters);
-  if (failed(spmd))
+  if (failed(partitionTraining(*module, step, parameters)))
     return failure();
   ++result.programsPartitioned;
-  MeshOp mesh = getOnlyMesh(*module);
+  std::map<Recompute, OwningOpRef<ModuleOp>> recomputed;
   std::vector<StepEstimate> out;
   for (const PlanCandidate &member : group) {
     EstimateOptions o = optionsOf(member);
     o.globalParameters = parameters;
+    ModuleOp program = *module;
+    if (member.recompute != Recompute::None) {
+      OwningOpRef<ModuleOp> &copy = recomputed[member.recompute];
+      if (!copy) {
+        copy = module->clone();
+        if (failed(recomputeStep(*copy, o)))
+          return failure();
+      }
+      program = *copy;
+    }
     FailureOr<StepEstimate> e =
-        estimateStep(*spmd, mesh, request.base.machine, o);
+        estimateStep(getEntryFunction(program), getOnlyMesh(program),
+                     request.base.machine, o);
     if (failed(e))
       return failure();
     out.push_back(*e);

@@ -147,7 +147,8 @@ json::Object shardc::planSearchToJson(const PlanSearchResult &result,
 
 static std::string gigabytes(double bytes) {
   std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.1f GB", bytes / 1e9);
+  // Three digits: a small machine's plans differ below 0.1 GB.
+  llvm::raw_string_ostream(s) << llvm::format("%.3g GB", bytes / 1e9);
   return s;
 }
 

@@ -40,6 +40,13 @@ mlir::FailureOr<mlir::func::FuncOp>
 partitionTraining(mlir::ModuleOp module, const EstimateRequest &request,
                   double &globalParameters);
 
+/// Runs the recompute pass (docs/recompute.md) on `module`, a partitioned
+/// step from partitionTraining built without recompute, as
+/// `options.recompute` and `options.layerInputs` say: the whole-plan search
+/// partitions a step once and recomputes a copy of it per policy.
+mlir::LogicalResult recomputeStep(mlir::ModuleOp module,
+                                  const EstimateOptions &options);
+
 /// Rewrites `module` (a global model whose first output is a scalar loss)
 /// into its partitioned training step and estimates it. Fails after a
 /// diagnostic.
