@@ -44,6 +44,18 @@ struct PendingSend {
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
+/// Whether a collective moving `bytes` from this member first meets its
+/// group (Impl::meet): below this a transfer takes about as long as the
+/// usual spin anyway, and a barrier's latency would show.
+inline bool meetsFirst(int64_t bytes) { return bytes >= (256 << 10); }
+/// How long to poll the transfer of `bytes` without pause once the group
+/// has met: shared memory moves several GB/s, so a spin this long means a
+/// member stopped mid-transfer, which the sleeping wait then times out on.
+inline double transferSpinSeconds(int64_t bytes) {
+  constexpr double kSlowestBytesPerSecond = 200e6;
+  return kSpinSeconds + double(bytes) / kSlowestBytesPerSecond;
+}
+
 inline const char *reductionName(Reduction kind) {
   return kind == Reduction::Sum ? "sum" : "max";
 }
