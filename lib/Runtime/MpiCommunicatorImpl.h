@@ -88,6 +88,10 @@ struct MpiCommunicator::Impl {
   /// One communicator per group (members in group-index order).
   std::map<std::vector<int64_t>, MPI_Comm> groups;
   std::vector<std::shared_ptr<detail::PendingSend>> pending;
+  /// Bytes of the started reductions not yet waited for
+  /// (MpiPendingReduction.cpp): MPI moves them all at once, so the wait for
+  /// one spins long enough for all of them.
+  int64_t reductionBytesInFlight = 0;
   /// Staging buffers of the collectives (packed blocks, received chunks),
   /// kept between calls so a step's collectives reuse them: a collective
   /// uses slot 0 and, if it needs two at once, slot 1.

@@ -66,17 +66,18 @@ public:
     this->call = call;
     this->fold = std::move(fold);
     if (meetsFirst(bytes)) {
-      spinSeconds = transferSpinSeconds(bytes);
+      meets = true;
       if (failed(impl.check(MPI_Ibarrier(comm, &requests[0]), "MPI_Ibarrier")))
         return failure();
     }
-    started = true;
     if (failed(impl.check(startTransfer(&requests[1]), call))) {
       // The barrier, if any, must still complete before this returns.
       (void)impl.wait(requests[0], "MPI_Ibarrier", [&] { return what; });
-      started = false;
       return failure();
     }
+    started = true;
+    this->bytes = bytes;
+    impl.reductionBytesInFlight += bytes;
     return success();
   }
 
@@ -102,7 +103,13 @@ public:
 private:
   LogicalResult finishCalls() {
     auto describe = [&] { return what; };
+    // Once the group has met, every reduction in flight shares the
+    // transport with this one (Open MPI moves their fragments in turn):
+    // the pause-free poll lasts as long as all of them take.
+    double spinSeconds =
+        meets ? transferSpinSeconds(impl.reductionBytesInFlight) : kSpinSeconds;
     started = false;
+    impl.reductionBytesInFlight -= bytes;
     if (failed(impl.wait(requests[0], "MPI_Ibarrier", describe)) ||
         failed(impl.wait(requests[1], call, describe, MPI_STATUS_IGNORE,
                          spinSeconds))) {
@@ -119,7 +126,9 @@ private:
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   std::function<void()> fold;
   bool started = false, broken = false;
-  double spinSeconds = kSpinSeconds;
+  /// Started with a meeting (a large transfer); its size.
+  bool meets = false;
+  int64_t bytes = 0;
   SmallVector<std::unique_ptr<unsigned char[]>, 2> buffers;
 };
 } // namespace
