@@ -39,8 +39,8 @@ BackendOptions::BackendOptions(cl::SubCommand &sub)
       mpiOverlap("mpi-overlap",
                  cl::desc("mpi backend: all_reduce and reduce_scatter "
                           "travel while the next ops compute and complete "
-                          "where their result is first used (default on)"),
-                 cl::init(true), cl::sub(sub)),
+                          "where their result is first used (default off)"),
+                 cl::init(false), cl::sub(sub)),
       mpiTestFault("mpi-test-fault",
                    cl::desc("Testing only: stop:R or kill:R makes rank R "
                             "stop or die before the first run"),

@@ -73,8 +73,9 @@ struct MpiCommunicatorOptions {
   /// all_reduce and reduce_scatter started by the interpreter run as MPI's
   /// nonblocking collectives that progress between ops and complete where
   /// their result is first needed (startAllReduce), so gradient reductions
-  /// overlap the backward pass. Off: each completes before the next op.
-  bool overlapReductions = true;
+  /// overlap the backward pass. Off (the default: on two busy cores it
+  /// measured slower, bench/README.md): each completes before the next op.
+  bool overlapReductions = false;
 };
 
 class MpiCommunicator : public Communicator {
