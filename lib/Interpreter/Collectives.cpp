@@ -167,13 +167,11 @@ FailureOr<std::unique_ptr<PendingCollective>>
 shardc::detail::startCollective(Operation *op, Tensor input,
                                 Communicator *communicator,
                                 MeshTopologyCache &meshes) {
-  FailureOr<CollectiveSite> site =
-      resolveSite(op, input, communicator, meshes);
+  FailureOr<CollectiveSite> site = resolveSite(op, input, communicator, meshes);
   if (failed(site))
     return failure();
   CollectiveOpInterface collective = site->collective;
-  Reduction kind =
-      toCommunicatorReduction(collective.getCollectiveReduction());
+  Reduction kind = toCommunicatorReduction(collective.getCollectiveReduction());
   FailureOr<std::unique_ptr<PendingCollective>> pending = failure();
   if (collective.getCollectiveKind() == CollectiveKind::AllReduce) {
     pending = communicator->startAllReduce(std::move(input), site->group, kind);
@@ -184,12 +182,12 @@ shardc::detail::startCollective(Operation *op, Tensor input,
       return failure();
     if (input.dim(dim) % parts != 0) {
       // An uneven dim: padded to equal blocks (padToBlocks).
-      llvm::Expected<Tensor> padded =
-          tryResizeDim(input, dim, (input.dim(dim) + parts - 1) / parts * parts);
+      llvm::Expected<Tensor> padded = tryResizeDim(
+          input, dim, (input.dim(dim) + parts - 1) / parts * parts);
       if (!padded)
-        return op->emitError() << "'" << op->getName() << "' on device "
-                               << site->device << ": "
-                               << llvm::toString(padded.takeError());
+        return op->emitError()
+               << "'" << op->getName() << "' on device " << site->device << ": "
+               << llvm::toString(padded.takeError());
       input = std::move(*padded);
     }
     pending = communicator->startReduceScatter(std::move(input), site->group,
@@ -202,9 +200,9 @@ shardc::detail::startCollective(Operation *op, Tensor input,
   return pending;
 }
 
-FailureOr<Tensor>
-shardc::detail::finishCollective(Operation *op, int64_t device,
-                                 PendingCollective &pending) {
+FailureOr<Tensor> shardc::detail::finishCollective(Operation *op,
+                                                   int64_t device,
+                                                   PendingCollective &pending) {
   return checkAnswer(op, device, pending.wait());
 }
 
@@ -212,8 +210,7 @@ FailureOr<Tensor>
 shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
                                    Communicator *communicator,
                                    MeshTopologyCache &meshes) {
-  FailureOr<CollectiveSite> site =
-      resolveSite(op, input, communicator, meshes);
+  FailureOr<CollectiveSite> site = resolveSite(op, input, communicator, meshes);
   if (failed(site))
     return failure();
   CollectiveOpInterface collective = site->collective;

@@ -163,10 +163,13 @@ MpiCommunicator::startAllReduce(Tensor local, ArrayRef<int64_t> group,
   LogicalResult begun = failure();
   // MPI has no half-float sum: halves always fold here, in group order.
   if (!impl->options.deterministicReductions && !isHalfDType(dtype)) {
-    begun = p.begin(c, bytes, "MPI_Iallreduce", [&](MPI_Request *r) {
-      return MPI_Iallreduce(p.local.rawData(), p.out.rawData(), n, type,
-                            mpiOp(kind), c, r);
-    }, nullptr);
+    begun = p.begin(
+        c, bytes, "MPI_Iallreduce",
+        [&](MPI_Request *r) {
+          return MPI_Iallreduce(p.local.rawData(), p.out.rawData(), n, type,
+                                mpiOp(kind), c, r);
+        },
+        nullptr);
   } else {
     int64_t members = group.size();
     unsigned char *gathered = p.stage(size_t(bytes) * members);
@@ -229,10 +232,13 @@ MpiCommunicator::startReduceScatter(Tensor local, ArrayRef<int64_t> group,
   LogicalResult begun = failure();
   // MPI has no half-float sum: halves always fold here, in group order.
   if (!impl->options.deterministicReductions && !isHalfDType(dtype)) {
-    begun = p.begin(c, bytes, "MPI_Ireduce_scatter_block", [&](MPI_Request *r) {
-      return MPI_Ireduce_scatter_block(send, p.out.rawData(), blockCount, type,
-                                       mpiOp(kind), c, r);
-    }, nullptr);
+    begun = p.begin(
+        c, bytes, "MPI_Ireduce_scatter_block",
+        [&](MPI_Request *r) {
+          return MPI_Ireduce_scatter_block(send, p.out.rawData(), blockCount,
+                                           type, mpiOp(kind), c, r);
+        },
+        nullptr);
   } else {
     // Member j receives block j of every member and folds them in group
     // order (MpiCommunicator::reduceScatter).
@@ -240,8 +246,8 @@ MpiCommunicator::startReduceScatter(Tensor local, ArrayRef<int64_t> group,
     begun = p.begin(
         c, bytes, "MPI_Ialltoall",
         [&](MPI_Request *r) {
-          return MPI_Ialltoall(send, blockCount, type, blocks, blockCount,
-                               type, c, r);
+          return MPI_Ialltoall(send, blockCount, type, blocks, blockCount, type,
+                               c, r);
         },
         [&p, blocks, n, blockCount, kind] {
           foldInOrder(blocks, n, blockCount, p.out.dtype(), kind,

@@ -56,8 +56,8 @@ void startReductions(MpiCommunicator &comm, llvm::ArrayRef<int64_t> group,
   for (const Tensor &t : inputs)
     refs.push_back(&t);
   for (Reduction kind : {Reduction::Sum, Reduction::Max}) {
-    FailureOr<std::unique_ptr<PendingCollective>> p = comm.startAllReduce(
-        inputOf(comm.deviceId(), shape), group, kind);
+    FailureOr<std::unique_ptr<PendingCollective>> p =
+        comm.startAllReduce(inputOf(comm.deviceId(), shape), group, kind);
     ASSERT_TRUE(succeeded(p));
     started.push_back({std::move(*p), reduceTensors(refs, kind),
                        "all_reduce " + stringifyReduction(kind).str()});
@@ -80,8 +80,8 @@ TEST(MpiPendingReductionTest, StartedReductionsGiveTheSimulatorsBits) {
     auto comm = MpiCommunicator::create(&context, options);
     ASSERT_TRUE(succeeded(comm));
     int64_t n = (*comm)->numDevices();
-    MeshTopology mesh = llvm::cantFail(
-        MeshTopology::create({"a", "b"}, {n % 2 == 0 ? 2 : 1, n % 2 ? n : n / 2}));
+    MeshTopology mesh = llvm::cantFail(MeshTopology::create(
+        {"a", "b"}, {n % 2 == 0 ? 2 : 1, n % 2 ? n : n / 2}));
     std::vector<SmallVector<int64_t>> groups = {
         (*comm)->everyDevice(), mesh.groupOf((*comm)->deviceId(), {"a"}),
         mesh.groupOf((*comm)->deviceId(), {"b"})};
