@@ -77,12 +77,14 @@ def timed(cmd, env):
     return wall, u1 - u0, s1 - s0
 
 
-def shardc_step(shardc, model, backend, steps):
+def shardc_step(shardc, model, backend, steps, overlap=False):
     """(wall, user, system) seconds per step of `shardc train`, and the
     same seconds of the whole run of N+1 steps (start-up included)."""
     def run(n):
         cmd = [shardc, "train", model, "--backend", backend, "--steps",
                str(n), "--seed", "0", "--check=false"]
+        if overlap:
+            cmd.append("--mpi-overlap")
         if backend == "mpi":
             cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n",
                    "2"] + cmd
@@ -202,6 +204,10 @@ def main():
     ap.add_argument("--torch-allreduce", action="store_true",
                     help="PyTorch with explicit per-parameter all-reduce "
                          "instead of DistributedDataParallel")
+    ap.add_argument("--compare-overlap", action=argparse.BooleanOptionalAction,
+                    default=True,
+                    help="also run the mpi variants with --mpi-overlap "
+                         "(reductions travel while the next ops compute)")
     ap.add_argument("--only", choices=["shardc", "torch"],
                     help=argparse.SUPPRESS)
     ap.add_argument("--worker-torch", type=int, help=argparse.SUPPRESS)
@@ -212,6 +218,9 @@ def main():
                             args.torch_allreduce)
 
     load = os.getloadavg()[0]
+    variants = [("threads", False), ("mpi", False)]
+    if args.compare_overlap:
+        variants.append(("mpi", True))
     samples, whole, torch_how = {}, {}, ""
     with tempfile.TemporaryDirectory() as tmp:
         models = {}
@@ -222,10 +231,11 @@ def main():
         for _ in range(args.rounds):
             if args.only != "torch":
                 for name, model in models.items():
-                    for backend in ("threads", "mpi"):
+                    for backend, overlap in variants:
                         step, run = shardc_step(args.shardc, model, backend,
-                                                args.steps)
-                        variant = f"shardc {backend} {name}"
+                                                args.steps, overlap)
+                        variant = f"shardc {backend} {name}" + (
+                            " overlap" if overlap else "")
                         samples.setdefault(variant, []).append(step)
                         whole.setdefault(variant, []).append(run)
             if args.only != "shardc":
@@ -261,6 +271,9 @@ def main():
     for layout in LAYOUTS:
         ratio(f"mpi / threads, {layout}, s/step", f"shardc mpi {layout}",
               f"shardc threads {layout}", (wall, "target <= 1.10x"))
+        ratio(f"mpi without / with --mpi-overlap, {layout}, s/step",
+              f"shardc mpi {layout}", f"shardc mpi {layout} overlap",
+              (wall, "> 1: overlap pays"))
     ratio("PyTorch DP / shardc mpi data=2, s/step", "PyTorch DP data=2",
           "shardc mpi data=2", (wall, "target >= 1.20x"))
     # Per step the threads backend's system time is a few hundredths of a

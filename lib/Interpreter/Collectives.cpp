@@ -65,10 +65,25 @@ static LogicalResult checkPairs(CollectivePermuteOp op, int64_t groupSize) {
   return success();
 }
 
-FailureOr<Tensor>
-shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
-                                   Communicator *communicator,
-                                   MeshTopologyCache &meshes) {
+namespace {
+/// Where a collective op runs on this device: its checked attributes and
+/// this device's group.
+struct CollectiveSite {
+  CollectiveOpInterface collective;
+  RankedTensorType resultType;
+  const MeshTopology *topology = nullptr;
+  SmallVector<StringRef> axes;
+  int64_t device = 0;
+  SmallVector<int64_t> group;
+};
+} // namespace
+
+/// Checks `op`'s attributes against its mesh and `input`, and finds this
+/// device's group.
+static FailureOr<CollectiveSite>
+resolveSite(Operation *op, const Tensor &input, Communicator *communicator,
+            shardc::detail::MeshTopologyCache &meshes) {
+  CollectiveSite site;
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   FlatSymbolRefAttr meshRef = collective ? collective.getMeshAttr() : nullptr;
   ArrayAttr axesAttr = collective ? collective.getAxes() : nullptr;
@@ -116,7 +131,94 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
     return op->emitError() << "device id " << device << " is outside mesh "
                            << meshRef << " of " << topology.numDevices()
                            << " devices";
-  SmallVector<int64_t> group = topology.groupOf(device, axes);
+  site.collective = collective;
+  site.resultType = resultType;
+  site.topology = &topology;
+  site.axes = std::move(axes);
+  site.device = device;
+  site.group = topology.groupOf(device, site.axes);
+  return site;
+}
+
+/// `answer` of the communicator for `op` on `device`: a communicator
+/// reports its own errors, this adds which op and device; the result must
+/// have the op's result type.
+static FailureOr<Tensor> checkAnswer(Operation *op, int64_t device,
+                                     FailureOr<Tensor> answer) {
+  if (failed(answer))
+    return op->emitError() << "'" << op->getName() << "' failed on device "
+                           << device;
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (answer->shape() != resultType.getShape())
+    return op->emitError() << "'" << op->getName() << "' produced "
+                           << answer->describe() << " on device " << device
+                           << " but its result type is " << resultType;
+  return answer;
+}
+
+bool shardc::detail::canStartCollective(Operation *op) {
+  auto collective = dyn_cast<CollectiveOpInterface>(op);
+  return collective &&
+         (collective.getCollectiveKind() == CollectiveKind::AllReduce ||
+          collective.getCollectiveKind() == CollectiveKind::ReduceScatter);
+}
+
+FailureOr<std::unique_ptr<PendingCollective>>
+shardc::detail::startCollective(Operation *op, Tensor input,
+                                Communicator *communicator,
+                                MeshTopologyCache &meshes) {
+  FailureOr<CollectiveSite> site = resolveSite(op, input, communicator, meshes);
+  if (failed(site))
+    return failure();
+  CollectiveOpInterface collective = site->collective;
+  Reduction kind = toCommunicatorReduction(collective.getCollectiveReduction());
+  FailureOr<std::unique_ptr<PendingCollective>> pending = failure();
+  if (collective.getCollectiveKind() == CollectiveKind::AllReduce) {
+    pending = communicator->startAllReduce(std::move(input), site->group, kind);
+  } else {
+    int64_t dim = collective.getCollectiveDim();
+    int64_t parts = static_cast<int64_t>(site->group.size());
+    if (failed(checkDim(op, input, "dim", dim)))
+      return failure();
+    if (input.dim(dim) % parts != 0) {
+      // An uneven dim: padded to equal blocks (padToBlocks).
+      llvm::Expected<Tensor> padded = tryResizeDim(
+          input, dim, (input.dim(dim) + parts - 1) / parts * parts);
+      if (!padded)
+        return op->emitError()
+               << "'" << op->getName() << "' on device " << site->device << ": "
+               << llvm::toString(padded.takeError());
+      input = std::move(*padded);
+    }
+    pending = communicator->startReduceScatter(std::move(input), site->group,
+                                               dim, kind);
+  }
+  if (failed(pending)) {
+    (void)checkAnswer(op, site->device, failure());
+    return failure();
+  }
+  return pending;
+}
+
+FailureOr<Tensor> shardc::detail::finishCollective(Operation *op,
+                                                   int64_t device,
+                                                   PendingCollective &pending) {
+  return checkAnswer(op, device, pending.wait());
+}
+
+FailureOr<Tensor>
+shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
+                                   Communicator *communicator,
+                                   MeshTopologyCache &meshes) {
+  FailureOr<CollectiveSite> site = resolveSite(op, input, communicator, meshes);
+  if (failed(site))
+    return failure();
+  CollectiveOpInterface collective = site->collective;
+  RankedTensorType resultType = site->resultType;
+  const MeshTopology &topology = *site->topology;
+  ArrayRef<StringRef> axes = site->axes;
+  int64_t device = site->device;
+  ArrayRef<int64_t> group = site->group;
   int64_t groupSize = static_cast<int64_t>(group.size());
 
   // A communicator reports its own errors; this adds which op and device.

@@ -15,6 +15,40 @@ using namespace mlir;
 using namespace shardc;
 
 Communicator::~Communicator() = default;
+PendingCollective::~PendingCollective() = default;
+
+namespace {
+/// A collective that completed when it was started.
+class CompletedCollective : public PendingCollective {
+public:
+  explicit CompletedCollective(FailureOr<Tensor> result)
+      : result(std::move(result)) {}
+  FailureOr<Tensor> wait() override { return std::move(result); }
+
+private:
+  FailureOr<Tensor> result;
+};
+} // namespace
+
+FailureOr<std::unique_ptr<PendingCollective>>
+Communicator::startAllReduce(Tensor local, llvm::ArrayRef<int64_t> group,
+                             Reduction kind) {
+  FailureOr<Tensor> result = allReduce(local, group, kind);
+  if (failed(result))
+    return failure();
+  return std::unique_ptr<PendingCollective>(
+      std::make_unique<CompletedCollective>(std::move(result)));
+}
+
+FailureOr<std::unique_ptr<PendingCollective>>
+Communicator::startReduceScatter(Tensor local, llvm::ArrayRef<int64_t> group,
+                                 int64_t dim, Reduction kind) {
+  FailureOr<Tensor> result = reduceScatter(local, group, dim, kind);
+  if (failed(result))
+    return failure();
+  return std::unique_ptr<PendingCollective>(
+      std::make_unique<CompletedCollective>(std::move(result)));
+}
 
 std::future<LogicalResult> Communicator::sendAsync(int64_t dest,
                                                    Tensor tensor) {

@@ -22,6 +22,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -283,8 +284,31 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     for (auto [arg, tensor] : llvm::zip(body.getArguments(), args))
       nonFinite->addArgument(arg, tensor);
   }
+  // Reductions started and not yet waited for, by result: each completes
+  // where its result is first needed, so a gradient's all_reduce travels
+  // while the backward pass goes on (Communicator::startAllReduce).
+  llvm::MapVector<Value, std::unique_ptr<PendingCollective>> inFlight;
+  auto finish = [&](ValueRange values) -> LogicalResult {
+    for (Value value : values) {
+      auto it = inFlight.find(value);
+      if (it == inFlight.end())
+        continue;
+      std::unique_ptr<PendingCollective> pending = std::move(it->second);
+      inFlight.erase(it);
+      FailureOr<Tensor> result = shardc::detail::finishCollective(
+          value.getDefiningOp(), options.communicator->deviceId(), *pending);
+      if (failed(result))
+        return failure();
+      env.define(value, std::move(*result));
+    }
+    return success();
+  };
   for (auto [index, op] : llvm::enumerate(body)) {
+    for (auto &entry : inFlight)
+      entry.second->progress();
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(finish(ret.getOperands())))
+        return failure();
       SmallVector<Tensor> results;
       for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
         const Tensor *tensor = env.lookup(value);
@@ -309,12 +333,35 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
       continue; // computed inside the groups of its users
     if (const shardc::detail::FusedGroup *group =
             fusion ? fusion->groupRootedAt(&op) : nullptr) {
+      SmallVector<Value> leaves;
+      for (const shardc::detail::FusedGroup::Leaf &leaf : group->leaves)
+        leaves.push_back(leaf.value);
+      if (failed(finish(leaves)))
+        return failure();
       if (failed(runGroup(op, *group, env, options.maxTensorBytes)))
         return failure();
       env.release(*group, op.getResult(0), index);
       continue;
     }
 
+    if (failed(finish(op.getOperands())))
+      return failure();
+    if (!nonFinite && options.communicator &&
+        shardc::detail::canStartCollective(&op)) {
+      // Started only when this op consumes its operand (a gradient is
+      // reduced once) and something later reads the result.
+      Value operand = op.getOperand(0), result = op.getResult(0);
+      if (env.isOwned(operand) && env.diesAt(operand, index) &&
+          !env.diesAt(result, index)) {
+        FailureOr<std::unique_ptr<PendingCollective>> pending =
+            shardc::detail::startCollective(&op, env.take(operand),
+                                            options.communicator, meshes);
+        if (failed(pending))
+          return failure();
+        inFlight.insert({result, std::move(*pending)});
+        continue;
+      }
+    }
     SmallVector<const Tensor *> operands;
     for (Value operand : op.getOperands()) {
       const Tensor *tensor = env.lookup(operand);

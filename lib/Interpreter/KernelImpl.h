@@ -123,6 +123,19 @@ mlir::FailureOr<Tensor> evaluateCollective(mlir::Operation *op,
                                            Communicator *communicator,
                                            MeshTopologyCache &meshes);
 
+/// all_reduce and reduce_scatter can be started now and waited for later
+/// (Communicator::startAllReduce).
+bool canStartCollective(mlir::Operation *op);
+/// Starts such a collective on this device's `input` (handed over), after
+/// evaluateCollective's checks.
+mlir::FailureOr<std::unique_ptr<PendingCollective>>
+startCollective(mlir::Operation *op, Tensor input, Communicator *communicator,
+                MeshTopologyCache &meshes);
+/// Waits for a collective startCollective started on `device`, and checks
+/// its result as evaluateCollective does.
+mlir::FailureOr<Tensor> finishCollective(mlir::Operation *op, int64_t device,
+                                         PendingCollective &pending);
+
 } // namespace shardc::detail
 
 #endif // SHARDC_LIB_INTERPRETER_KERNELIMPL_H

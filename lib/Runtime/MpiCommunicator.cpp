@@ -107,19 +107,13 @@ MpiCommunicator::Impl::wait(llvm::MutableArrayRef<MPI_Request> requests,
 FailureOr<double>
 MpiCommunicator::Impl::meet(MPI_Comm comm, int64_t bytes,
                             llvm::function_ref<std::string()> what) {
-  // Below this a transfer takes about as long as the usual spin anyway,
-  // and a barrier's latency would show.
-  constexpr int64_t kMeetBytes = 256 << 10;
-  // Shared memory moves several GB/s; a spin this long means a member
-  // stopped mid-transfer, which the sleeping wait then times out on.
-  constexpr double kSlowestBytesPerSecond = 200e6;
-  if (bytes < kMeetBytes)
+  if (!detail::meetsFirst(bytes))
     return detail::kSpinSeconds;
   MPI_Request request;
   if (failed(complete(MPI_Ibarrier(comm, &request), request, "MPI_Ibarrier",
                       what)))
     return failure();
-  return detail::kSpinSeconds + double(bytes) / kSlowestBytesPerSecond;
+  return detail::transferSpinSeconds(bytes);
 }
 
 void MpiCommunicator::Impl::freeAll() {

@@ -44,6 +44,18 @@ struct PendingSend {
   MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
 };
 
+/// Whether a collective moving `bytes` from this member first meets its
+/// group (Impl::meet): below this a transfer takes about as long as the
+/// usual spin anyway, and a barrier's latency would show.
+inline bool meetsFirst(int64_t bytes) { return bytes >= (256 << 10); }
+/// How long to poll the transfer of `bytes` without pause once the group
+/// has met: shared memory moves several GB/s, so a spin this long means a
+/// member stopped mid-transfer, which the sleeping wait then times out on.
+inline double transferSpinSeconds(int64_t bytes) {
+  constexpr double kSlowestBytesPerSecond = 200e6;
+  return kSpinSeconds + double(bytes) / kSlowestBytesPerSecond;
+}
+
 inline const char *reductionName(Reduction kind) {
   return kind == Reduction::Sum ? "sum" : "max";
 }
@@ -76,6 +88,10 @@ struct MpiCommunicator::Impl {
   /// One communicator per group (members in group-index order).
   std::map<std::vector<int64_t>, MPI_Comm> groups;
   std::vector<std::shared_ptr<detail::PendingSend>> pending;
+  /// Bytes of the started reductions not yet waited for
+  /// (MpiPendingReduction.cpp): MPI moves them all at once, so the wait for
+  /// one spins long enough for all of them.
+  int64_t reductionBytesInFlight = 0;
   /// Staging buffers of the collectives (packed blocks, received chunks),
   /// kept between calls so a step's collectives reuse them: a collective
   /// uses slot 0 and, if it needs two at once, slot 1.

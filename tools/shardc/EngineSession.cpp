@@ -36,6 +36,11 @@ BackendOptions::BackendOptions(cl::SubCommand &sub)
           cl::value_desc("seconds"),
           cl::init(MpiCommunicatorOptions::kDefaultTimeoutSeconds),
           cl::sub(sub)),
+      mpiOverlap("mpi-overlap",
+                 cl::desc("mpi backend: all_reduce and reduce_scatter "
+                          "travel while the next ops compute and complete "
+                          "where their result is first used (default off)"),
+                 cl::init(false), cl::sub(sub)),
       mpiTestFault("mpi-test-fault",
                    cl::desc("Testing only: stop:R or kill:R makes rank R "
                             "stop or die before the first run"),
@@ -74,6 +79,7 @@ mlir::LogicalResult BackendOptions::apply(EngineOptions &options,
   options.backend = *kind;
   options.blasThreadsPerDevice = blasThreads;
   options.mpi.timeoutSeconds = timeout;
+  options.mpi.overlapReductions = mpiOverlap;
   // Device threads read the IR and may build types or attributes while
   // reporting an error, which a single-threaded context does not guard.
   if (*kind == BackendKind::Threads)

@@ -43,6 +43,7 @@ private:
   llvm::cl::opt<std::string> backend;
   llvm::cl::opt<int> blasThreads;
   llvm::cl::opt<double> mpiTimeout;
+  llvm::cl::opt<bool> mpiOverlap;
   llvm::cl::opt<std::string> mpiTestFault;
 };
 

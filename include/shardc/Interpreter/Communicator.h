@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <future>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -67,6 +68,21 @@ void reduceElements(T *acc, const T *x, int64_t n, Reduction kind) {
       acc[i] = std::max(acc[i], x[i]);
   }
 }
+
+/// A reduction started by Communicator::startAllReduce or
+/// startReduceScatter and not yet waited for: the device computes on while
+/// the transport moves its data, and waits only where the result is first
+/// needed (gradient reductions overlapped with the backward pass).
+class PendingCollective {
+public:
+  virtual ~PendingCollective();
+  /// Lets the transport move data without waiting; the interpreter calls it
+  /// between ops. Errors are kept for wait().
+  virtual void progress() {}
+  /// The collective's result, once every member has joined it; the same
+  /// failures (and timeouts) as the blocking call.
+  virtual mlir::FailureOr<Tensor> wait() = 0;
+};
 
 /// Collectives take a `group`: device ids in group-index order, containing
 /// this device (the group-index order is the order blocks are concatenated
@@ -121,6 +137,19 @@ public:
   virtual mlir::FailureOr<Tensor>
   collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
                     llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) = 0;
+
+  //===--- reductions that complete later --------------------------------===//
+  /// allReduce / reduceScatter started now and finished by the returned
+  /// object's wait(); the pending call owns `local` until then. Members
+  /// start the same calls in the same order, as with the blocking ones, and
+  /// may start others (of any kind) before waiting. The result is the
+  /// blocking call's, bit for bit. The default runs the blocking call at
+  /// once: a backend without its own overlap is still correct.
+  virtual mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  startAllReduce(Tensor local, llvm::ArrayRef<int64_t> group, Reduction kind);
+  virtual mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  startReduceScatter(Tensor local, llvm::ArrayRef<int64_t> group, int64_t dim,
+                     Reduction kind);
 
   //===--- The engine API's signatures: collectives over every device -----===//
   mlir::FailureOr<Tensor> allGather(const Tensor &local, int64_t dim = 0);

@@ -70,6 +70,12 @@ struct MpiCommunicatorOptions {
   /// every step page-faults its large activations, gradients and
   /// collective buffers in afresh.
   bool retainFreedMemory = true;
+  /// all_reduce and reduce_scatter started by the interpreter run as MPI's
+  /// nonblocking collectives that progress between ops and complete where
+  /// their result is first needed (startAllReduce), so gradient reductions
+  /// overlap the backward pass. Off (the default: on two busy cores it
+  /// measured slower, bench/README.md): each completes before the next op.
+  bool overlapReductions = false;
 };
 
 class MpiCommunicator : public Communicator {
@@ -118,6 +124,16 @@ public:
                                    llvm::ArrayRef<int64_t> group,
                                    int64_t splitDim,
                                    int64_t concatDim) override;
+  /// The reductions above as MPI nonblocking collectives that complete in
+  /// PendingCollective::wait (MpiPendingReduction.cpp), with the blocking
+  /// calls' bits, liveness answers and timeout; the blocking calls when
+  /// MpiCommunicatorOptions::overlapReductions is off.
+  mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  startAllReduce(Tensor local, llvm::ArrayRef<int64_t> group,
+                 Reduction kind) override;
+  mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  startReduceScatter(Tensor local, llvm::ArrayRef<int64_t> group, int64_t dim,
+                     Reduction kind) override;
   mlir::FailureOr<Tensor>
   collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
                     llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) override;
