@@ -82,7 +82,7 @@ shardc::partitionTraining(ModuleOp module, const EstimateRequest &request,
 }
 
 LogicalResult shardc::recomputeStep(ModuleOp module,
-                                   const EstimateOptions &options) {
+                                    const EstimateOptions &options) {
   if (options.recompute == Recompute::None)
     return success();
   ShardcRecomputeOptions recompute;

@@ -230,8 +230,8 @@ bool hasShardingAnnotations(func::FuncOp func) {
 
 /// One line of the totals: `module`'s simulated time, largest
 /// communication and peak bytes per device on `inputs`.
-void printLayoutTotals(StringRef name, ModuleOp module,
-                       ArrayRef<Tensor> inputs, std::optional<int64_t> budget) {
+void printLayoutTotals(StringRef name, ModuleOp module, ArrayRef<Tensor> inputs,
+                       std::optional<int64_t> budget) {
   // A layout the partitioner cannot make is reported, not an error of
   // explain.
   std::string errors;
