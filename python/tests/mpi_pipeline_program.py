@@ -3,6 +3,7 @@ MLP pipelined over pipe=4 on the mpi backend (its rank one stage), and
 checks the whole parameters and loss it gets against the simulator's
 training of the same model and seed, which must have the same bits."""
 import os
+import sys
 
 import numpy as np
 
@@ -18,4 +19,5 @@ assert mpi.ok and sim.ok, mpi.mismatches + sim.mismatches
 assert mpi.loss == sim.loss, (mpi.loss, sim.loss)
 for name, array in sim.parameters.items():
     assert np.array_equal(mpi.parameters[name], array), name
-print(f"rank {rank}: OK max_rel_err={mpi.max_rel_err:.3g}", flush=True)
+sys.stdout.write(f"rank {rank}: OK max_rel_err={mpi.max_rel_err:.3g}\n")
+sys.stdout.flush()
