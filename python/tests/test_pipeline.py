@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import shardc
+from shardc._compile import _tool_environment
 from shardc._tool import SHARDC_TOOL
 from conftest import ROOT
 
@@ -25,7 +26,7 @@ def shardc_pipeline(*args):
     """`shardc pipeline`'s max_rel_err as it prints it (%.3g)."""
     p = subprocess.run([SHARDC_TOOL, "pipeline", *args], text=True,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=300)
+                       timeout=300, env=_tool_environment())
     assert p.returncode == 0, p.stdout + p.stderr
     return re.search(r"max_rel_err=(\S+) OK", p.stdout).group(1)
 
@@ -94,7 +95,8 @@ def test_mpi_ranks_get_the_simulators_parameters():
     cli = subprocess.run([MPIRUN, "-n", "4", SHARDC_TOOL, "pipeline", mlp4,
                           "--backend", "mpi", "--microbatches", "4",
                           "--seed", "0"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, timeout=300)
+                         stderr=subprocess.PIPE, text=True, timeout=300,
+                         env=_tool_environment())
     assert cli.returncode == 0, cli.stdout + cli.stderr
     printed = re.search(r"max_rel_err=(\S+) OK", cli.stdout).group(1)
     assert {e for _, e in reports} == {printed}
