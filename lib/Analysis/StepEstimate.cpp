@@ -20,6 +20,8 @@
 
 #include "shardc/Analysis/StepEstimate.h"
 
+#include "shardc/Analysis/ForwardPass.h"
+
 #include "shardc/Dialect/RecomputedAttr.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -151,20 +153,8 @@ void Estimator::classify() {
   }
   Operation *ret = body.getTerminator();
 
-  // Forward: the loss's backward slice.
+  llvm::DenseSet<Operation *> forward = collectForwardPass(ret);
   SmallVector<Operation *> work;
-  llvm::DenseSet<Operation *> forward;
-  if (ret->getNumOperands())
-    if (Operation *def = ret->getOperand(0).getDefiningOp())
-      work.push_back(def);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!forward.insert(op).second)
-      continue;
-    for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp())
-        work.push_back(def);
-  }
 
   // The gradients' slice (what the returned gradients need); the update
   // is everything else after the forward pass.

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardc/Analysis/ForwardPass.h"
 #include "shardc/Dialect/RecomputedAttr.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -102,17 +103,7 @@ bool Recomputer::classify() {
         }))
       constantDerived.insert(&op);
   }
-  SmallVector<Operation *> work;
-  if (Operation *def = terminator->getOperand(0).getDefiningOp())
-    work.push_back(def);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!forward.insert(op).second)
-      continue;
-    for (Value v : op->getOperands())
-      if (Operation *def = v.getDefiningOp())
-        work.push_back(def);
-  }
+  forward = collectForwardPass(terminator);
   return true;
 }
 

@@ -1,0 +1,24 @@
+//===- ForwardPass.h - what a training step's loss depends on ---*- C++ -*-===//
+//
+// A training step returns its loss first. Its forward pass is every op the
+// loss depends on: the estimate splits the step into phases by it, and the
+// recompute pass copies only such ops into the backward pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SHARDC_ANALYSIS_FORWARDPASS_H
+#define SHARDC_ANALYSIS_FORWARDPASS_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace shardc {
+
+/// The ops the first operand of `terminator` (a training step's return:
+/// the loss) depends on, transitively. Empty when it has no operands.
+llvm::DenseSet<mlir::Operation *>
+collectForwardPass(mlir::Operation *terminator);
+
+} // namespace shardc
+
+#endif // SHARDC_ANALYSIS_FORWARDPASS_H
