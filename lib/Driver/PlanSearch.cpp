@@ -40,6 +40,22 @@ std::vector<int64_t> divisors(int64_t n) {
   return out;
 }
 
+/// The interleaved schedule's chunk counts v a stage of `stageLayers` layers
+/// allows with `microbatches` micro-batches on `stages` stages: v divides
+/// the stage's layers, the micro-batches come in rounds of the stages, and
+/// v is at most 8 (each chunk adds two sends per micro-batch; past that
+/// the bubble they save is small).
+std::vector<int64_t> interleavings(int64_t stageLayers, int64_t microbatches,
+                                   int64_t stages) {
+  std::vector<int64_t> out;
+  if (microbatches % stages != 0)
+    return out;
+  for (int64_t v : divisors(stageLayers))
+    if (v >= 2 && v <= 8)
+      out.push_back(v);
+  return out;
+}
+
 /// The linear extrapolation in depth, E(L) = E(1) + (L - 1)(E(2) - E(1)),
 /// of every additive figure (a layer adds the same states, saved values,
 /// FLOPs and seconds to each; the estimate divides them among stages).
@@ -57,7 +73,7 @@ StepEstimate extrapolate(const StepEstimate &one, const StepEstimate &two,
         &StepEstimate::savedActivationsPerMicrobatch,
         &StepEstimate::computeSeconds,
         &StepEstimate::exposedCommunicationSeconds,
-        &StepEstimate::bubbleSeconds,
+        &StepEstimate::bubbleSeconds, &StepEstimate::pipelineSendSeconds,
         &StepEstimate::criticalCommunicationSeconds,
         &StepEstimate::prefetchCommunicationSeconds,
         &StepEstimate::gradientCommunicationSeconds,
@@ -84,6 +100,7 @@ private:
     o.microbatches = c.microbatches;
     o.recompute = c.recompute;
     o.schedule = c.schedule;
+    o.virtualStages = c.virtualStages;
     o.zeroStage = c.zero ? 2 : 0;
     return o;
   }
@@ -247,14 +264,22 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
           c.microbatches = batch / (b * d);
           c.zero = zero;
           for (Recompute r :
-               {Recompute::None, Recompute::Selective, Recompute::Full})
-            for (PipelineScheduleKind s : {PipelineScheduleKind::OneFOneB,
-                                           PipelineScheduleKind::GPipe}) {
-              if (p == 1 && s != PipelineScheduleKind::OneFOneB)
-                continue;
-              c.recompute = r, c.schedule = s;
+               {Recompute::None, Recompute::Selective, Recompute::Full}) {
+            c.recompute = r, c.virtualStages = 1;
+            c.schedule = PipelineScheduleKind::OneFOneB;
+            survivors.push_back(c);
+            if (p == 1)
+              continue;
+            c.schedule = PipelineScheduleKind::GPipe;
+            survivors.push_back(c);
+            // Interleaved: each device's layers cut into v equal chunks,
+            // the micro-batches in rounds of p.
+            c.schedule = PipelineScheduleKind::Interleaved;
+            for (int64_t v : interleavings(layers / p, c.microbatches, p)) {
+              c.virtualStages = v;
               survivors.push_back(c);
             }
+          }
         }
       }
     }

@@ -15,8 +15,13 @@
 using namespace shardc;
 namespace json = llvm::json;
 
-static llvm::StringRef scheduleName(PipelineScheduleKind k) {
-  return k == PipelineScheduleKind::GPipe ? "gpipe" : "1f1b";
+/// The schedule as the report and `why` name it: interleaved with its
+/// chunks per device.
+static std::string scheduleName(const PlanCandidate &c) {
+  std::string name = stringifyPipelineSchedule(c.schedule).str();
+  if (c.schedule == PipelineScheduleKind::Interleaved)
+    name += " x" + std::to_string(c.virtualStages);
+  return name;
 }
 
 static json::Array meshAxes(const PlanCandidate &c,
@@ -42,7 +47,9 @@ static json::Object planFields(const PlanCandidate &c,
                                const PlanSearchRequest &request) {
   json::Object pipeline{{"stages", c.pipe}};
   pipeline["axis"] = c.pipe > 1 ? json::Value(request.pipeAxis) : nullptr;
-  pipeline["schedule"] = scheduleName(c.schedule);
+  pipeline["schedule"] = stringifyPipelineSchedule(c.schedule);
+  if (c.schedule == PipelineScheduleKind::Interleaved)
+    pipeline["virtual_stages"] = c.virtualStages;
   return json::Object{{"mesh", json::Object{{"axes", meshAxes(c, request)}}},
                       {"pipeline", std::move(pipeline)},
                       {"micro_batch_size", c.microBatch},
@@ -90,8 +97,7 @@ static std::vector<Dimension> dimensions() {
        }},
       {"schedule",
        [](const PlanCandidate &c) {
-         return c.pipe > 1 ? scheduleName(c.schedule).str()
-                           : std::string("no pipeline");
+         return c.pipe > 1 ? scheduleName(c) : std::string("no pipeline");
        }},
   };
 }
@@ -164,10 +170,12 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
      << ", recompute " << recomputeName(c.recompute) << ", ZeRO "
      << (c.zero ? "over " + request.dataAxis : "none");
   if (c.pipe > 1)
-    os << ", schedule " << scheduleName(c.schedule);
+    os << ", schedule " << scheduleName(c);
   os << "\n";
   EstimateRequest shown = request.base;
   shown.options.recompute = c.recompute;
+  shown.options.schedule = c.schedule;
+  shown.options.virtualStages = c.virtualStages;
   printEstimate(c.estimate, shown, os);
   os << "search: " << result.programsPartitioned << " programs partitioned, "
      << result.candidates.size() << " plans priced (" << result.layers

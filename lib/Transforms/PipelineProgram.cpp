@@ -138,6 +138,11 @@ private:
 } // namespace
 
 LogicalResult PipelineBuilder::checkFunction() {
+  if (!isRunnableSchedule(options.schedule))
+    return func.emitError()
+           << "the " << stringifyPipelineSchedule(options.schedule)
+           << " schedule is priced by `shardc estimate` only; pipelined "
+              "programs run gpipe or 1f1b";
   if (!func.getBody().hasOneBlock())
     return func.emitError("pipelining needs a function with a single block");
   if (func->hasAttr(ShardcDialect::getSpmdAttrName()))

@@ -54,6 +54,8 @@ struct PlanCandidate {
   bool zero = false;
   Recompute recompute = Recompute::None;
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// The interleaved schedule's chunks per device; 1 otherwise.
+  int64_t virtualStages = 1;
   /// Extrapolated from the representative problem, or (wholeModel) the
   /// estimate of the whole model.
   StepEstimate estimate;
