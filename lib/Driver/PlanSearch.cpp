@@ -10,9 +10,12 @@
 
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/JsonImporter.h"
+#include "shardc/Import/ShardingPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 #include <map>
@@ -26,10 +29,10 @@ namespace {
 /// What makes two candidates the same partitioned program: the pipeline
 /// size follows from the other two sizes, and recompute and the schedule
 /// are options of the estimate.
-using ProgramKey = std::tuple<int64_t, int64_t, int64_t, bool>;
+using ProgramKey = std::tuple<int64_t, int64_t, int64_t, bool, bool>;
 
 ProgramKey keyOf(const PlanCandidate &c) {
-  return {c.model, c.data, c.microBatch, c.zero};
+  return {c.model, c.data, c.microBatch, c.zero, c.sequenceParallel};
 }
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -110,6 +113,10 @@ private:
   FailureOr<std::vector<StepEstimate>>
   price(const std::vector<PlanCandidate> &group, int64_t keptLayers);
 
+  LogicalResult
+  splitSequence(ModuleOp module,
+                const std::vector<std::pair<std::string, int64_t>> &axes);
+
   /// Prices the group on the representative problem (or the whole model,
   /// when it has at most two layers).
   LogicalResult priceGroup(std::vector<PlanCandidate> group);
@@ -127,6 +134,52 @@ private:
 
 } // namespace
 
+/// Sequence parallelism as plan rules on the residual stream's values in
+/// `module` (their ranks are the imported types'), applied as a plan is;
+/// the rules are kept for the plan file.
+LogicalResult Searcher::splitSequence(
+    ModuleOp module, const std::vector<std::pair<std::string, int64_t>> &axes) {
+  func::FuncOp func = getEntryFunction(module);
+  if (!func)
+    return failure();
+  llvm::StringSet<> residual;
+  for (const std::string &name : graph.residualStream())
+    residual.insert(name);
+  ShardingPlan plan;
+  for (const auto &[name, size] : axes)
+    plan.axes.emplace_back(name, size);
+  std::vector<std::pair<std::string, llvm::json::Value>> rules;
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() != 1)
+      return;
+    Value v = op->getResult(0);
+    StringRef name = getSourceName(v);
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!residual.contains(name) || !type || type.getRank() < 2)
+      return;
+    ShardingPlan::Rule rule{name.str(), {}};
+    llvm::json::Array spec;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      const std::string *axis = d == 0   ? &request.dataAxis
+                                : d == 1 ? &request.modelAxis
+                                         : nullptr;
+      rule.dims.emplace_back();
+      if (axis)
+        rule.dims.back().push_back(*axis);
+      spec.push_back(axis ? llvm::json::Value(*axis) : nullptr);
+    }
+    plan.rules.push_back(std::move(rule));
+    rules.emplace_back(name.str(), std::move(spec));
+  });
+  if (llvm::Error e = applyShardingPlan(module, plan, "<sequence parallel>")) {
+    emitError(module.getLoc()) << llvm::toString(std::move(e));
+    return failure();
+  }
+  if (rules.size() > result.sequenceParallelRules.size())
+    result.sequenceParallelRules = std::move(rules);
+  return success();
+}
+
 FailureOr<std::vector<StepEstimate>>
 Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   const PlanCandidate &c = group.front();
@@ -139,6 +192,8 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   OwningOpRef<ModuleOp> module =
       importJsonGraph(text, "<whole-plan candidate>", ctx);
   if (!module)
+    return failure();
+  if (c.sequenceParallel && failed(splitSequence(*module, axes)))
     return failure();
   EstimateRequest step = request.base;
   step.zeroAxes.clear();
@@ -259,10 +314,14 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
             ++result.prunedByMemory;
             continue;
           }
+          for (bool sp : {false, true}) {
+          if (sp && t == 1)
+            continue;
           PlanCandidate c;
           c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
           c.microbatches = batch / (b * d);
           c.zero = zero;
+          c.sequenceParallel = sp;
           for (Recompute r :
                {Recompute::None, Recompute::Selective, Recompute::Full}) {
             c.recompute = r, c.virtualStages = 1;
@@ -279,6 +338,7 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
               c.virtualStages = v;
               survivors.push_back(c);
             }
+          }
           }
         }
       }

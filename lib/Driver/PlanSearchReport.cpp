@@ -57,7 +57,7 @@ static json::Object planFields(const PlanCandidate &c,
                       {"global_batch", request.globalBatch},
                       {"recompute", recomputeName(c.recompute)},
                       {"zero_axes", zeroAxes(c, request)},
-                      {"sequence_parallel", false}};
+                      {"sequence_parallel", c.sequenceParallel}};
 }
 
 static json::Object candidateToJson(const PlanCandidate &c,
@@ -91,6 +91,10 @@ static std::vector<Dimension> dimensions() {
        [](const PlanCandidate &c) { return std::to_string(c.microBatch); }},
       {"recompute",
        [](const PlanCandidate &c) { return recomputeName(c.recompute).str(); }},
+      {"sequence parallel",
+       [](const PlanCandidate &c) {
+         return std::string(c.sequenceParallel ? "on" : "off");
+       }},
       {"ZeRO",
        [](const PlanCandidate &c) {
          return std::string(c.zero ? "data axis" : "none");
@@ -169,6 +173,8 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
      << c.model << "], micro-batch " << c.microBatch << " x " << c.microbatches
      << ", recompute " << recomputeName(c.recompute) << ", ZeRO "
      << (c.zero ? "over " + request.dataAxis : "none");
+  if (c.sequenceParallel)
+    os << ", sequence parallel";
   if (c.pipe > 1)
     os << ", schedule " << scheduleName(c);
   os << "\n";
@@ -219,6 +225,9 @@ json::Object shardc::planFile(const PlanSearchResult &result,
   json::Array rules;
   for (const auto &[name, spec] : graph.annotations())
     rules.push_back(json::Array{name, spec});
+  if (result.chosen.sequenceParallel)
+    for (const auto &[name, spec] : result.sequenceParallelRules)
+      rules.push_back(json::Array{name, spec});
   plan["rules"] = std::move(rules);
   plan["description"] = "chosen by shardc estimate --auto-shard: estimated " +
                         std::to_string(result.chosen.estimate.stepSeconds()) +
