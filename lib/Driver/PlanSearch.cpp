@@ -14,11 +14,15 @@
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Import/ShardingPlan.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <tuple>
 
 using namespace mlir;
@@ -119,7 +123,8 @@ private:
 
   /// Prices the group on the representative problem (or the whole model,
   /// when it has at most two layers).
-  LogicalResult priceGroup(std::vector<PlanCandidate> group);
+  /// Prices `group` in place (the candidates of one program).
+  LogicalResult priceGroup(std::vector<PlanCandidate> &group);
 
   bool fits(const StepEstimate &e) const {
     return request.base.machine.memoryBytes <= 0 ||
@@ -130,6 +135,8 @@ private:
   MLIRContext *ctx;
   const PlanSearchRequest &request;
   PlanSearchResult result;
+  /// Guards `result` while groups are priced in parallel.
+  std::mutex resultMutex;
 };
 
 } // namespace
@@ -175,6 +182,7 @@ LogicalResult Searcher::splitSequence(
     emitError(module.getLoc()) << llvm::toString(std::move(e));
     return failure();
   }
+  std::lock_guard<std::mutex> lock(resultMutex);
   if (rules.size() > result.sequenceParallelRules.size())
     result.sequenceParallelRules = std::move(rules);
   return success();
@@ -206,7 +214,10 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   double parameters = 0;
   if (failed(partitionTraining(*module, step, parameters)))
     return failure();
-  ++result.programsPartitioned;
+  {
+    std::lock_guard<std::mutex> lock(resultMutex);
+    ++result.programsPartitioned;
+  }
   std::map<Recompute, OwningOpRef<ModuleOp>> recomputed;
   std::vector<StepEstimate> out;
   for (const PlanCandidate &member : group) {
@@ -232,7 +243,7 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   return out;
 }
 
-LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> group) {
+LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> &group) {
   int64_t layers = graph.layers();
   if (layers <= 2) {
     FailureOr<std::vector<StepEstimate>> whole = price(group, layers);
@@ -252,10 +263,8 @@ LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> group) {
     for (size_t i = 0; i < group.size(); ++i)
       group[i].estimate = extrapolate((*one)[i], (*two)[i], layers);
   }
-  for (PlanCandidate &c : group) {
+  for (PlanCandidate &c : group)
     c.fits = fits(c.estimate);
-    result.candidates.push_back(c);
-  }
   return success();
 }
 
@@ -356,12 +365,35 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   }
 
   // One program per key, every option set priced on it.
-  std::map<ProgramKey, std::vector<PlanCandidate>> groups;
+  // The programs are independent: they are built and priced on the
+  // context's threads (none when its multithreading is off), and merged in
+  // key order, so the result does not depend on which finished first.
+  std::map<ProgramKey, std::vector<PlanCandidate>> byKey;
   for (const PlanCandidate &c : survivors)
-    groups[keyOf(c)].push_back(c);
-  for (auto &[key, group] : groups)
-    if (failed(priceGroup(group)))
+    byKey[keyOf(c)].push_back(c);
+  std::vector<std::vector<PlanCandidate>> groups;
+  for (auto &[key, group] : byKey)
+    groups.push_back(std::move(group));
+  {
+    // Diagnostics of the workers come out in group order.
+    ParallelDiagnosticHandler diagnostics(ctx);
+    // The first runs alone: it loads every dialect the pipeline needs,
+    // which must not happen on several threads at once.
+    if (!groups.empty() && failed(priceGroup(groups.front())))
       return failure();
+    LogicalResult priced = failableParallelForEachN(
+        ctx, 1, groups.size(), [&](size_t i) {
+          diagnostics.setOrderIDForThread(i);
+          LogicalResult r = priceGroup(groups[i]);
+          diagnostics.eraseOrderIDForThread();
+          return r;
+        });
+    if (failed(priced))
+      return failure();
+  }
+  for (std::vector<PlanCandidate> &group : groups)
+    result.candidates.insert(result.candidates.end(), group.begin(),
+                             group.end());
 
   auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
     if (a.fits != b.fits)
