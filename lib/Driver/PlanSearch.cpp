@@ -324,30 +324,30 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
             continue;
           }
           for (bool sp : {false, true}) {
-          if (sp && t == 1)
-            continue;
-          PlanCandidate c;
-          c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
-          c.microbatches = batch / (b * d);
-          c.zero = zero;
-          c.sequenceParallel = sp;
-          for (Recompute r :
-               {Recompute::None, Recompute::Selective, Recompute::Full}) {
-            c.recompute = r, c.virtualStages = 1;
-            c.schedule = PipelineScheduleKind::OneFOneB;
-            survivors.push_back(c);
-            if (p == 1)
+            if (sp && t == 1)
               continue;
-            c.schedule = PipelineScheduleKind::GPipe;
-            survivors.push_back(c);
-            // Interleaved: each device's layers cut into v equal chunks,
-            // the micro-batches in rounds of p.
-            c.schedule = PipelineScheduleKind::Interleaved;
-            for (int64_t v : interleavings(layers / p, c.microbatches, p)) {
-              c.virtualStages = v;
+            PlanCandidate c;
+            c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
+            c.microbatches = batch / (b * d);
+            c.zero = zero;
+            c.sequenceParallel = sp;
+            for (Recompute r :
+                 {Recompute::None, Recompute::Selective, Recompute::Full}) {
+              c.recompute = r, c.virtualStages = 1;
+              c.schedule = PipelineScheduleKind::OneFOneB;
               survivors.push_back(c);
+              if (p == 1)
+                continue;
+              c.schedule = PipelineScheduleKind::GPipe;
+              survivors.push_back(c);
+              // Interleaved: each device's layers cut into v equal chunks,
+              // the micro-batches in rounds of p.
+              c.schedule = PipelineScheduleKind::Interleaved;
+              for (int64_t v : interleavings(layers / p, c.microbatches, p)) {
+                c.virtualStages = v;
+                survivors.push_back(c);
+              }
             }
-          }
           }
         }
       }
@@ -382,7 +382,7 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
     if (!groups.empty() && failed(priceGroup(groups.front())))
       return failure();
     LogicalResult priced = failableParallelForEachN(
-        ctx, 1, groups.size(), [&](size_t i) {
+        ctx, std::min<size_t>(1, groups.size()), groups.size(), [&](size_t i) {
           diagnostics.setOrderIDForThread(i);
           LogicalResult r = priceGroup(groups[i]);
           diagnostics.eraseOrderIDForThread();

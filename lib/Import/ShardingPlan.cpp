@@ -115,7 +115,8 @@ static llvm::Error readExecution(const Json &root,
     }
     if (auto schedule = it->find("schedule"); schedule != it->end()) {
       if (!schedule->is_string())
-        return planError("pipeline.schedule: must be gpipe, 1f1b or interleaved");
+        return planError(
+            "pipeline.schedule: must be gpipe, 1f1b or interleaved");
       out.schedule = schedule->get<std::string>();
     }
   }

@@ -171,9 +171,9 @@ int shardc::runEstimateCommand() {
   request.options.pipelineAxis = pipelineAxis;
   request.options.microbatches = microbatches;
   request.options.schedule = *kind;
-  request.options.virtualStages =
-      virtualStages.getNumOccurrences() ? int64_t(virtualStages)
-                                        : (interleaved ? 2 : 1);
+  request.options.virtualStages = virtualStages.getNumOccurrences()
+                                      ? int64_t(virtualStages)
+                                      : (interleaved ? 2 : 1);
   if (!estimateAutoShard() && !getPlanPath().empty() &&
       applyPlanExecution(request) != 0)
     return 1;
@@ -181,10 +181,9 @@ int shardc::runEstimateCommand() {
   if (estimateAutoShard()) {
     llvm::SmallVector<llvm::StringRef> chosen;
     // std::addressof: a cl::list's & is its storage's.
-    cl::Option *chosenHere[] = {&pipelineAxis, &microbatches,
-                                &recompute,    std::addressof(zeroAxes),
-                                &zeroStage,    &schedule,
-                                &virtualStages};
+    cl::Option *chosenHere[] = {
+        &pipelineAxis, &microbatches, &recompute,    std::addressof(zeroAxes),
+        &zeroStage,    &schedule,     &virtualStages};
     for (cl::Option *o : chosenHere)
       if (o->getNumOccurrences())
         chosen.push_back(o->ArgStr);
