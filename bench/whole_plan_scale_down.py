@@ -58,19 +58,30 @@ def main():
         out = subprocess.run(
             [shardc, "estimate", model, "--machine", MACHINE, "--auto-shard",
              "--devices", "2", "--global-batch", str(BATCH),
-             "--report-json", report], check=True, capture_output=True,
+             "--report-json", report, "--save-plan",
+             os.path.join(tmp, "chosen.plan.json")], check=True,
+            capture_output=True,
             text=True).stdout
         print(out, end="")
         chosen = json.load(open(report))["plan"]
         axes = dict(chosen["mesh"]["axes"])
         rows = []
-        for name, data, tensor in (("data=2", 2, 1), ("model=2", 1, 2)):
+        layouts = [("data=2", 2, 1), ("model=2", 1, 2)]
+        # A chosen plan the hand-written layouts do not cover (sequence
+        # parallelism) is timed as saved.
+        if chosen["sequence_parallel"] and axes.get("pipe", 1) == 1:
+            layouts.append(("chosen plan (sequence parallel)", None, None))
+        for name, data, tensor in layouts:
             plan = os.path.join(tmp, f"{name}.plan.json")
+            if data is None:
+                plan = os.path.join(tmp, "chosen.plan.json")
             rules = [[i["name"], i["sharding"]]
                      for i in gpt_graph.graph(c)["inputs"] if "sharding" in i]
-            with open(plan, "w") as f:
-                json.dump({"mesh": {"name": "mesh", "axes": [
-                    ["data", data], ["model", tensor]]}, "rules": rules}, f)
+            if data is not None:
+                with open(plan, "w") as f:
+                    json.dump({"mesh": {"name": "mesh", "axes": [
+                        ["data", data], ["model", tensor]]}, "rules": rules},
+                        f)
             est = os.path.join(tmp, f"{name}.report.json")
             subprocess.run([shardc, "estimate", model, "--plan", plan,
                             "--machine", MACHINE, "--report-json", est],
@@ -81,8 +92,10 @@ def main():
             many = timed(train + ["--steps", str(args.steps + 1)])
             # The chosen mesh (its micro-batches aside, which train does
             # not run).
-            is_chosen = (axes.get("pipe", 1) == 1 and axes["data"] == data
-                         and axes["model"] == tensor)
+            is_chosen = data is None or (
+                axes.get("pipe", 1) == 1 and axes["data"] == data
+                and axes["model"] == tensor
+                and not chosen["sequence_parallel"])
             rows.append((name, json.load(open(est))["step_time_s"],
                          (many - one) / args.steps, is_chosen))
         print("| layout | estimated s/step | measured s/step (threads) | "

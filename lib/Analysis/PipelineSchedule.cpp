@@ -7,7 +7,19 @@
 using namespace shardc;
 
 llvm::StringRef shardc::stringifyPipelineSchedule(PipelineScheduleKind kind) {
-  return kind == PipelineScheduleKind::GPipe ? "gpipe" : "1f1b";
+  switch (kind) {
+  case PipelineScheduleKind::GPipe:
+    return "gpipe";
+  case PipelineScheduleKind::OneFOneB:
+    return "1f1b";
+  case PipelineScheduleKind::Interleaved:
+    return "interleaved";
+  }
+  return "1f1b";
+}
+
+bool shardc::isRunnableSchedule(PipelineScheduleKind kind) {
+  return kind != PipelineScheduleKind::Interleaved;
 }
 
 std::optional<PipelineScheduleKind>
@@ -16,6 +28,8 @@ shardc::parsePipelineSchedule(llvm::StringRef name) {
     return PipelineScheduleKind::GPipe;
   if (name == "1f1b")
     return PipelineScheduleKind::OneFOneB;
+  if (name == "interleaved")
+    return PipelineScheduleKind::Interleaved;
   return std::nullopt;
 }
 

@@ -26,6 +26,8 @@
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ValueNames.h"
 
+#include "llvm/Support/Regex.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -124,6 +126,7 @@ private:
   /// it launches.
   double opSeconds(Operation *op, double &flops, double &launches);
   double collectiveSeconds(Operation *op);
+  double pipelineSendSeconds();
   void accountRoles(StepEstimate &e);
   void accountLiveness(StepEstimate &e);
 
@@ -244,6 +247,31 @@ double Estimator::collectiveSeconds(Operation *op) {
          machine.collectiveSeconds(c.getCollectiveKind(),
                                    machine.groupSpan(mesh.getAxisSizes(), axes),
                                    localBytes);
+}
+
+/// One micro-batch's activation crossing a stage boundary: the first layer
+/// input (`layerInputs`) of the forward pass, as stored, sent to the next
+/// stage on the link between them — between nodes when the pipeline axis
+/// spans nodes. Its gradient comes back the same size. 0 with no pipeline
+/// or no layer input to size it by.
+double Estimator::pipelineSendSeconds() {
+  if (options.pipelineAxis.empty() ||
+      mesh.getAxisSize(options.pipelineAxis) <= 1)
+    return 0;
+  llvm::Regex layerInput(options.layerInputs);
+  for (Operation *op : ops) {
+    if (phaseOf(op) != Phase::Forward || op->getNumResults() != 1 ||
+        !layerInput.match(getSourceName(op->getResult(0))))
+      continue;
+    int64_t axis = mesh.getAxisIndex(options.pipelineAxis);
+    GroupSpan span = machine.groupSpan(mesh.getAxisSizes(), {axis});
+    LinkModel link = span.outer > 1 ? machine.interNode : machine.intraNode();
+    return machine.timeSharing(mesh.getNumDevices()) *
+           (MachineModel::transferSeconds(
+                link, 1, valueBytes(op->getResult(0), Phase::Forward)) +
+            link.syncSeconds);
+  }
+  return 0;
 }
 
 double Estimator::opSeconds(Operation *op, double &flops, double &launches) {
@@ -447,11 +475,25 @@ StepEstimate Estimator::run() {
 
   double p = double(e.pipelineStages), m = double(e.microbatches);
   double perMicrobatch = cf + cb + kc + std::max(0.0, kp - (cf + cb));
+  // The interleaved schedule's devices hold v chunks, each of which sends
+  // its micro-batch's activation on and receives its gradient back; the
+  // stages wait for them (the sends are on the pipeline's critical path).
+  double v = options.schedule == PipelineScheduleKind::Interleaved
+                 ? double(options.virtualStages)
+                 : 1.0;
+  double sends = 2 * v * pipelineSendSeconds();
   e.computeSeconds = (m * (cf + cb) + cu) / p;
   e.exposedCommunicationSeconds =
       (m * (kc + std::max(0.0, kp - (cf + cb))) + std::max(0.0, kg - cb) + ku) /
-      p;
-  e.bubbleSeconds = (p - 1) / p * perMicrobatch;
+          p +
+      m * sends;
+  e.pipelineSendSeconds = m * sends;
+  // A stage's share of a micro-batch is perMicrobatch / p, and its sends;
+  // the first micro-batch reaches the last stage, and the last leaves the
+  // first, p - 1 such shares late. Interleaving cuts each device's layers
+  // into v chunks that take turns, so the fill and drain pass chunks 1/v
+  // the size.
+  e.bubbleSeconds = (p - 1) / v * (perMicrobatch / p + sends);
   e.criticalCommunicationSeconds = (m * kc + ku) / p;
   e.prefetchCommunicationSeconds = m * kp / p;
   e.gradientCommunicationSeconds = kg / p;
@@ -464,9 +506,16 @@ StepEstimate Estimator::run() {
   accountRoles(e);
   accountLiveness(e);
   // A stage holds 1/p of the layers; the schedule keeps micro-batches in
-  // flight: GPipe all of them, 1F1B as many as there are stages.
-  double inFlight =
-      options.schedule == PipelineScheduleKind::GPipe ? m : std::min(m, p);
+  // flight: GPipe all of them, 1F1B as many as there are stages. The
+  // interleaved schedule's first device warms up with 2(p-1) + (v-1)p
+  // chunk forwards before its first backward, so it holds vp + p - 1
+  // chunks of 1/(pv) of the layers each: p micro-batches' worth times
+  // 1 + (p-1)/(pv).
+  double inFlight = std::min(m, p);
+  if (options.schedule == PipelineScheduleKind::GPipe)
+    inFlight = m;
+  else if (options.schedule == PipelineScheduleKind::Interleaved)
+    inFlight = std::min(m * v, v * p + p - 1) / v;
   if (options.pipelineAxis.empty())
     inFlight = 1;
   e.parameters /= p;
@@ -487,5 +536,26 @@ FailureOr<StepEstimate> shardc::estimateStep(func::FuncOp spmd, MeshOp mesh,
            << "\" is not an axis of the mesh";
   if (spmd.getBody().getBlocks().size() != 1)
     return emitError(spmd.getLoc()) << "estimates a single-block function";
+  bool interleaved = options.schedule == PipelineScheduleKind::Interleaved;
+  if (interleaved != (options.virtualStages > 1) || options.virtualStages < 1)
+    return emitError(spmd.getLoc())
+           << "the interleaved schedule takes 2 or more virtual stages, the "
+              "others 1 (got "
+           << options.virtualStages << " with "
+           << stringifyPipelineSchedule(options.schedule) << ")";
+  if (interleaved) {
+    if (options.pipelineAxis.empty())
+      return emitError(spmd.getLoc())
+             << "the interleaved schedule needs a pipeline axis";
+    // The schedule runs the micro-batches in rounds of p (Megatron-LM's
+    // interleaved 1F1B asks the same).
+    int64_t p = mesh.getAxisSize(options.pipelineAxis);
+    if (options.microbatches % p != 0)
+      return emitError(spmd.getLoc())
+             << "the interleaved schedule runs micro-batches in rounds of "
+                "the pipeline's "
+             << p << " stages: " << options.microbatches
+             << " micro-batches is not a multiple";
+  }
   return Estimator(spmd, mesh, machine, options).run();
 }

@@ -131,7 +131,8 @@ llvm::json::Object shardc::estimateToJson(const StepEstimate &e,
        llvm::json::Object{
            {"critical", e.criticalCommunicationSeconds},
            {"prefetched", e.prefetchCommunicationSeconds},
-           {"gradient_reduction", e.gradientCommunicationSeconds}}},
+           {"gradient_reduction", e.gradientCommunicationSeconds},
+           {"pipeline_sends", e.pipelineSendSeconds}}},
       {"flops_per_device", e.flopsPerDevice},
       {"model_flops_per_device", e.modelFlopsPerDevice},
       {"recompute_flops_per_device", e.recomputeFlopsPerDevice},
@@ -158,9 +159,12 @@ void shardc::printEstimate(const StepEstimate &e,
      << request.machine.name << "), " << request.optimizer << ", "
      << precisionName(o.precision) << ", recompute "
      << recomputeName(o.recompute);
-  if (e.pipelineStages > 1)
+  if (e.pipelineStages > 1) {
     os << ", " << e.pipelineStages << " stages x " << e.microbatches
        << " micro-batches";
+    if (o.schedule == PipelineScheduleKind::Interleaved)
+      os << ", interleaved x " << o.virtualStages;
+  }
   os << "\n";
   os << "memory/device: parameters " << gigabytes(e.parameters)
      << ", gradients " << gigabytes(e.gradients) << ", optimizer state "

@@ -74,6 +74,27 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
       if (pattern.match(*name))
         g.layerInputOps.push_back(i);
   g.numLayers = g.layerInputOps.empty() ? 0 : g.layerInputOps.size() - 1;
+  // The residual stream: from each layer input, the adds that read it (or
+  // an add that does) until the next layer input.
+  llvm::StringSet<> residual;
+  for (size_t i : g.layerInputOps)
+    residual.insert(*outputName(ops[i]));
+  for (const json::Value &op : ops) {
+    std::optional<llvm::StringRef> name = outputName(op);
+    const json::Object *o = op.getAsObject();
+    const json::Array *in = o ? o->getArray("inputs") : nullptr;
+    if (!name || !in || o->getString("op") != llvm::StringRef("add"))
+      continue;
+    if (llvm::any_of(*in, [&](const json::Value &v) {
+          std::optional<llvm::StringRef> s = v.getAsString();
+          return s && residual.contains(*s);
+        }))
+      residual.insert(*name);
+  }
+  for (const json::Value &op : ops)
+    if (std::optional<llvm::StringRef> name = outputName(op))
+      if (residual.contains(*name))
+        g.residualNames.push_back(name->str());
   return g;
 }
 

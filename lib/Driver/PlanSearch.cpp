@@ -10,12 +10,19 @@
 
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/ValueNames.h"
 #include "shardc/Import/JsonImporter.h"
+#include "shardc/Import/ShardingPlan.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Threading.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <tuple>
 
 using namespace mlir;
@@ -26,10 +33,10 @@ namespace {
 /// What makes two candidates the same partitioned program: the pipeline
 /// size follows from the other two sizes, and recompute and the schedule
 /// are options of the estimate.
-using ProgramKey = std::tuple<int64_t, int64_t, int64_t, bool>;
+using ProgramKey = std::tuple<int64_t, int64_t, int64_t, bool, bool>;
 
 ProgramKey keyOf(const PlanCandidate &c) {
-  return {c.model, c.data, c.microBatch, c.zero};
+  return {c.model, c.data, c.microBatch, c.zero, c.sequenceParallel};
 }
 
 std::vector<int64_t> divisors(int64_t n) {
@@ -37,6 +44,22 @@ std::vector<int64_t> divisors(int64_t n) {
   for (int64_t i = 1; i <= n; ++i)
     if (n % i == 0)
       out.push_back(i);
+  return out;
+}
+
+/// The interleaved schedule's chunk counts v a stage of `stageLayers` layers
+/// allows with `microbatches` micro-batches on `stages` stages: v divides
+/// the stage's layers, the micro-batches come in rounds of the stages, and
+/// v is at most 8 (each chunk adds two sends per micro-batch; past that
+/// the bubble they save is small).
+std::vector<int64_t> interleavings(int64_t stageLayers, int64_t microbatches,
+                                   int64_t stages) {
+  std::vector<int64_t> out;
+  if (microbatches % stages != 0)
+    return out;
+  for (int64_t v : divisors(stageLayers))
+    if (v >= 2 && v <= 8)
+      out.push_back(v);
   return out;
 }
 
@@ -57,7 +80,7 @@ StepEstimate extrapolate(const StepEstimate &one, const StepEstimate &two,
         &StepEstimate::savedActivationsPerMicrobatch,
         &StepEstimate::computeSeconds,
         &StepEstimate::exposedCommunicationSeconds,
-        &StepEstimate::bubbleSeconds,
+        &StepEstimate::bubbleSeconds, &StepEstimate::pipelineSendSeconds,
         &StepEstimate::criticalCommunicationSeconds,
         &StepEstimate::prefetchCommunicationSeconds,
         &StepEstimate::gradientCommunicationSeconds,
@@ -84,6 +107,7 @@ private:
     o.microbatches = c.microbatches;
     o.recompute = c.recompute;
     o.schedule = c.schedule;
+    o.virtualStages = c.virtualStages;
     o.zeroStage = c.zero ? 2 : 0;
     return o;
   }
@@ -93,9 +117,14 @@ private:
   FailureOr<std::vector<StepEstimate>>
   price(const std::vector<PlanCandidate> &group, int64_t keptLayers);
 
+  LogicalResult
+  splitSequence(ModuleOp module,
+                const std::vector<std::pair<std::string, int64_t>> &axes);
+
   /// Prices the group on the representative problem (or the whole model,
   /// when it has at most two layers).
-  LogicalResult priceGroup(std::vector<PlanCandidate> group);
+  /// Prices `group` in place (the candidates of one program).
+  LogicalResult priceGroup(std::vector<PlanCandidate> &group);
 
   bool fits(const StepEstimate &e) const {
     return request.base.machine.memoryBytes <= 0 ||
@@ -106,9 +135,58 @@ private:
   MLIRContext *ctx;
   const PlanSearchRequest &request;
   PlanSearchResult result;
+  /// Guards `result` while groups are priced in parallel.
+  std::mutex resultMutex;
 };
 
 } // namespace
+
+/// Sequence parallelism as plan rules on the residual stream's values in
+/// `module` (their ranks are the imported types'), applied as a plan is;
+/// the rules are kept for the plan file.
+LogicalResult Searcher::splitSequence(
+    ModuleOp module, const std::vector<std::pair<std::string, int64_t>> &axes) {
+  func::FuncOp func = getEntryFunction(module);
+  if (!func)
+    return failure();
+  llvm::StringSet<> residual;
+  for (const std::string &name : graph.residualStream())
+    residual.insert(name);
+  ShardingPlan plan;
+  for (const auto &[name, size] : axes)
+    plan.axes.emplace_back(name, size);
+  std::vector<std::pair<std::string, llvm::json::Value>> rules;
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() != 1)
+      return;
+    Value v = op->getResult(0);
+    StringRef name = getSourceName(v);
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!residual.contains(name) || !type || type.getRank() < 2)
+      return;
+    ShardingPlan::Rule rule{name.str(), {}};
+    llvm::json::Array spec;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      const std::string *axis = d == 0   ? &request.dataAxis
+                                : d == 1 ? &request.modelAxis
+                                         : nullptr;
+      rule.dims.emplace_back();
+      if (axis)
+        rule.dims.back().push_back(*axis);
+      spec.push_back(axis ? llvm::json::Value(*axis) : nullptr);
+    }
+    plan.rules.push_back(std::move(rule));
+    rules.emplace_back(name.str(), std::move(spec));
+  });
+  if (llvm::Error e = applyShardingPlan(module, plan, "<sequence parallel>")) {
+    emitError(module.getLoc()) << llvm::toString(std::move(e));
+    return failure();
+  }
+  std::lock_guard<std::mutex> lock(resultMutex);
+  if (rules.size() > result.sequenceParallelRules.size())
+    result.sequenceParallelRules = std::move(rules);
+  return success();
+}
 
 FailureOr<std::vector<StepEstimate>>
 Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
@@ -123,6 +201,8 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
       importJsonGraph(text, "<whole-plan candidate>", ctx);
   if (!module)
     return failure();
+  if (c.sequenceParallel && failed(splitSequence(*module, axes)))
+    return failure();
   EstimateRequest step = request.base;
   step.zeroAxes.clear();
   if (c.zero)
@@ -134,7 +214,10 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   double parameters = 0;
   if (failed(partitionTraining(*module, step, parameters)))
     return failure();
-  ++result.programsPartitioned;
+  {
+    std::lock_guard<std::mutex> lock(resultMutex);
+    ++result.programsPartitioned;
+  }
   std::map<Recompute, OwningOpRef<ModuleOp>> recomputed;
   std::vector<StepEstimate> out;
   for (const PlanCandidate &member : group) {
@@ -160,7 +243,7 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   return out;
 }
 
-LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> group) {
+LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> &group) {
   int64_t layers = graph.layers();
   if (layers <= 2) {
     FailureOr<std::vector<StepEstimate>> whole = price(group, layers);
@@ -180,10 +263,8 @@ LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> group) {
     for (size_t i = 0; i < group.size(); ++i)
       group[i].estimate = extrapolate((*one)[i], (*two)[i], layers);
   }
-  for (PlanCandidate &c : group) {
+  for (PlanCandidate &c : group)
     c.fits = fits(c.estimate);
-    result.candidates.push_back(c);
-  }
   return success();
 }
 
@@ -242,19 +323,32 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
             ++result.prunedByMemory;
             continue;
           }
-          PlanCandidate c;
-          c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
-          c.microbatches = batch / (b * d);
-          c.zero = zero;
-          for (Recompute r :
-               {Recompute::None, Recompute::Selective, Recompute::Full})
-            for (PipelineScheduleKind s : {PipelineScheduleKind::OneFOneB,
-                                           PipelineScheduleKind::GPipe}) {
-              if (p == 1 && s != PipelineScheduleKind::OneFOneB)
-                continue;
-              c.recompute = r, c.schedule = s;
+          for (bool sp : {false, true}) {
+            if (sp && t == 1)
+              continue;
+            PlanCandidate c;
+            c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
+            c.microbatches = batch / (b * d);
+            c.zero = zero;
+            c.sequenceParallel = sp;
+            for (Recompute r :
+                 {Recompute::None, Recompute::Selective, Recompute::Full}) {
+              c.recompute = r, c.virtualStages = 1;
+              c.schedule = PipelineScheduleKind::OneFOneB;
               survivors.push_back(c);
+              if (p == 1)
+                continue;
+              c.schedule = PipelineScheduleKind::GPipe;
+              survivors.push_back(c);
+              // Interleaved: each device's layers cut into v equal chunks,
+              // the micro-batches in rounds of p.
+              c.schedule = PipelineScheduleKind::Interleaved;
+              for (int64_t v : interleavings(layers / p, c.microbatches, p)) {
+                c.virtualStages = v;
+                survivors.push_back(c);
+              }
             }
+          }
         }
       }
     }
@@ -271,12 +365,35 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   }
 
   // One program per key, every option set priced on it.
-  std::map<ProgramKey, std::vector<PlanCandidate>> groups;
+  // The programs are independent: they are built and priced on the
+  // context's threads (none when its multithreading is off), and merged in
+  // key order, so the result does not depend on which finished first.
+  std::map<ProgramKey, std::vector<PlanCandidate>> byKey;
   for (const PlanCandidate &c : survivors)
-    groups[keyOf(c)].push_back(c);
-  for (auto &[key, group] : groups)
-    if (failed(priceGroup(group)))
+    byKey[keyOf(c)].push_back(c);
+  std::vector<std::vector<PlanCandidate>> groups;
+  for (auto &[key, group] : byKey)
+    groups.push_back(std::move(group));
+  {
+    // Diagnostics of the workers come out in group order.
+    ParallelDiagnosticHandler diagnostics(ctx);
+    // The first runs alone: it loads every dialect the pipeline needs,
+    // which must not happen on several threads at once.
+    if (!groups.empty() && failed(priceGroup(groups.front())))
       return failure();
+    LogicalResult priced = failableParallelForEachN(
+        ctx, std::min<size_t>(1, groups.size()), groups.size(), [&](size_t i) {
+          diagnostics.setOrderIDForThread(i);
+          LogicalResult r = priceGroup(groups[i]);
+          diagnostics.eraseOrderIDForThread();
+          return r;
+        });
+    if (failed(priced))
+      return failure();
+  }
+  for (std::vector<PlanCandidate> &group : groups)
+    result.candidates.insert(result.candidates.end(), group.begin(),
+                             group.end());
 
   auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
     if (a.fits != b.fits)

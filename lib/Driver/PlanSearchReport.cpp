@@ -15,8 +15,13 @@
 using namespace shardc;
 namespace json = llvm::json;
 
-static llvm::StringRef scheduleName(PipelineScheduleKind k) {
-  return k == PipelineScheduleKind::GPipe ? "gpipe" : "1f1b";
+/// The schedule as the report and `why` name it: interleaved with its
+/// chunks per device.
+static std::string scheduleName(const PlanCandidate &c) {
+  std::string name = stringifyPipelineSchedule(c.schedule).str();
+  if (c.schedule == PipelineScheduleKind::Interleaved)
+    name += " x" + std::to_string(c.virtualStages);
+  return name;
 }
 
 static json::Array meshAxes(const PlanCandidate &c,
@@ -42,7 +47,9 @@ static json::Object planFields(const PlanCandidate &c,
                                const PlanSearchRequest &request) {
   json::Object pipeline{{"stages", c.pipe}};
   pipeline["axis"] = c.pipe > 1 ? json::Value(request.pipeAxis) : nullptr;
-  pipeline["schedule"] = scheduleName(c.schedule);
+  pipeline["schedule"] = stringifyPipelineSchedule(c.schedule);
+  if (c.schedule == PipelineScheduleKind::Interleaved)
+    pipeline["virtual_stages"] = c.virtualStages;
   return json::Object{{"mesh", json::Object{{"axes", meshAxes(c, request)}}},
                       {"pipeline", std::move(pipeline)},
                       {"micro_batch_size", c.microBatch},
@@ -50,7 +57,7 @@ static json::Object planFields(const PlanCandidate &c,
                       {"global_batch", request.globalBatch},
                       {"recompute", recomputeName(c.recompute)},
                       {"zero_axes", zeroAxes(c, request)},
-                      {"sequence_parallel", false}};
+                      {"sequence_parallel", c.sequenceParallel}};
 }
 
 static json::Object candidateToJson(const PlanCandidate &c,
@@ -84,14 +91,17 @@ static std::vector<Dimension> dimensions() {
        [](const PlanCandidate &c) { return std::to_string(c.microBatch); }},
       {"recompute",
        [](const PlanCandidate &c) { return recomputeName(c.recompute).str(); }},
+      {"sequence parallel",
+       [](const PlanCandidate &c) {
+         return std::string(c.sequenceParallel ? "on" : "off");
+       }},
       {"ZeRO",
        [](const PlanCandidate &c) {
          return std::string(c.zero ? "data axis" : "none");
        }},
       {"schedule",
        [](const PlanCandidate &c) {
-         return c.pipe > 1 ? scheduleName(c.schedule).str()
-                           : std::string("no pipeline");
+         return c.pipe > 1 ? scheduleName(c) : std::string("no pipeline");
        }},
   };
 }
@@ -163,11 +173,15 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
      << c.model << "], micro-batch " << c.microBatch << " x " << c.microbatches
      << ", recompute " << recomputeName(c.recompute) << ", ZeRO "
      << (c.zero ? "over " + request.dataAxis : "none");
+  if (c.sequenceParallel)
+    os << ", sequence parallel";
   if (c.pipe > 1)
-    os << ", schedule " << scheduleName(c.schedule);
+    os << ", schedule " << scheduleName(c);
   os << "\n";
   EstimateRequest shown = request.base;
   shown.options.recompute = c.recompute;
+  shown.options.schedule = c.schedule;
+  shown.options.virtualStages = c.virtualStages;
   printEstimate(c.estimate, shown, os);
   os << "search: " << result.programsPartitioned << " programs partitioned, "
      << result.candidates.size() << " plans priced (" << result.layers
@@ -211,6 +225,9 @@ json::Object shardc::planFile(const PlanSearchResult &result,
   json::Array rules;
   for (const auto &[name, spec] : graph.annotations())
     rules.push_back(json::Array{name, spec});
+  if (result.chosen.sequenceParallel)
+    for (const auto &[name, spec] : result.sequenceParallelRules)
+      rules.push_back(json::Array{name, spec});
   plan["rules"] = std::move(rules);
   plan["description"] = "chosen by shardc estimate --auto-shard: estimated " +
                         std::to_string(result.chosen.estimate.stepSeconds()) +

@@ -98,10 +98,16 @@ static llvm::Error readExecution(const Json &root,
   if (auto it = root.find("pipeline"); it != root.end()) {
     if (!it->is_object())
       return planError("pipeline: must be an object {\"axis\", \"stages\", "
-                       "\"schedule\"}");
+                       "\"schedule\", \"virtual_stages\"}");
     for (auto f = it->begin(); f != it->end(); ++f)
-      if (f.key() != "axis" && f.key() != "stages" && f.key() != "schedule")
+      if (f.key() != "axis" && f.key() != "stages" && f.key() != "schedule" &&
+          f.key() != "virtual_stages")
         return planError("pipeline: unknown field " + quote(f.key()));
+    if (auto v = it->find("virtual_stages"); v != it->end()) {
+      if (!v->is_number_integer() || v->get<int64_t>() < 1)
+        return planError("pipeline.virtual_stages: must be a positive integer");
+      out.virtualStages = v->get<int64_t>();
+    }
     if (auto axis = it->find("axis"); axis != it->end() && !axis->is_null()) {
       if (!axis->is_string())
         return planError("pipeline.axis: must be a mesh axis or null");
@@ -109,7 +115,8 @@ static llvm::Error readExecution(const Json &root,
     }
     if (auto schedule = it->find("schedule"); schedule != it->end()) {
       if (!schedule->is_string())
-        return planError("pipeline.schedule: must be gpipe or 1f1b");
+        return planError(
+            "pipeline.schedule: must be gpipe, 1f1b or interleaved");
       out.schedule = schedule->get<std::string>();
     }
   }

@@ -138,6 +138,11 @@ private:
 } // namespace
 
 LogicalResult PipelineBuilder::checkFunction() {
+  if (!isRunnableSchedule(options.schedule))
+    return func.emitError()
+           << "the " << stringifyPipelineSchedule(options.schedule)
+           << " schedule is priced by `shardc estimate` only; pipelined "
+              "programs run gpipe or 1f1b";
   if (!func.getBody().hasOneBlock())
     return func.emitError("pipelining needs a function with a single block");
   if (func->hasAttr(ShardcDialect::getSpmdAttrName()))
@@ -183,9 +188,9 @@ LogicalResult PipelineBuilder::checkFunction() {
              << " micro-batches along dim 0";
   }
   if (params.empty())
-    return func.emitError() << "pipelining trains parameters: mark inputs of @"
-                            << func.getSymName()
-                            << " as parameters (\"param\": true)";
+    return func.emitError()
+           << "pipelining trains parameters: mark inputs of @"
+           << func.getSymName() << " as parameters (\"param\": true)";
   for (Operation &op : func.getBody().front().without_terminator())
     if (op.getNumResults() != 1)
       return op.emitError("pipelining expects ops with one result");
@@ -254,10 +259,10 @@ FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
   argTypes.append(resultTypes.begin(), resultTypes.end());
 
   builder.setInsertionPointAfter(micro);
-  auto fn = func::FuncOp::create(
-      builder, micro.getLoc(),
-      (micro.getSymName() + ".stage" + Twine(stage)).str(),
-      FunctionType::get(ctx, argTypes, resultTypes));
+  auto fn =
+      func::FuncOp::create(builder, micro.getLoc(),
+                           (micro.getSymName() + ".stage" + Twine(stage)).str(),
+                           FunctionType::get(ctx, argTypes, resultTypes));
   scratch.push_back(fn);
   Block *entry = fn.addEntryBlock();
   auto nameArg = [&](unsigned i, StringRef name) {
@@ -375,8 +380,8 @@ FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
   Block &backward = halves.backward.getBody().front();
   for (unsigned i = 0; i < numPrimal + halves.numResiduals; ++i) {
     BlockArgument arg = backward.getArgument(i);
-    bool param = i < halves.usedArgs.size() &&
-                 isParam.contains(halves.usedArgs[i]);
+    bool param =
+        i < halves.usedArgs.size() && isParam.contains(halves.usedArgs[i]);
     if (!param && !arg.use_empty())
       info.activationBytesPerMicrobatch += byteSizeOf(arg.getType());
   }
@@ -458,9 +463,9 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   }
 
   builder.setInsertionPointToEnd(func->getParentOfType<ModuleOp>().getBody());
-  auto fn = func::FuncOp::create(
-      builder, loc, ("pipeline_stage" + Twine(stage)).str(),
-      FunctionType::get(ctx, argTypes, resultTypes));
+  auto fn = func::FuncOp::create(builder, loc,
+                                 ("pipeline_stage" + Twine(stage)).str(),
+                                 FunctionType::get(ctx, argTypes, resultTypes));
   fn->setAttr(ShardcDialect::getSpmdAttrName(), UnitAttr::get(ctx));
   fn->setAttr(ShardcDialect::getStageAttrName(), i64(stage));
   Block *entry = fn.addEntryBlock();
@@ -479,17 +484,17 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
   for (unsigned s = 0; s < numState; ++s) {
     fn.setArgAttrs(halves.usedArgs.size() + 1 + s,
                    step.getArgAttrDict(firstState + s));
-    fn.setResultAttrs(resultTypes.size() - numState + s,
-                      step.getResultAttrDict(step.getNumResults() - numState +
-                                             s));
+    fn.setResultAttrs(
+        resultTypes.size() - numState + s,
+        step.getResultAttrDict(step.getNumResults() - numState + s));
   }
   for (auto [r, p] : llvm::enumerate(info.resultParams)) {
     if (p < 0)
       continue;
     fn.setResultAttr(r, ShardcDialect::getNextAttrName(),
                      StringAttr::get(ctx, getArgumentName(func, p)));
-    unsigned k = llvm::find(halves.usedArgs, unsigned(p)) -
-                 halves.usedArgs.begin();
+    unsigned k =
+        llvm::find(halves.usedArgs, unsigned(p)) - halves.usedArgs.begin();
     if (ShardingAttr sharding = halves.argShardings[k])
       fn.setResultAttr(r, ShardcDialect::getShardingAttrName(), sharding);
   }
@@ -524,8 +529,7 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
           continue;
         }
         auto type = cast<RankedTensorType>(whole.getType());
-        SmallVector<int64_t> start(type.getRank(), 0),
-            limit(type.getShape());
+        SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape());
         int64_t rows = type.getDimSize(0) / m;
         start[0] = j * rows;
         limit[0] = (j + 1) * rows;
@@ -534,8 +538,7 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
       // The halves' types are a device's blocks.
       for (auto [k, r] : llvm::enumerate(halves.received))
         args.push_back(RecvOp::create(
-            b, loc,
-            forward.getArgumentTypes()[halves.usedArgs.size() + k],
+            b, loc, forward.getArgumentTypes()[halves.usedArgs.size() + k],
             meshRef, axis, i64(boundaries[r].from)));
       SmallVector<Value> out = inlineBody(b, halves.forward, args);
       for (auto [k, s] : llvm::enumerate(halves.sent))
@@ -554,8 +557,8 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
       for (auto [k, s] : llvm::enumerate(halves.sent)) {
         Value sum;
         for (int64_t from : boundaries[s].to) {
-          Value c = RecvOp::create(b, loc, forward.getResultTypes()[k],
-                                   meshRef, axis, i64(from));
+          Value c = RecvOp::create(b, loc, forward.getResultTypes()[k], meshRef,
+                                   axis, i64(from));
           sum = sum ? buildAdd(b, loc, sum, c) : c;
         }
         args.push_back(sum);
@@ -566,8 +569,8 @@ LogicalResult PipelineBuilder::assemble(int64_t stage,
       for (auto [k, r] : llvm::enumerate(halves.received))
         SendOp::create(b, loc, grads[stageParams.size() + k], meshRef, axis,
                        i64(boundaries[r].from));
-      for (auto [k, g] : llvm::enumerate(ArrayRef(grads).take_front(
-               stageParams.size()))) {
+      for (auto [k, g] :
+           llvm::enumerate(ArrayRef(grads).take_front(stageParams.size()))) {
         // A gradient the backward half all-reduces (over the data axes) is
         // summed unreduced: one all_reduce of the sum after the last
         // micro-batch replaces one per micro-batch (the sum is linear).
@@ -633,13 +636,12 @@ LogicalResult PipelineBuilder::run() {
   if (failed(statesShardings))
     return failure();
   sharded = *statesShardings;
-  FailureOr<StageAssignment> assignment =
-      assignStages(func, program.numStages);
+  FailureOr<StageAssignment> assignment = assignStages(func, program.numStages);
   if (failed(assignment))
     return failure();
   program.assignment = std::move(*assignment);
-  program.actions = buildPipelineSchedule(
-      program.schedule, program.numStages, program.numMicrobatches);
+  program.actions = buildPipelineSchedule(program.schedule, program.numStages,
+                                          program.numMicrobatches);
   program.stages.resize(program.numStages);
 
   FailureOr<func::FuncOp> micro =
@@ -652,8 +654,8 @@ LogicalResult PipelineBuilder::run() {
     // Every value of the micro-batch function gets its sharding, in place
     // (propagation only adds attributes, so the ops keep their stages).
     size_t numOps = micro->getBody().front().getOperations().size();
-    if (failed(shardFunctionAlone(*micro, program.mesh,
-                                  ShardingStage::Propagate)))
+    if (failed(
+            shardFunctionAlone(*micro, program.mesh, ShardingStage::Propagate)))
       micro = failure();
     else if (micro->getBody().front().getOperations().size() != numOps)
       micro = func.emitError("propagation changed the ops of the pipelined "
@@ -681,7 +683,8 @@ LogicalResult PipelineBuilder::run() {
 }
 
 FailureOr<PipelineProgram>
-shardc::buildPipelineProgram(func::FuncOp func, const PipelineOptions &options) {
+shardc::buildPipelineProgram(func::FuncOp func,
+                             const PipelineOptions &options) {
   PipelineProgram program;
   if (failed(PipelineBuilder(func, options, program).run()))
     return failure();

@@ -67,10 +67,17 @@ static cl::opt<int64_t>
                           "one (gradient accumulation; with --pipeline-axis, "
                           "the pipeline's)"),
                  cl::init(1), cl::sub(shardc::estimateCommand));
-static cl::opt<std::string> schedule("schedule", cl::desc("Pipeline schedule"),
-                                     cl::value_desc("gpipe|1f1b"),
-                                     cl::init("1f1b"),
-                                     cl::sub(shardc::estimateCommand));
+static cl::opt<std::string> schedule(
+    "schedule",
+    cl::desc("Pipeline schedule (interleaved: Megatron-LM's interleaved 1F1B, "
+             "estimated only)"),
+    cl::value_desc("gpipe|1f1b|interleaved"), cl::init("1f1b"),
+    cl::sub(shardc::estimateCommand));
+static cl::opt<int64_t> virtualStages(
+    "virtual-stages",
+    cl::desc("With --schedule interleaved: model chunks per device (default "
+             "2)"),
+    cl::init(0), cl::sub(shardc::estimateCommand));
 static cl::opt<std::string> reportJson("report-json",
                                        cl::desc("Write the report here"),
                                        cl::value_desc("path"), cl::init(""),
@@ -95,11 +102,14 @@ static int applyPlanExecution(shardc::EstimateRequest &request) {
   if (run.microbatches && !microbatches.getNumOccurrences())
     o.microbatches = *run.microbatches;
   if (run.schedule && !schedule.getNumOccurrences()) {
-    if (*run.schedule != "gpipe" && *run.schedule != "1f1b")
+    std::optional<PipelineScheduleKind> kind =
+        parsePipelineSchedule(*run.schedule);
+    if (!kind)
       return fail(getPlanPath() + ": pipeline.schedule '" + *run.schedule +
-                  "' (expected gpipe or 1f1b)");
-    o.schedule = *run.schedule == "gpipe" ? PipelineScheduleKind::GPipe
-                                          : PipelineScheduleKind::OneFOneB;
+                  "' (expected gpipe, 1f1b or interleaved)");
+    o.schedule = *kind;
+    o.virtualStages = run.virtualStages.value_or(
+        *kind == PipelineScheduleKind::Interleaved ? 2 : 1);
   }
   if (run.recompute && !recompute.getNumOccurrences()) {
     std::optional<Recompute> r = parseRecompute(*run.recompute);
@@ -150,14 +160,20 @@ int shardc::runEstimateCommand() {
     return fail("--schedule needs --pipeline-axis");
   if (microbatches < 1)
     return fail("--microbatches must be at least 1");
-  if (schedule != "gpipe" && schedule != "1f1b")
+  std::optional<PipelineScheduleKind> kind = parsePipelineSchedule(schedule);
+  if (!kind)
     return fail("unknown --schedule '" + schedule +
-                "' (expected gpipe or 1f1b)");
+                "' (expected gpipe, 1f1b or interleaved)");
+  bool interleaved = *kind == PipelineScheduleKind::Interleaved;
+  if (virtualStages.getNumOccurrences() && (!interleaved || virtualStages < 2))
+    return fail("--virtual-stages takes 2 or more, with --schedule "
+                "interleaved");
   request.options.pipelineAxis = pipelineAxis;
   request.options.microbatches = microbatches;
-  request.options.schedule = schedule == "gpipe"
-                                 ? PipelineScheduleKind::GPipe
-                                 : PipelineScheduleKind::OneFOneB;
+  request.options.schedule = *kind;
+  request.options.virtualStages = virtualStages.getNumOccurrences()
+                                      ? int64_t(virtualStages)
+                                      : (interleaved ? 2 : 1);
   if (!estimateAutoShard() && !getPlanPath().empty() &&
       applyPlanExecution(request) != 0)
     return 1;
@@ -165,9 +181,9 @@ int shardc::runEstimateCommand() {
   if (estimateAutoShard()) {
     llvm::SmallVector<llvm::StringRef> chosen;
     // std::addressof: a cl::list's & is its storage's.
-    cl::Option *chosenHere[] = {&pipelineAxis, &microbatches,
-                                &recompute,    std::addressof(zeroAxes),
-                                &zeroStage,    &schedule};
+    cl::Option *chosenHere[] = {
+        &pipelineAxis, &microbatches, &recompute,    std::addressof(zeroAxes),
+        &zeroStage,    &schedule,     &virtualStages};
     for (cl::Option *o : chosenHere)
       if (o->getNumOccurrences())
         chosen.push_back(o->ArgStr);

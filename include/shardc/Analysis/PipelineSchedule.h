@@ -12,6 +12,13 @@
 //          forward and one backward, then finishes the backwards
 //          (PipeDream-Flush, Megatron-LM): at most p-s micro-batches'
 //          activations held, the same bubble.
+//   interleaved
+//          each device holds v model chunks (virtual stages) instead of
+//          one contiguous stage, and 1F1B runs over the p·v chunks
+//          (Narayanan et al., Megatron-LM's interleaved schedule): the
+//          bubble shrinks v-fold for v-fold pipeline sends and a little
+//          more memory. Only `shardc estimate` prices it; the pipeline
+//          builder runs gpipe and 1f1b.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +34,9 @@
 
 namespace shardc {
 
-enum class PipelineScheduleKind { GPipe, OneFOneB };
+enum class PipelineScheduleKind { GPipe, OneFOneB, Interleaved };
 
-/// "gpipe" or "1f1b".
+/// "gpipe", "1f1b" or "interleaved".
 llvm::StringRef stringifyPipelineSchedule(PipelineScheduleKind kind);
 std::optional<PipelineScheduleKind> parsePipelineSchedule(llvm::StringRef name);
 
@@ -42,10 +49,15 @@ struct PipelineAction {
 };
 
 /// The actions of each of `numStages` stages over `numMicrobatches`
-/// micro-batches, in order: result[stage]. Both counts are at least 1.
+/// micro-batches, in order: result[stage]. Both counts are at least 1;
+/// `kind` is gpipe or 1f1b (isRunnableSchedule).
 std::vector<std::vector<PipelineAction>>
 buildPipelineSchedule(PipelineScheduleKind kind, int64_t numStages,
                       int64_t numMicrobatches);
+
+/// Whether the pipeline builder can run `kind` (gpipe, 1f1b), not only
+/// price it.
+bool isRunnableSchedule(PipelineScheduleKind kind);
 
 /// The bubble fraction of either schedule with uniform stages and free
 /// communication: (p - 1) / (m + p - 1).

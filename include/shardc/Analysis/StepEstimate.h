@@ -13,6 +13,7 @@
 #define SHARDC_ANALYSIS_STEPESTIMATE_H
 
 #include "shardc/Analysis/CostModel.h"
+#include "shardc/Analysis/PipelineSchedule.h"
 #include "shardc/Analysis/TrainingAccounting.h"
 #include "shardc/Dialect/ShardcDialect.h"
 
@@ -21,8 +22,6 @@
 #include <string>
 
 namespace shardc {
-
-enum class PipelineScheduleKind { GPipe, OneFOneB };
 
 struct EstimateOptions {
   Precision precision = Precision::F32;
@@ -41,6 +40,9 @@ struct EstimateOptions {
   std::string pipelineAxis;
   int64_t microbatches = 1;
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// The interleaved schedule's model chunks per device (v, at least 2);
+  /// 1 for the other schedules.
+  int64_t virtualStages = 1;
   /// Parameters of the whole model (for the report).
   double globalParameters = 0;
 };
@@ -72,6 +74,9 @@ struct StepEstimate {
   /// Communication before overlap, by kind: on the critical path (tensor
   /// parallelism's reductions), parameter gathers that are prefetched,
   /// gradient reductions overlapping the backward pass.
+  /// Of the exposed communication: the pipeline's activation sends and
+  /// their gradients' returns between stages (2 per micro-batch per chunk).
+  double pipelineSendSeconds = 0;
   double criticalCommunicationSeconds = 0, prefetchCommunicationSeconds = 0,
          gradientCommunicationSeconds = 0;
   // FLOPs per device for the step: executed (recompute included) and the

@@ -49,6 +49,12 @@ public:
   annotations() const {
     return inputAnnotations;
   }
+  /// The residual stream: the layer inputs and the `add`s that carry one
+  /// on to the next (a layer's `x + attention`, then `+ mlp`), by output
+  /// name — what sequence parallelism splits along the sequence.
+  const std::vector<std::string> &residualStream() const {
+    return residualNames;
+  }
   /// Every size a `modelAxis` annotation splits (a candidate size must
   /// divide them all).
   std::vector<int64_t> splitByModelAxis(llvm::StringRef modelAxis) const;
@@ -67,6 +73,7 @@ private:
   /// Indices into "ops" of the ops making each layer input, in order.
   std::vector<size_t> layerInputOps;
   std::vector<std::pair<std::string, llvm::json::Value>> inputAnnotations;
+  std::vector<std::string> residualNames;
   std::string dataAxisName;
 };
 

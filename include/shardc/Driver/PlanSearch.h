@@ -11,7 +11,8 @@
 // Candidates are pruned analytically before any is priced: sizes that do
 // not divide what they split, pipelines whose stages would not hold whole
 // layers, and model states that cannot fit even split t·p ways. Each
-// surviving (t, d, micro-batch, ZeRO) is one partitioned program, priced
+// surviving (t, d, micro-batch, ZeRO, sequence parallelism) is one
+// partitioned program, priced
 // on its representative problem — the model cut to one and to two layers
 // (GraphVariant.h) — and extrapolated linearly in depth; recompute and the
 // schedule are options of the estimate, so they reuse the same program.
@@ -52,8 +53,13 @@ struct PlanCandidate {
   int64_t model = 1, pipe = 1, data = 1;
   int64_t microBatch = 1, microbatches = 1;
   bool zero = false;
+  /// The residual stream split along the sequence over the model axis
+  /// (Korthikanti et al.'s sequence parallelism; t > 1 only).
+  bool sequenceParallel = false;
   Recompute recompute = Recompute::None;
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
+  /// The interleaved schedule's chunks per device; 1 otherwise.
+  int64_t virtualStages = 1;
   /// Extrapolated from the representative problem, or (wholeModel) the
   /// estimate of the whole model.
   StepEstimate estimate;
@@ -68,6 +74,10 @@ struct PlanSearchResult {
   int64_t programsPartitioned = 0;
   int64_t prunedByDivisibility = 0, prunedByMemory = 0;
   int64_t layers = 0;
+  /// The plan rules sequence parallelism adds (name, spec): each residual
+  /// value split over the data axis along dim 0 and the model axis along
+  /// dim 1, the sequence.
+  std::vector<std::pair<std::string, llvm::json::Value>> sequenceParallelRules;
 };
 
 /// Runs the search on the JSON graph `graph`. Fails after a diagnostic

@@ -48,6 +48,9 @@ struct ShardingPlan {
   struct Execution {
     std::optional<std::string> pipelineAxis, schedule, recompute;
     std::optional<int64_t> microBatchSize, microbatches, globalBatch;
+    /// pipeline.virtual_stages: the interleaved schedule's chunks per
+    /// device.
+    std::optional<int64_t> virtualStages;
     std::vector<std::string> zeroAxes;
     bool sequenceParallel = false;
   } execution;

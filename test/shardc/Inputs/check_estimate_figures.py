@@ -140,7 +140,9 @@ def autoshard(shardc, machine, work, rows=None):
               f"TFLOP/s); chosen t={axes.get('model', 1)} "
               f"p={axes.get('pipe', 1)} d={axes.get('data', 1)} "
               f"b={plan['micro_batch_size']} {plan['recompute']} "
-              f"zero={zero} {plan['pipeline']['schedule']} "
+              f"zero={zero} sp={plan['sequence_parallel']} "
+              f"{plan['pipeline']['schedule']}"
+              f"{plan['pipeline'].get('virtual_stages', '')} "
               f"{got['step_time_s']:.4g} s ({got['tflops_per_device']:.1f} "
               f"TFLOP/s, {100 * (ref['step_time_s'] / got['step_time_s'] - 1):+.1f} % "
               f"faster) {'OK' if good else 'SLOWER'}")
