@@ -22,6 +22,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -115,6 +116,36 @@ static Kind classify(Operation *op) {
     if (staticNumElements(operand) != n)
       return Kind::None;
   return Kind::Elementwise;
+}
+
+/// True for an op without operands whose value is a splat constant (every
+/// element the same, whatever its position).
+static bool isSplatConstant(Operation *op) {
+  Attribute value;
+  if (op->getNumOperands() != 0 || !matchPattern(op, m_Constant(&value)))
+    return false;
+  auto elements = dyn_cast<ElementsAttr>(value);
+  return elements && elements.isSplat();
+}
+
+/// Marks the leaves and nodes of `group` whose every element is the same.
+/// A node with operands computes each element from the operands' elements
+/// at the same position (FusionHooks::computesElementwise), so equal
+/// operand elements give equal result elements.
+static void markUniform(FusedGroup &group) {
+  for (FusedGroup::Leaf &leaf : group.leaves)
+    leaf.uniform = leaf.isView && llvm::all_of(leaf.viewStrides,
+                                               [](int64_t s) { return s == 0; });
+  for (FusedGroup::Node &node : group.nodes) {
+    if (node.inputs.empty()) {
+      node.uniform = isSplatConstant(node.op);
+      continue;
+    }
+    node.uniform = llvm::all_of(node.inputs, [&](FusedGroup::Input input) {
+      return input.isNode ? group.nodes[input.index].uniform
+                          : group.leaves[input.index].uniform;
+    });
+  }
 }
 
 FusionPlan::FusionPlan(Block &body) {
@@ -237,6 +268,7 @@ FusionPlan::FusionPlan(Block &body) {
       return {true, nodeOf[node]};
     };
     addNode(&op);
+    markUniform(*group);
     groupOfRoot[&op] = groups.size();
     groups.push_back(std::move(group));
   }
@@ -362,7 +394,15 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
   SmallVector<const void *, 3> inputs;
   for (int64_t begin = 0; begin < group.numElements; begin += kBlockElements) {
     int64_t count = std::min(kBlockElements, group.numElements - begin);
+    // A uniform block computed for the first block serves every later one
+    // of the same length: the same input bits at the same positions give
+    // the same result bits. A shorter last block is computed again, since
+    // a kernel may split a shorter run differently (its vectorized part
+    // and scalar tail).
+    bool reuseUniform = begin != 0 && count == kBlockElements;
     for (auto [i, leaf] : llvm::enumerate(group.leaves)) {
+      if (leaf.uniform && reuseUniform)
+        continue;
       if (leaf.isView) {
         gatherViewBytes(leaf, *leaves[i], begin, count, viewBlocks[i].get());
         leafPointers[i] = viewBlocks[i].get();
@@ -372,6 +412,8 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
     }
     for (size_t k = 0; k < numNodes; ++k) {
       const FusedGroup::Node &node = group.nodes[k];
+      if (node.uniform && reuseUniform && !nodeOutputs[k])
+        continue;
       inputs.clear();
       for (FusedGroup::Input input : node.inputs)
         inputs.push_back(input.isNode ? nodePointers[input.index]
