@@ -5,8 +5,12 @@
 // first brings each operand to [batch, free, contract] (lhs) / [batch,
 // contract, free] (rhs); when an operand already has the transposed layout of
 // that (e.g. the 'bkd' key of 'bqd,bkd->bqk') it is passed with the BLAS
-// transpose flag instead of being copied. Dims past CBLAS's 32-bit integers
-// fall back to Eigen on mapped storage.
+// transpose flag instead of being copied. More generally, an operand whose
+// free dims and contracting dims each step through memory as one stride is
+// read in place as a batch of strided matrices (BLAS's leading dimension:
+// the attention's [B,S,H,Dh] q, k and v per (B,H)); only other layouts are
+// copied. Dims past CBLAS's 32-bit integers fall back to Eigen on mapped
+// storage.
 //
 //===----------------------------------------------------------------------===//
 

@@ -32,6 +32,10 @@
 #include <functional>
 #include <mutex>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::detail;
@@ -134,8 +138,9 @@ static bool isSplatConstant(Operation *op) {
 /// operand elements give equal result elements.
 static void markUniform(FusedGroup &group) {
   for (FusedGroup::Leaf &leaf : group.leaves)
-    leaf.uniform = leaf.isView && llvm::all_of(leaf.viewStrides,
-                                               [](int64_t s) { return s == 0; });
+    leaf.uniform = leaf.isView && llvm::all_of(leaf.viewStrides, [](int64_t s) {
+                     return s == 0;
+                   });
   for (FusedGroup::Node &node : group.nodes) {
     if (node.inputs.empty()) {
       node.uniform = isSplatConstant(node.op);
@@ -369,6 +374,39 @@ void gatherViewBytes(const FusedGroup::Leaf &leaf, const Tensor &tensor,
 }
 } // namespace
 
+/// Results at least this large are computed into a scratch block and
+/// copied out with streaming stores: an ordinary store into memory that is
+/// not cached first reads the line (so an Adam step over a large parameter
+/// read its three fresh outputs as well as its four inputs), and a result
+/// this size does not stay in the cache for its readers anyway.
+static constexpr int64_t kStreamedResultBytes = 4 << 20;
+
+/// Copies `bytes` from `src` to `dst`, both 64-byte aligned, with
+/// non-temporal stores where the target has them; streamOutFence() orders
+/// them before the pass returns.
+static void streamOut(const unsigned char *src, unsigned char *dst,
+                      size_t bytes) {
+  size_t done = 0;
+#if defined(__AVX__)
+  for (; done + 32 <= bytes; done += 32)
+    _mm256_stream_si256(
+        reinterpret_cast<__m256i *>(dst + done),
+        _mm256_load_si256(reinterpret_cast<const __m256i *>(src + done)));
+#elif defined(__SSE2__)
+  for (; done + 16 <= bytes; done += 16)
+    _mm_stream_si128(
+        reinterpret_cast<__m128i *>(dst + done),
+        _mm_load_si128(reinterpret_cast<const __m128i *>(src + done)));
+#endif
+  std::memcpy(dst + done, src + done, bytes - done);
+}
+
+static void streamOutFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 void shardc::detail::runFusedGroup(const FusedGroup &group,
                                    ArrayRef<const Tensor *> leaves,
                                    ArrayRef<Tensor *> outputs) {
@@ -377,11 +415,14 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
   // Where each node writes: its output tensor's elements (root, stored
   // nodes) or a scratch block.
   SmallVector<unsigned char *> nodeOutputs(numNodes, nullptr);
+  // Large results are computed in a block and streamed out.
+  bool streamed =
+      group.numElements * group.nodes.back().width >= kStreamedResultBytes;
   for (size_t k = 0, o = 0; k < numNodes; ++k) {
     if (k + 1 == numNodes || group.nodes[k].stored)
       nodeOutputs[k] =
           outputs[k + 1 == numNodes ? outputs.size() - 1 : o++]->rawData();
-    else
+    if (!nodeOutputs[k] || streamed)
       nodeBlocks[k] = allocateBlock(group.nodes[k].width);
   }
   SmallVector<ScratchBlock> viewBlocks(group.leaves.size());
@@ -419,11 +460,16 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
         inputs.push_back(input.isNode ? nodePointers[input.index]
                                       : leafPointers[input.index]);
       nodePointers[k] =
-          nodeOutputs[k]
-              ? static_cast<void *>(nodeOutputs[k] + begin * node.width)
-              : static_cast<void *>(nodeBlocks[k].get());
+          nodeBlocks[k]
+              ? static_cast<void *>(nodeBlocks[k].get())
+              : static_cast<void *>(nodeOutputs[k] + begin * node.width);
       node.hooks.evaluateElements(node.op, inputs, nodePointers[k], begin,
                                   count);
+      if (nodeOutputs[k] && nodeBlocks[k])
+        streamOut(nodeBlocks[k].get(), nodeOutputs[k] + begin * node.width,
+                  count * node.width);
     }
   }
+  if (streamed)
+    streamOutFence();
 }

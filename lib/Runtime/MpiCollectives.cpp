@@ -141,7 +141,8 @@ MpiCommunicator::Impl::setUpReduceScatter(
   FailureOr<Tensor> out = allocate(blockShape, local.dtype(), /*zero=*/false);
   if (failed(out))
     return failure();
-  FailureOr<int> count = this->count(out->numElements(), "reduce_scatter block");
+  FailureOr<int> count =
+      this->count(out->numElements(), "reduce_scatter block");
   if (failed(count))
     return failure();
   // Block j of `dim` goes to member j: make each block contiguous.
@@ -157,8 +158,7 @@ MpiCommunicator::Impl::setUpReduceScatter(
 
 FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
                                                  ArrayRef<int64_t> group,
-                                                 int64_t dim,
-                                                 Reduction kind) {
+                                                 int64_t dim, Reduction kind) {
   FailureOr<Impl::ReduceScatterSetup> setup = impl->setUpReduceScatter(
       local, group, dim, [&](size_t bytes) { return impl->stage(0, bytes); });
   if (failed(setup))
@@ -182,10 +182,9 @@ FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
     return std::move(out);
   }
   unsigned char *blocks = impl->stage(1, out.byteSize() * n);
-  if (failed(impl->complete(MPI_Ialltoall(send, count, type, blocks, count,
-                                          type, comm, &request),
-                            request, "MPI_Ialltoall", what, MPI_STATUS_IGNORE,
-                            *spin)))
+  if (failed(impl->complete(
+          MPI_Ialltoall(send, count, type, blocks, count, type, comm, &request),
+          request, "MPI_Ialltoall", what, MPI_STATUS_IGNORE, *spin)))
     return failure();
   foldInOrder(blocks, n, count, local.dtype(), kind, out.rawData());
   return std::move(out);

@@ -152,8 +152,7 @@ MpiCommunicator::startAllReduce(Tensor local, ArrayRef<int64_t> group,
   int64_t bytes = local.byteSize();
   DType dtype = local.dtype();
   auto pending = std::make_unique<MpiPendingReduction>(
-      *impl, describeAllReduce(kind, group), std::move(local),
-      std::move(*out));
+      *impl, describeAllReduce(kind, group), std::move(local), std::move(*out));
   MpiPendingReduction &p = *pending;
   MPI_Datatype type = mpiDatatype(dtype);
   MPI_Comm c = *comm;
