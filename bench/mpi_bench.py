@@ -29,6 +29,7 @@ issue asks for (mpi / threads per layout, PyTorch DP / shardc mpi data=2,
 system time mpi / threads), with the load average and the CPU.
 """
 import argparse
+import datetime
 import os
 import resource
 import socket
@@ -99,7 +100,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def torch_worker(rank, port, steps, explicit):
+def torch_worker(rank, port, steps, explicit, timeout):
     """One of PyTorch's 2 data-parallel processes; rank 0 prints
     "<wall> <user> <system> <how>" per step, user and system summed over
     both processes."""
@@ -108,7 +109,8 @@ def torch_worker(rank, port, steps, explicit):
     import torch.distributed as dist
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}",
-                            rank=rank, world_size=2)
+                            rank=rank, world_size=2,
+                            timeout=datetime.timedelta(seconds=timeout))
     c = config(1, 1)
     local = config(1, 1, batch=c.batch // 2)
     values = gpt_graph.initial_values(c, seed=0)
@@ -165,15 +167,31 @@ def torch_worker(rank, port, steps, explicit):
     dist.destroy_process_group()
 
 
-def torch_step(python, steps, explicit):
+def torch_step(python, steps, explicit, timeout):
+    """PyTorch's data-parallel step; both workers are killed, and the bench
+    ends with a message, when they have not finished after `timeout`
+    seconds (a worker whose peer died waits in gloo otherwise)."""
     port = free_port()
     procs = [subprocess.Popen(
         [python, os.path.abspath(__file__), "--worker-torch", str(rank),
-         "--port", str(port), "--steps", str(steps)] +
+         "--port", str(port), "--steps", str(steps),
+         "--torch-timeout", str(timeout)] +
         (["--torch-allreduce"] if explicit else []),
         env=one_thread_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True) for rank in (0, 1)]
-    outs = [p.communicate() for p in procs]
+    deadline = time.monotonic() + timeout
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(
+                timeout=max(deadline - time.monotonic(), 0.1)))
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            for q in procs:
+                q.communicate()
+            sys.exit(f"PyTorch data parallel did not finish within "
+                     f"{timeout:g} s (--torch-timeout); both workers killed")
     for p, (out, err) in zip(procs, outs):
         if p.returncode != 0:
             sys.exit(f"PyTorch data parallel failed:\n{out}\n{err}")
@@ -208,6 +226,10 @@ def main():
                     default=True,
                     help="also run the mpi variants with --mpi-overlap "
                          "(reductions travel while the next ops compute)")
+    ap.add_argument("--torch-timeout", type=float, default=600,
+                    help="seconds PyTorch's two workers may take in all "
+                         "(and any one collective of theirs) before the "
+                         "bench kills them and stops")
     ap.add_argument("--only", choices=["shardc", "torch"],
                     help=argparse.SUPPRESS)
     ap.add_argument("--worker-torch", type=int, help=argparse.SUPPRESS)
@@ -215,7 +237,7 @@ def main():
     args = ap.parse_args()
     if args.worker_torch is not None:
         return torch_worker(args.worker_torch, args.port, args.steps,
-                            args.torch_allreduce)
+                            args.torch_allreduce, args.torch_timeout)
 
     load = os.getloadavg()[0]
     variants = [("threads", False), ("mpi", False)]
@@ -240,7 +262,8 @@ def main():
                         whole.setdefault(variant, []).append(run)
             if args.only != "shardc":
                 figures, torch_how = torch_step(args.python, args.steps,
-                                                args.torch_allreduce)
+                                                args.torch_allreduce,
+                                                args.torch_timeout)
                 samples.setdefault("PyTorch DP data=2", []).append(figures)
     rows = {name: tuple(statistics.median(s[i] for s in runs)
                         for i in range(3))

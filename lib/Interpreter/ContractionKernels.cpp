@@ -5,8 +5,12 @@
 // first brings each operand to [batch, free, contract] (lhs) / [batch,
 // contract, free] (rhs); when an operand already has the transposed layout of
 // that (e.g. the 'bkd' key of 'bqd,bkd->bqk') it is passed with the BLAS
-// transpose flag instead of being copied. Dims past CBLAS's 32-bit integers
-// fall back to Eigen on mapped storage.
+// transpose flag instead of being copied. More generally, an operand whose
+// free dims and contracting dims each step through memory as one stride is
+// read in place as a batch of strided matrices (BLAS's leading dimension:
+// the attention's [B,S,H,Dh] q, k and v per (B,H)); only other layouts are
+// copied. Dims past CBLAS's 32-bit integers fall back to Eigen on mapped
+// storage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,7 @@
 #include <cblas.h>
 
 #include <climits>
+#include <optional>
 
 using namespace mlir;
 using namespace shardc;
@@ -199,6 +204,96 @@ static LogicalResult prepareOperand(DotGeneralOp op, const Tensor &t,
   return success();
 }
 
+namespace {
+/// A dot_general operand read in place as a batch of BLAS matrices: batch
+/// index i starts `batchStrides . i` elements into `data`; each matrix has
+/// the rows and columns the GEMM wants, stored row-major with `ld`
+/// elements between rows, or (`transposed`) stored as its transpose.
+struct StridedOperand {
+  const float *data = nullptr;
+  bool transposed = false;
+  int64_t ld = 0;
+  SmallVector<int64_t> batchStrides;
+};
+
+/// Dims `dims` of a tensor with `shape` and `strides`, merged into one dim
+/// walked in the order given: its size, and its stride when the dims step
+/// through memory as one (0 when the size is 1: any stride will do).
+struct MergedDim {
+  int64_t size = 1;
+  std::optional<int64_t> stride;
+};
+MergedDim mergeDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+                    ArrayRef<int64_t> dims) {
+  MergedDim merged;
+  std::optional<int64_t> inner; // stride of the last dim of size > 1
+  bool merges = true;
+  for (int64_t d : llvm::reverse(dims)) {
+    if (shape[d] == 1)
+      continue;
+    if (!inner)
+      inner = strides[d];
+    else if (strides[d] != merged.size * *inner)
+      merges = false;
+    merged.size *= shape[d];
+  }
+  if (merges)
+    merged.stride = inner.value_or(0);
+  return merged;
+}
+
+/// `t` read as a batch (dims `batch`) of matrices with rows `rows` and
+/// columns `cols` without copying, when each of the two merges into one
+/// dim and one of them is contiguous; otherwise nullopt. A layer's
+/// attention operands are such views: q as [B,S,H,Dh] with batch (B,H) is
+/// S x Dh matrices with H*Dh elements between rows.
+std::optional<StridedOperand> stridedOperand(const Tensor &t,
+                                             ArrayRef<int64_t> batch,
+                                             ArrayRef<int64_t> rows,
+                                             ArrayRef<int64_t> cols) {
+  SmallVector<int64_t> strides = rowMajorStrides(t.shape());
+  MergedDim r = mergeDims(t.shape(), strides, rows);
+  MergedDim c = mergeDims(t.shape(), strides, cols);
+  if (!r.stride || !c.stride)
+    return std::nullopt;
+  StridedOperand out;
+  out.data = t.data();
+  for (int64_t d : batch)
+    out.batchStrides.push_back(strides[d]);
+  // Row-major: columns contiguous; rows `ld` apart, at least a row long.
+  if (c.size == 1 || *c.stride == 1) {
+    out.ld = r.size == 1 ? std::max<int64_t>(c.size, 1) : *r.stride;
+    if (out.ld >= std::max<int64_t>(c.size, 1) && out.ld <= INT_MAX)
+      return out;
+  }
+  if (r.size == 1 || *r.stride == 1) {
+    out.transposed = true;
+    out.ld = c.size == 1 ? std::max<int64_t>(r.size, 1) : *c.stride;
+    if (out.ld >= std::max<int64_t>(r.size, 1) && out.ld <= INT_MAX)
+      return out;
+  }
+  return std::nullopt;
+}
+
+/// The GEMMs of a dot_general on operands read in place: one per batch
+/// index, walked in row-major order as the result's batch dims are.
+void stridedGemmBatch(const StridedOperand &a, const StridedOperand &w,
+                      ArrayRef<int64_t> batchSizes, float *out, int64_t m,
+                      int64_t k, int64_t n) {
+  StridedWalk walk(batchSizes, a.batchStrides, w.batchStrides);
+  float *c = out;
+  do {
+    cblas_sgemm(CblasRowMajor, a.transposed ? CblasTrans : CblasNoTrans,
+                w.transposed ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+                static_cast<int>(n), static_cast<int>(k), 1.0f,
+                a.data + walk.offsetA(), static_cast<int>(a.ld),
+                w.data + walk.offsetB(), static_cast<int>(w.ld), 0.0f, c,
+                static_cast<int>(n));
+    c += m * n;
+  } while (walk.next());
+}
+} // namespace
+
 static LogicalResult evalDotGeneral(DotGeneralOp op, const Tensor &lhs,
                                     const Tensor &rhs, Tensor &result,
                                     uint64_t maxTensorBytes) {
@@ -244,6 +339,19 @@ static LogicalResult evalDotGeneral(DotGeneralOp op, const Tensor &lhs,
   if (result.numElements() == 0)
     return success();
 
+  // k == 0 leaves the result zero (batchedMatmulKernel), which BLAS with
+  // beta 0 would too, but not every BLAS reads no operand then.
+  if (k != 0 && fitsBlasInt(m, k, n)) {
+    std::optional<StridedOperand> a = stridedOperand(lhs, lb, lf, lc);
+    std::optional<StridedOperand> w = stridedOperand(rhs, rb, rc, rf);
+    if (a && w) {
+      SmallVector<int64_t> batchSizes;
+      for (int64_t d : lb)
+        batchSizes.push_back(lhs.dim(d));
+      stridedGemmBatch(*a, *w, batchSizes, result.data(), m, k, n);
+      return success();
+    }
+  }
   GemmOperand a, w;
   if (failed(prepareOperand(op, lhs, lb, lf, lc, maxTensorBytes, a)) ||
       failed(prepareOperand(op, rhs, rb, rc, rf, maxTensorBytes, w)))

@@ -22,6 +22,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -30,6 +31,10 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 using namespace mlir;
 using namespace shardc;
@@ -115,6 +120,37 @@ static Kind classify(Operation *op) {
     if (staticNumElements(operand) != n)
       return Kind::None;
   return Kind::Elementwise;
+}
+
+/// True for an op without operands whose value is a splat constant (every
+/// element the same, whatever its position).
+static bool isSplatConstant(Operation *op) {
+  Attribute value;
+  if (op->getNumOperands() != 0 || !matchPattern(op, m_Constant(&value)))
+    return false;
+  auto elements = dyn_cast<ElementsAttr>(value);
+  return elements && elements.isSplat();
+}
+
+/// Marks the leaves and nodes of `group` whose every element is the same.
+/// A node with operands computes each element from the operands' elements
+/// at the same position (FusionHooks::computesElementwise), so equal
+/// operand elements give equal result elements.
+static void markUniform(FusedGroup &group) {
+  for (FusedGroup::Leaf &leaf : group.leaves)
+    leaf.uniform = leaf.isView && llvm::all_of(leaf.viewStrides, [](int64_t s) {
+                     return s == 0;
+                   });
+  for (FusedGroup::Node &node : group.nodes) {
+    if (node.inputs.empty()) {
+      node.uniform = isSplatConstant(node.op);
+      continue;
+    }
+    node.uniform = llvm::all_of(node.inputs, [&](FusedGroup::Input input) {
+      return input.isNode ? group.nodes[input.index].uniform
+                          : group.leaves[input.index].uniform;
+    });
+  }
 }
 
 FusionPlan::FusionPlan(Block &body) {
@@ -237,6 +273,7 @@ FusionPlan::FusionPlan(Block &body) {
       return {true, nodeOf[node]};
     };
     addNode(&op);
+    markUniform(*group);
     groupOfRoot[&op] = groups.size();
     groups.push_back(std::move(group));
   }
@@ -337,6 +374,39 @@ void gatherViewBytes(const FusedGroup::Leaf &leaf, const Tensor &tensor,
 }
 } // namespace
 
+/// Results at least this large are computed into a scratch block and
+/// copied out with streaming stores: an ordinary store into memory that is
+/// not cached first reads the line (so an Adam step over a large parameter
+/// read its three fresh outputs as well as its four inputs), and a result
+/// this size does not stay in the cache for its readers anyway.
+static constexpr int64_t kStreamedResultBytes = 4 << 20;
+
+/// Copies `bytes` from `src` to `dst`, both 64-byte aligned, with
+/// non-temporal stores where the target has them; streamOutFence() orders
+/// them before the pass returns.
+static void streamOut(const unsigned char *src, unsigned char *dst,
+                      size_t bytes) {
+  size_t done = 0;
+#if defined(__AVX__)
+  for (; done + 32 <= bytes; done += 32)
+    _mm256_stream_si256(
+        reinterpret_cast<__m256i *>(dst + done),
+        _mm256_load_si256(reinterpret_cast<const __m256i *>(src + done)));
+#elif defined(__SSE2__)
+  for (; done + 16 <= bytes; done += 16)
+    _mm_stream_si128(
+        reinterpret_cast<__m128i *>(dst + done),
+        _mm_load_si128(reinterpret_cast<const __m128i *>(src + done)));
+#endif
+  std::memcpy(dst + done, src + done, bytes - done);
+}
+
+static void streamOutFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 void shardc::detail::runFusedGroup(const FusedGroup &group,
                                    ArrayRef<const Tensor *> leaves,
                                    ArrayRef<Tensor *> outputs) {
@@ -345,11 +415,14 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
   // Where each node writes: its output tensor's elements (root, stored
   // nodes) or a scratch block.
   SmallVector<unsigned char *> nodeOutputs(numNodes, nullptr);
+  // Large results are computed in a block and streamed out.
+  bool streamed =
+      group.numElements * group.nodes.back().width >= kStreamedResultBytes;
   for (size_t k = 0, o = 0; k < numNodes; ++k) {
     if (k + 1 == numNodes || group.nodes[k].stored)
       nodeOutputs[k] =
           outputs[k + 1 == numNodes ? outputs.size() - 1 : o++]->rawData();
-    else
+    if (!nodeOutputs[k] || streamed)
       nodeBlocks[k] = allocateBlock(group.nodes[k].width);
   }
   SmallVector<ScratchBlock> viewBlocks(group.leaves.size());
@@ -362,7 +435,15 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
   SmallVector<const void *, 3> inputs;
   for (int64_t begin = 0; begin < group.numElements; begin += kBlockElements) {
     int64_t count = std::min(kBlockElements, group.numElements - begin);
+    // A uniform block computed for the first block serves every later one
+    // of the same length: the same input bits at the same positions give
+    // the same result bits. A shorter last block is computed again, since
+    // a kernel may split a shorter run differently (its vectorized part
+    // and scalar tail).
+    bool reuseUniform = begin != 0 && count == kBlockElements;
     for (auto [i, leaf] : llvm::enumerate(group.leaves)) {
+      if (leaf.uniform && reuseUniform)
+        continue;
       if (leaf.isView) {
         gatherViewBytes(leaf, *leaves[i], begin, count, viewBlocks[i].get());
         leafPointers[i] = viewBlocks[i].get();
@@ -372,16 +453,23 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
     }
     for (size_t k = 0; k < numNodes; ++k) {
       const FusedGroup::Node &node = group.nodes[k];
+      if (node.uniform && reuseUniform && !nodeOutputs[k])
+        continue;
       inputs.clear();
       for (FusedGroup::Input input : node.inputs)
         inputs.push_back(input.isNode ? nodePointers[input.index]
                                       : leafPointers[input.index]);
       nodePointers[k] =
-          nodeOutputs[k]
-              ? static_cast<void *>(nodeOutputs[k] + begin * node.width)
-              : static_cast<void *>(nodeBlocks[k].get());
+          nodeBlocks[k]
+              ? static_cast<void *>(nodeBlocks[k].get())
+              : static_cast<void *>(nodeOutputs[k] + begin * node.width);
       node.hooks.evaluateElements(node.op, inputs, nodePointers[k], begin,
                                   count);
+      if (nodeOutputs[k] && nodeBlocks[k])
+        streamOut(nodeBlocks[k].get(), nodeOutputs[k] + begin * node.width,
+                  count * node.width);
     }
   }
+  if (streamed)
+    streamOutFence();
 }

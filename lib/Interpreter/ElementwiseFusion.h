@@ -100,6 +100,10 @@ struct FusedGroup {
     /// Whether the node's result is also written out as a tensor (the root
     /// always is).
     bool stored;
+    /// Whether every element of the result is the same (a splat constant,
+    /// or an op on such values only): its block is computed once per pass
+    /// instead of once per block.
+    bool uniform = false;
   };
   /// A tensor the pass reads: whole (no strides), or through a view op's
   /// strides (one per element of the view's `shape`).
@@ -109,6 +113,9 @@ struct FusedGroup {
     llvm::SmallVector<int64_t> viewStrides;
     bool isView;
     unsigned width;
+    /// A view that repeats one element (every stride 0): gathered once per
+    /// pass.
+    bool uniform = false;
   };
   llvm::SmallVector<Node> nodes;
   llvm::SmallVector<Leaf> leaves;

@@ -81,10 +81,7 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   FailureOr<int> count = impl->count(local.numElements(), "all_reduce");
   if (failed(count))
     return failure();
-  auto what = [&] {
-    return std::string("all_reduce (") + reductionName(kind) + ") over " +
-           describeGroup(group);
-  };
+  auto what = [&] { return describeAllReduce(kind, group); };
   MPI_Datatype type = mpiDatatype(local.dtype());
   unsigned width = local.elementByteWidth();
   FailureOr<double> spin = impl->meet(*comm, local.byteSize(), what);
@@ -130,62 +127,67 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   return out;
 }
 
-FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
-                                                 ArrayRef<int64_t> group,
-                                                 int64_t dim,
-                                                 Reduction kind) {
+FailureOr<MpiCommunicator::Impl::ReduceScatterSetup>
+MpiCommunicator::Impl::setUpReduceScatter(
+    const Tensor &local, ArrayRef<int64_t> group, int64_t dim,
+    llvm::function_ref<unsigned char *(size_t)> stage) {
   int64_t me;
-  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
+  FailureOr<MPI_Comm> comm = commFor(group, me);
   int64_t n = group.size();
-  if (failed(comm) || failed(impl->checkDim(local, dim, n, "reduce_scatter")))
+  if (failed(comm) || failed(checkDim(local, dim, n, "reduce_scatter")))
     return failure();
   SmallVector<int64_t> blockShape(local.shape());
   blockShape[dim] /= n;
-  FailureOr<Tensor> out =
-      impl->allocate(blockShape, local.dtype(), /*zero=*/false);
+  FailureOr<Tensor> out = allocate(blockShape, local.dtype(), /*zero=*/false);
   if (failed(out))
     return failure();
   FailureOr<int> count =
-      impl->count(out->numElements(), "reduce_scatter block");
+      this->count(out->numElements(), "reduce_scatter block");
   if (failed(count))
     return failure();
   // Block j of `dim` goes to member j: make each block contiguous.
   BlockLayout l = layoutOf(local.shape(), dim, n);
-  unsigned width = local.elementByteWidth();
-  MPI_Datatype type = mpiDatatype(local.dtype());
   const unsigned char *send = local.rawData();
   if (l.outer != 1) {
-    unsigned char *packed = impl->stage(0, local.byteSize());
-    packBlocks(local.rawData(), l, width, packed);
+    unsigned char *packed = stage(local.byteSize());
+    packBlocks(local.rawData(), l, local.elementByteWidth(), packed);
     send = packed;
   }
+  return ReduceScatterSetup{*comm, std::move(*out), *count, send};
+}
 
-  auto what = [&] {
-    return "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
-           std::to_string(dim) + ") over " + describeGroup(group);
-  };
-  FailureOr<double> spin = impl->meet(*comm, local.byteSize(), what);
+FailureOr<Tensor> MpiCommunicator::reduceScatter(const Tensor &local,
+                                                 ArrayRef<int64_t> group,
+                                                 int64_t dim, Reduction kind) {
+  FailureOr<Impl::ReduceScatterSetup> setup = impl->setUpReduceScatter(
+      local, group, dim, [&](size_t bytes) { return impl->stage(0, bytes); });
+  if (failed(setup))
+    return failure();
+  auto [comm, out, count, send] = std::move(*setup);
+  int64_t n = group.size();
+  MPI_Datatype type = mpiDatatype(local.dtype());
+  auto what = [&] { return describeReduceScatter(kind, dim, group); };
+  FailureOr<double> spin = impl->meet(comm, local.byteSize(), what);
   if (failed(spin))
     return failure();
   MPI_Request request;
   // MPI has no half-float sum: halves always fold here, in group order.
   if (!impl->options.deterministicReductions && !isHalfDType(local.dtype())) {
     if (failed(impl->complete(
-            MPI_Ireduce_scatter_block(send, out->rawData(), *count, type,
-                                      mpiOp(kind), *comm, &request),
+            MPI_Ireduce_scatter_block(send, out.rawData(), count, type,
+                                      mpiOp(kind), comm, &request),
             request, "MPI_Ireduce_scatter_block", what, MPI_STATUS_IGNORE,
             *spin)))
       return failure();
-    return out;
+    return std::move(out);
   }
-  unsigned char *blocks = impl->stage(1, out->byteSize() * n);
-  if (failed(impl->complete(MPI_Ialltoall(send, *count, type, blocks, *count,
-                                          type, *comm, &request),
-                            request, "MPI_Ialltoall", what, MPI_STATUS_IGNORE,
-                            *spin)))
+  unsigned char *blocks = impl->stage(1, out.byteSize() * n);
+  if (failed(impl->complete(
+          MPI_Ialltoall(send, count, type, blocks, count, type, comm, &request),
+          request, "MPI_Ialltoall", what, MPI_STATUS_IGNORE, *spin)))
     return failure();
-  foldInOrder(blocks, n, *count, local.dtype(), kind, out->rawData());
-  return out;
+  foldInOrder(blocks, n, count, local.dtype(), kind, out.rawData());
+  return std::move(out);
 }
 
 FailureOr<Tensor> MpiCommunicator::allToAll(const Tensor &local,

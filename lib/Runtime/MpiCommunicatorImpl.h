@@ -71,6 +71,19 @@ inline std::string describeGroup(llvm::ArrayRef<int64_t> group) {
   return out + "]";
 }
 
+/// How a reduction's errors and waits name it: "all_reduce (sum) over
+/// devices [0, 1]", "reduce_scatter (sum, dim 0) over devices [0, 1]".
+inline std::string describeAllReduce(Reduction kind,
+                                     llvm::ArrayRef<int64_t> group) {
+  return std::string("all_reduce (") + reductionName(kind) + ") over " +
+         describeGroup(group);
+}
+inline std::string describeReduceScatter(Reduction kind, int64_t dim,
+                                         llvm::ArrayRef<int64_t> group) {
+  return "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
+         std::to_string(dim) + ") over " + describeGroup(group);
+}
+
 } // namespace shardc::detail
 
 namespace shardc {
@@ -137,6 +150,26 @@ struct MpiCommunicator::Impl {
   mlir::FailureOr<MPI_Comm> commFor(llvm::ArrayRef<int64_t> group, int64_t &index);
   mlir::LogicalResult checkDim(const Tensor &t, int64_t dim, int64_t parts,
                          const char *what);
+
+  /// What a reduce_scatter of `local` over `group` along `dim` starts
+  /// from, whether it completes now (MpiCollectives.cpp) or later
+  /// (MpiPendingReduction.cpp).
+  struct ReduceScatterSetup {
+    MPI_Comm comm;
+    /// This member's block of the result, uninitialized: the collective
+    /// writes all of it.
+    Tensor out;
+    /// Elements per block, as an MPI count.
+    int count;
+    /// `local` with block j of `dim` contiguous for member j: `local`
+    /// itself when `dim` has nothing before it, else a packed copy in
+    /// memory from `stage`.
+    const unsigned char *send;
+  };
+  mlir::FailureOr<ReduceScatterSetup>
+  setUpReduceScatter(const Tensor &local, llvm::ArrayRef<int64_t> group,
+                     int64_t dim,
+                     llvm::function_ref<unsigned char *(size_t)> stage);
   /// Completes the sends whose requests are done; keeps the others.
   mlir::LogicalResult reapSends(bool waitForAll);
   void freeAll();

@@ -152,10 +152,7 @@ MpiCommunicator::startAllReduce(Tensor local, ArrayRef<int64_t> group,
   int64_t bytes = local.byteSize();
   DType dtype = local.dtype();
   auto pending = std::make_unique<MpiPendingReduction>(
-      *impl,
-      std::string("all_reduce (") + reductionName(kind) + ") over " +
-          describeGroup(group),
-      std::move(local), std::move(*out));
+      *impl, describeAllReduce(kind, group), std::move(local), std::move(*out));
   MpiPendingReduction &p = *pending;
   MPI_Datatype type = mpiDatatype(dtype);
   MPI_Comm c = *comm;
@@ -194,41 +191,23 @@ MpiCommunicator::startReduceScatter(Tensor local, ArrayRef<int64_t> group,
                                     int64_t dim, Reduction kind) {
   if (!impl->options.overlapReductions)
     return Communicator::startReduceScatter(std::move(local), group, dim, kind);
-  int64_t me;
-  FailureOr<MPI_Comm> comm = impl->commFor(group, me);
-  int64_t n = group.size();
-  if (failed(comm) || failed(impl->checkDim(local, dim, n, "reduce_scatter")))
-    return failure();
-  SmallVector<int64_t> blockShape(local.shape());
-  blockShape[dim] /= n;
-  FailureOr<Tensor> out =
-      impl->allocate(blockShape, local.dtype(), /*zero=*/false);
-  if (failed(out))
-    return failure();
-  FailureOr<int> count =
-      impl->count(out->numElements(), "reduce_scatter block");
-  if (failed(count))
-    return failure();
   int64_t bytes = local.byteSize();
   DType dtype = local.dtype();
-  BlockLayout l = layoutOf(local.shape(), dim, n);
+  int64_t n = group.size();
   auto pending = std::make_unique<MpiPendingReduction>(
-      *impl,
-      "reduce_scatter (" + std::string(reductionName(kind)) + ", dim " +
-          std::to_string(dim) + ") over " + describeGroup(group),
-      std::move(local), std::move(*out));
+      *impl, describeReduceScatter(kind, dim, group), std::move(local),
+      Tensor());
   MpiPendingReduction &p = *pending;
-  // Block j of `dim` goes to member j: make each block contiguous.
-  unsigned width = p.local.elementByteWidth();
-  const unsigned char *send = p.local.rawData();
-  if (l.outer != 1) {
-    unsigned char *packed = p.stage(p.local.byteSize());
-    packBlocks(p.local.rawData(), l, width, packed);
-    send = packed;
-  }
+  // Packed blocks live as long as the call.
+  FailureOr<Impl::ReduceScatterSetup> setup = impl->setUpReduceScatter(
+      p.local, group, dim, [&](size_t size) { return p.stage(size); });
+  if (failed(setup))
+    return failure();
+  p.out = std::move(setup->out);
+  const unsigned char *send = setup->send;
   MPI_Datatype type = mpiDatatype(dtype);
-  MPI_Comm c = *comm;
-  int blockCount = *count;
+  MPI_Comm c = setup->comm;
+  int blockCount = setup->count;
   LogicalResult begun = failure();
   // MPI has no half-float sum: halves always fold here, in group order.
   if (!impl->options.deterministicReductions && !isHalfDType(dtype)) {

@@ -179,6 +179,18 @@ TEST_F(KernelsTest, DotGeneral) {
       {{2, 3}, {2, 4}, {0}, {0}, {}, {}},
       // Everything contracted: a dot product.
       {{4, 6}, {4, 6}, {}, {}, {0, 1}, {0, 1}},
+      // Attention on [B,S,H,Dh], read in place as strided matrices:
+      // 'bshd,bthd->bhst' (rows H*Dh apart; the key transposed) ...
+      {{2, 5, 3, 4}, {2, 6, 3, 4}, {0, 2}, {0, 2}, {3}, {3}},
+      // ... 'bhst,bthd->bhsd' (the value's rows H*Dh apart) ...
+      {{2, 3, 5, 6}, {2, 6, 3, 4}, {0, 1}, {0, 2}, {3}, {1}},
+      // ... and 'bhsd,hde->bse', whose lhs rows (b, s) do not merge.
+      {{2, 3, 5, 4}, {3, 4, 7}, {}, {}, {1, 3}, {0, 1}},
+      // Two contracting dims merged on one side, in memory order, and a
+      // size-1 free dim.
+      {{2, 1, 3, 4}, {2, 3, 4, 6}, {0}, {0}, {2, 3}, {1, 2}},
+      // Contracting dims listed against memory order: not one stride.
+      {{2, 5, 3, 4}, {2, 4, 3, 6}, {0}, {0}, {3, 2}, {1, 2}},
   };
   for (const DotCase &c : cases) {
     Tensor a = randomIn(c.lhs, "a"), b = randomIn(c.rhs, "b");
