@@ -403,6 +403,7 @@ Value ProgramBuilder::buildRandomOp(Value x) {
   case 3:
   case 4:
   case 5:
+    // Binary 2 times in 13, the share the unary drawer used to pass on.
     return buildElementwiseOp(x, rng.chance(2.0 / 13) ? 2 : 1);
   case 6:
   case 7:
