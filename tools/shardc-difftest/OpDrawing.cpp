@@ -1,78 +1,22 @@
 //===- OpDrawing.cpp - random tensor ops within their domains -------------===//
 //
-// Every tensor op of the dialect, in the general forms the verifier allows:
+// The structural tensor ops, in the general forms the verifier allows:
 // contractions with any number of batch and contracting dims (an operand may
 // be contracted with itself), reductions over several dims, reshapes that
-// merge, split or add unit dims, broadcasts that add dims or expand unit
-// ones, and elementwise ops whose two operands may be one value. ValueInfo
-// (ProgramBuilder.h) keeps each op in its domain.
+// merge, split or add unit dims and broadcasts that add dims or expand unit
+// ones; and the choice among every family (the elementwise ops come from
+// the op registry, ElementwiseDrawing.cpp). ValueInfo (ProgramBuilder.h)
+// keeps each op in its domain.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ProgramBuilder.h"
-
-#include "shardc/Support/RandomTensor.h"
-
-#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::difftest;
 
 namespace {
-
-ValueInfo hull(double a, double b, double c, double d) {
-  ValueInfo i;
-  i.lo = std::min({a, b, c, d});
-  i.hi = std::max({a, b, c, d});
-  return i;
-}
-
-ValueInfo productInfo(const ValueInfo &x, const ValueInfo &y) {
-  ValueInfo r = hull(x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi);
-  r.exact = x.exact && y.exact;
-  r.nonFinite = x.nonFinite || y.nonFinite;
-  r.mayBeSummed = x.mayBeSummed || y.mayBeSummed;
-  return r;
-}
-
-/// A product the sharded program may compute on a pending sum's summands
-/// with a non-finite factor (see ValueInfo::mayBeSummed).
-bool summandTimesNonFinite(const ValueInfo &x, const ValueInfo &y) {
-  auto summed = [](const ValueInfo &i) { return i.mayBeSummed || !i.exact; };
-  return (x.nonFinite && summed(y)) || (y.nonFinite && summed(x));
-}
-
-/// A product's magnitude neither overflows nor sinks into subnormals.
-bool productFits(const ValueInfo &x, const ValueInfo &y, double terms = 1) {
-  double s = x.scale() * y.scale();
-  return s * terms <= kMaxScale &&
-         (s >= kMinProductScale || x.scale() == 0 || y.scale() == 0);
-}
-
-bool fits(const ValueInfo &i) { return i.scale() <= kMaxScale; }
-
-/// The bounds of sin (or cos) over `x`'s: the values at the ends and at
-/// every extremum between them.
-ValueInfo periodicHull(const ValueInfo &x, bool sine) {
-  ValueInfo r = x;
-  r.exact = false;
-  auto f = [&](double v) { return sine ? std::sin(v) : std::cos(v); };
-  r.lo = std::min(f(x.lo), f(x.hi));
-  r.hi = std::max(f(x.lo), f(x.hi));
-  // Extrema of sin at pi/2 + k pi, of cos at k pi.
-  double offset = sine ? llvm::numbers::pi / 2 : 0;
-  for (double k = std::ceil((x.lo - offset) / llvm::numbers::pi);
-       offset + k * llvm::numbers::pi <= x.hi; ++k) {
-    double e = f(offset + k * llvm::numbers::pi);
-    r.lo = std::min(r.lo, e);
-    r.hi = std::max(r.hi, e);
-  }
-  return r;
-}
-
-/// Bounded away from 0 on one side.
-bool awayFromZero(const ValueInfo &i) { return i.lo >= 0.05 || i.hi <= -0.05; }
 
 class OpDrawer {
 public:
@@ -81,25 +25,11 @@ public:
   Value matmul(Value x);
   Value dotGeneral(Value x);
   Value linearOfContractions(Value x);
-  Value unary(Value x);
-  Value binary(Value x);
   Value reduce(Value x);
   Value transpose(Value x);
   Value reshape(Value x);
   Value broadcast(Value x);
   Value constraint(Value x);
-  Value constant(RankedTensorType type, bool positive);
-
-  /// `x` mapped to values >= 0.05 (for log, sqrt, rsqrt, a divisor).
-  Value positive(Value x);
-  /// `x`, scaled into [-limit, limit] by a constant factor if its bounds
-  /// exceed that. A function that saturates or underflows there loses the
-  /// meaning of the comparison: the last-bit differences of Eigen's
-  /// vectorized and scalar paths (the sharded program runs other lengths)
-  /// become relative differences of order one in values near 0 (sigmoid or
-  /// exp of very negative values, gelu's 1 + tanh) or in derivatives that
-  /// are differences of nearly equal numbers (1 - tanh^2).
-  Value unsaturated(Value x, double limit);
 
 private:
   ProgramBuilder &pb;
@@ -118,268 +48,6 @@ private:
   Value contract(Value x, Value y, ArrayRef<int64_t> lb, ArrayRef<int64_t> rb,
                  ArrayRef<int64_t> lc, ArrayRef<int64_t> rc);
 };
-
-Value OpDrawer::constant(RankedTensorType type, bool positive) {
-  SmallVector<float> values(type.getNumElements());
-  bool splat = rng.chance(0.4);
-  auto draw = [&] {
-    float u = bitsToUniformFloat(rng.next());
-    return positive ? 0.625f + 0.375f * u : 0.5f * u;
-  };
-  float first = draw();
-  ValueInfo i;
-  i.lo = i.hi = first;
-  for (float &f : values) {
-    f = splat ? first : draw();
-    i.lo = std::min<double>(i.lo, f);
-    i.hi = std::max<double>(i.hi, f);
-  }
-  auto attr = DenseElementsAttr::get(type, ArrayRef<float>(values));
-  Value c = ConstantOp::create(b, pb.freshLoc(), cast<ElementsAttr>(attr));
-  return pb.record(c, i);
-}
-
-Value OpDrawer::unsaturated(Value x, double limit) {
-  ValueInfo xi = info(x);
-  if (xi.scale() <= limit)
-    return x;
-  auto type = ProgramBuilder::tensorOf(x);
-  float factor = static_cast<float>(limit / xi.scale());
-  auto attr = DenseElementsAttr::get(type, b.getF32FloatAttr(factor));
-  ValueInfo ci;
-  ci.lo = ci.hi = factor;
-  Value c = pb.record(
-      ConstantOp::create(b, pb.freshLoc(), cast<ElementsAttr>(attr)), ci);
-  ValueInfo r = productInfo(xi, ci);
-  return pb.record(MulOp::create(b, pb.freshLoc(), x, c), r);
-}
-
-Value OpDrawer::positive(Value x) {
-  ValueInfo xi = info(x);
-  if (xi.lo >= 0.05)
-    return x;
-  if (xi.hi <= -0.05 && rng.chance(0.5)) {
-    ValueInfo n = xi;
-    n.lo = -xi.hi;
-    n.hi = -xi.lo;
-    return pb.record(NegOp::create(b, pb.freshLoc(), x), n);
-  }
-  // x * x + c keeps exact values exact; exp(tanh(x)) works at any scale.
-  if (xi.scale() * xi.scale() <= kMaxScale && rng.chance(0.5)) {
-    ValueInfo sq = productInfo(xi, xi);
-    sq.lo = (xi.lo <= 0 && xi.hi >= 0)
-                ? 0
-                : std::min(xi.lo * xi.lo, xi.hi * xi.hi);
-    Value s = pb.record(MulOp::create(b, pb.freshLoc(), x, x), sq);
-    Value c = constant(ProgramBuilder::tensorOf(x), /*positive=*/true);
-    ValueInfo sum = sq;
-    sum.lo += info(c).lo;
-    sum.hi += info(c).hi;
-    sum.exact = sq.exact;
-    return pb.record(AddOp::create(b, pb.freshLoc(), s, c), sum);
-  }
-  x = unsaturated(x, pb.differentiated ? 3 : 20);
-  xi = info(x);
-  ValueInfo t = xi;
-  t.lo = std::tanh(xi.lo);
-  t.hi = std::tanh(xi.hi);
-  t.exact = false;
-  Value th = pb.record(TanhOp::create(b, pb.freshLoc(), x), t);
-  ValueInfo e = t;
-  e.lo = std::exp(t.lo);
-  e.hi = std::exp(t.hi);
-  return pb.record(ExpOp::create(b, pb.freshLoc(), th), e);
-}
-
-Value OpDrawer::unary(Value x) {
-  int64_t kind = rng.uniform(13);
-  // Forward, tanh saturates harmlessly to +-1; its derivative does not.
-  double saturation = pb.differentiated ? 3 : 20;
-  if (kind == 1) // gelu: 1 + tanh(...) cancels for negative values
-    x = unsaturated(x, 3);
-  else if (kind == 2) // exp of values in [-4, 4]
-    x = unsaturated(x, 4);
-  else if (kind == 5 && pb.differentiated)
-    x = unsaturated(x, saturation);
-  else if (kind == 6)
-    x = unsaturated(x, saturation);
-  ValueInfo xi = info(x), r = xi;
-  Location loc = pb.freshLoc();
-  switch (kind) {
-  case 0: // relu: its gradient's mask needs an exact operand
-    if (pb.differentiated && !xi.exact)
-      return nullptr;
-    r.lo = std::max(xi.lo, 0.0);
-    r.hi = std::max(xi.hi, 0.0);
-    return pb.record(ReluOp::create(b, loc, x), r);
-  case 1:
-    r.lo = xi.lo >= 0 ? 0 : -0.2;
-    r.hi = std::max(xi.hi, 0.0);
-    r.exact = false;
-    return pb.record(GeluOp::create(b, loc, x), r);
-  case 2:
-    r.lo = std::exp(xi.lo);
-    r.hi = std::exp(xi.hi);
-    r.exact = false;
-    return pb.record(ExpOp::create(b, loc, x), r);
-  case 3: { // log, sqrt and rsqrt of values >= 0.05
-    Value p = positive(x);
-    ValueInfo pi = info(p), out = pi;
-    int which = rng.uniform(3);
-    if (which == 0) {
-      out.lo = std::log(pi.lo);
-      out.hi = std::log(pi.hi);
-      out.exact = false;
-      return pb.record(LogOp::create(b, pb.freshLoc(), p), out);
-    }
-    if (which == 1) {
-      out.lo = std::sqrt(pi.lo);
-      out.hi = std::sqrt(pi.hi);
-      return pb.record(SqrtOp::create(b, pb.freshLoc(), p), out);
-    }
-    out.lo = 1 / std::sqrt(pi.hi);
-    out.hi = 1 / std::sqrt(pi.lo);
-    out.exact = false;
-    return pb.record(RsqrtOp::create(b, pb.freshLoc(), p), out);
-  }
-  case 4:
-    r.lo = -xi.hi;
-    r.hi = -xi.lo;
-    return pb.record(NegOp::create(b, loc, x), r);
-  case 5:
-    r.lo = std::tanh(xi.lo);
-    r.hi = std::tanh(xi.hi);
-    r.exact = false;
-    return pb.record(TanhOp::create(b, loc, x), r);
-  case 6:
-    r.lo = 1 / (1 + std::exp(-xi.lo));
-    r.hi = 1 / (1 + std::exp(-xi.hi));
-    r.exact = false;
-    return pb.record(SigmoidOp::create(b, loc, x), r);
-  case 7: // step: a rounding difference at 0 would flip it
-    if (!xi.exact)
-      return nullptr;
-    r.lo = 0;
-    r.hi = 1;
-    return pb.record(StepOp::create(b, loc, x), r);
-  case 8: // abs: its gradient's sign mask needs an exact operand
-    if (pb.differentiated && !xi.exact)
-      return nullptr;
-    r.lo = xi.lo <= 0 && xi.hi >= 0 ? 0 : std::min(-xi.hi, xi.lo);
-    r.lo = std::max(r.lo, 0.0);
-    r.hi = xi.scale();
-    return pb.record(AbsOp::create(b, loc, x), r);
-  case 9: { // the bounded functions erf, sin and cos
-    int which = rng.uniform(3);
-    if (which == 0) {
-      r.lo = std::erf(xi.lo);
-      r.hi = std::erf(xi.hi);
-      r.exact = false;
-      return pb.record(ErfOp::create(b, loc, x), r);
-    }
-    // A last-bit difference in a large argument would be one of order one
-    // in the result: arguments in [-4, 4].
-    x = unsaturated(x, 4);
-    ValueInfo s = periodicHull(info(x), which == 1);
-    if (which == 1)
-      return pb.record(SinOp::create(b, pb.freshLoc(), x), s);
-    return pb.record(CosOp::create(b, pb.freshLoc(), x), s);
-  }
-  case 10:
-    return pb.record(StopGradientOp::create(b, loc, x), r);
-  default:
-    return binary(x);
-  }
-}
-
-Value OpDrawer::binary(Value x) {
-  auto type = ProgramBuilder::tensorOf(x);
-  // The second operand: x itself, a value of the same type, a new input or
-  // a constant.
-  Value y;
-  int64_t choice = rng.uniform(4);
-  if (choice == 0) {
-    y = x;
-  } else if (choice == 1) {
-    SmallVector<Value> same;
-    for (Value p : pb.pool)
-      if (p.getType() == type && p != x)
-        same.push_back(p);
-    if (!same.empty())
-      y = same[rng.uniform(same.size())];
-  } else if (choice == 2 && pb.canAddInput()) {
-    y = pb.addInput(type.getShape());
-  }
-  if (!y)
-    y = constant(type, /*positive=*/false);
-  if (y != x && rng.chance(0.5))
-    std::swap(x, y);
-  ValueInfo xi = info(x), yi = info(y), r;
-  r.exact = xi.exact && yi.exact;
-  r.nonFinite = xi.nonFinite || yi.nonFinite;
-  r.mayBeSummed = xi.mayBeSummed || yi.mayBeSummed;
-  Location loc = pb.freshLoc();
-  switch (rng.uniform(7)) {
-  case 0:
-    r.lo = xi.lo + yi.lo;
-    r.hi = xi.hi + yi.hi;
-    if (!fits(r))
-      return nullptr;
-    return pb.record(AddOp::create(b, loc, x, y), r);
-  case 1:
-    r.lo = xi.lo - yi.hi;
-    r.hi = xi.hi - yi.lo;
-    if (!fits(r))
-      return nullptr;
-    return pb.record(SubOp::create(b, loc, x, y), r);
-  case 2:
-    if (!productFits(xi, yi) || summandTimesNonFinite(xi, yi))
-      return nullptr;
-    return pb.record(MulOp::create(b, loc, x, y), productInfo(xi, yi));
-  case 3: // max: its gradient's masks need exact operands
-    if (pb.differentiated && !r.exact)
-      return nullptr;
-    r.lo = std::max(xi.lo, yi.lo);
-    r.hi = std::max(xi.hi, yi.hi);
-    return pb.record(MaxOp::create(b, loc, x, y), r);
-  case 4: // min: as max
-    if (pb.differentiated && !r.exact)
-      return nullptr;
-    r.lo = std::min(xi.lo, yi.lo);
-    r.hi = std::min(xi.hi, yi.hi);
-    return pb.record(MinOp::create(b, loc, x, y), r);
-  case 5: { // pow of a base >= 0.05 to an exponent in [-2, 2]
-    if (y == x)
-      return nullptr; // the base must be made positive, the exponent not
-    x = positive(x);
-    y = unsaturated(y, 2);
-    xi = info(x);
-    yi = info(y);
-    r = hull(std::pow(xi.lo, yi.lo), std::pow(xi.lo, yi.hi),
-             std::pow(xi.hi, yi.lo), std::pow(xi.hi, yi.hi));
-    r.exact = false;
-    r.nonFinite = xi.nonFinite || yi.nonFinite;
-    if (!fits(r) || r.lo < kMinProductScale)
-      return nullptr;
-    return pb.record(PowOp::create(b, pb.freshLoc(), x, y), r);
-  }
-  default: { // div by a value bounded away from 0
-    if (!awayFromZero(yi)) {
-      if (y == x)
-        return nullptr; // x / x must stay one value read twice
-      y = positive(y);
-      yi = info(y);
-    }
-    ValueInfo inv = hull(1 / yi.lo, 1 / yi.hi, 1 / yi.lo, 1 / yi.hi);
-    inv.exact = yi.exact;
-    inv.nonFinite = yi.nonFinite;
-    if (!productFits(xi, inv))
-      return nullptr;
-    return pb.record(DivOp::create(b, pb.freshLoc(), x, y),
-                     productInfo(xi, inv));
-  }
-  }
-}
 
 std::optional<SmallVector<int64_t>>
 OpDrawer::matchDims(ArrayRef<int64_t> lhsSizes, ArrayRef<int64_t> y) {
@@ -518,7 +186,7 @@ Value OpDrawer::linearOfContractions(Value x) {
     return pb.record(NegOp::create(b, pb.freshLoc(), y), n);
   }
   case 1: {
-    Value c = constant(ProgramBuilder::tensorOf(y), /*positive=*/true);
+    Value c = pb.drawConstant(ProgramBuilder::tensorOf(y), /*positive=*/true);
     if (!productFits(info(y), info(c)))
       return y;
     return pb.record(MulOp::create(b, pb.freshLoc(), y, c),
@@ -526,7 +194,7 @@ Value OpDrawer::linearOfContractions(Value x) {
   }
   case 2: {
     // Divisors in [0.625, 1] make the quotient at most 1.6 times larger.
-    Value c = constant(ProgramBuilder::tensorOf(y), /*positive=*/true);
+    Value c = pb.drawConstant(ProgramBuilder::tensorOf(y), /*positive=*/true);
     ValueInfo d = info(y);
     d.lo = std::min(d.lo * 1.6, d.lo);
     d.hi = std::max(d.hi * 1.6, d.hi);
@@ -735,10 +403,11 @@ Value ProgramBuilder::buildRandomOp(Value x) {
   case 3:
   case 4:
   case 5:
-    return d.unary(x);
+    // Binary 2 times in 13, the share the unary drawer used to pass on.
+    return buildElementwiseOp(x, rng.chance(2.0 / 13) ? 2 : 1);
   case 6:
   case 7:
-    return d.binary(x);
+    return buildElementwiseOp(x, 2);
   case 8:
     return d.reduce(x);
   case 9:
@@ -755,7 +424,7 @@ Value ProgramBuilder::buildRandomOp(Value x) {
     return buildIndexingOp(x);
   default: { // a constant combined with x, so that it is used
     RankedTensorType type = tensorOf(x);
-    Value c = d.constant(type, false);
+    Value c = drawConstant(type, false);
     ValueInfo r = info(x);
     r.lo -= 0.5;
     r.hi += 0.5;

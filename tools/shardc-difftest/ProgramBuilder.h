@@ -2,18 +2,21 @@
 //
 // The generator in parts, around one builder: MeshDrawing.cpp draws the
 // mesh, shapes and shardings; OpDrawing.cpp draws tensor ops (with
-// SlicingDrawing.cpp, IndexingDrawing.cpp and CompositeDrawing.cpp for
-// those families); and
-// ProgramKinds.cpp assembles them into the kinds of programs Generator.h
-// lists.
+// ElementwiseDrawing.cpp, SlicingDrawing.cpp, IndexingDrawing.cpp and
+// CompositeDrawing.cpp for those families; ValueDomains.cpp fits operands
+// to an op's declared domain); ProgramKinds.cpp assembles them into the
+// kinds of programs Generator.h lists, and Collectives.cpp draws the
+// collective a global program must be rejected for.
 //
 // Every value the generator makes carries a ValueInfo: bounds on its
 // elements, and whether the sharded program computes it bit for bit as the
 // unsharded one does. Ops are drawn only where these keep the comparison
-// meaningful: log, sqrt, rsqrt and a divisor see values bounded away from 0,
-// nothing can overflow or underflow into a false mismatch, and ops with a
-// discontinuity (step, and in a backward pass the masks of relu, max and
-// reduce_max) only see exact values, where rounding cannot flip them.
+// meaningful: operands lie in the domain the op declares
+// (ValueDomainOpInterface: log, sqrt, rsqrt and a divisor see values bounded
+// away from 0), nothing can overflow or underflow into a false mismatch,
+// and ops with a discontinuity (step, and in a backward pass the masks of
+// relu, max and reduce_max) only see exact values, where rounding cannot
+// flip them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +27,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/ValueDomainOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -63,10 +67,25 @@ constexpr double kMaxScale = 1e34;
 /// Products of magnitudes below this would be subnormal, where sharded and
 /// unsharded sums in different orders differ by more than the tolerance.
 constexpr double kMinProductScale = 1e-32;
+/// Where an op declares positive operands (or a divisor bounded away from
+/// 0), they are at least this far from 0.
+constexpr double kMinPositive = 0.05;
 /// Elements of any one tensor: keeps 16-device cases fast.
 constexpr int64_t kMaxElements = 4096;
 constexpr int64_t kMaxRank = 5;
 constexpr int64_t kMaxArgs = 8;
+
+//===--- ValueDomains.cpp ---------------------------------------------===//
+
+/// The hull of four bounds (of a product's corners).
+ValueInfo hull(double a, double b, double c, double d);
+ValueInfo productInfo(const ValueInfo &x, const ValueInfo &y);
+/// A product (summed over `terms`) neither overflows nor sinks into
+/// subnormals.
+bool productFits(const ValueInfo &x, const ValueInfo &y, double terms = 1);
+bool fits(const ValueInfo &i);
+/// Bounded away from 0 (by kMinPositive) on one side.
+bool awayFromZero(const ValueInfo &i);
 
 class ProgramBuilder {
 public:
@@ -96,6 +115,33 @@ public:
   /// chosen kind does not apply, and the caller tries again.
   mlir::Value buildRandomOp(mlir::Value x);
 
+  //===--- ElementwiseDrawing.cpp -----------------------------------------===//
+
+  /// A registered elementwise op of `arity` (1 or 2) operands on `x`, its
+  /// operands fitted to the op's declared domains; null if it does not
+  /// apply.
+  mlir::Value buildElementwiseOp(mlir::Value x, unsigned arity);
+
+  //===--- ValueDomains.cpp -----------------------------------------------===//
+
+  /// A constant of `type`, in [-0.5, 0.5) or, if `positive`, [0.25, 1).
+  mlir::Value drawConstant(mlir::RankedTensorType type, bool positive);
+  /// `x` mapped to values >= kMinPositive.
+  mlir::Value positive(mlir::Value x);
+  /// `x`, scaled into [-limit, limit] by a constant factor if its bounds
+  /// exceed that. A function that saturates or underflows there loses the
+  /// meaning of the comparison: the last-bit differences of Eigen's
+  /// vectorized and scalar paths (the sharded program runs other lengths)
+  /// become relative differences of order one in values near 0 (sigmoid or
+  /// exp of very negative values, gelu's 1 + tanh) or in derivatives that
+  /// are differences of nearly equal numbers (1 - tanh^2).
+  mlir::Value unsaturated(mlir::Value x, double limit);
+  /// Whether `x`'s bounds lie in `domain`.
+  bool holdsDomain(mlir::Value x, const OperandDomain &domain);
+  /// `x` mapped into `domain` (made positive, or scaled down); null if it
+  /// cannot be.
+  mlir::Value fitDomain(mlir::Value x, const OperandDomain &domain);
+
   //===--- SlicingDrawing.cpp ---------------------------------------------===//
 
   /// A random slice, concatenation or pad of `x`; null if it does not apply.
@@ -113,10 +159,13 @@ public:
   /// null if it does not apply.
   mlir::Value buildIndexingOp(mlir::Value x);
 
-  //===--- ProgramKinds.cpp -----------------------------------------------===//
+  //===--- Collectives.cpp ------------------------------------------------===//
 
   /// A collective op valid on `x`'s global shape (for GlobalCollective).
   mlir::Value buildCollective(mlir::Value x);
+
+  //===--- ProgramKinds.cpp -----------------------------------------------===//
+
   /// A scalar loss from `v`: the sum of its elements or of their squares.
   mlir::Value buildLoss(mlir::Value v);
 

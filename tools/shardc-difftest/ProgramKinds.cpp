@@ -49,90 +49,6 @@ int64_t drawRank(DiffRng &rng) {
 
 } // namespace
 
-Value ProgramBuilder::buildCollective(Value x) {
-  ArrayRef<int64_t> shape = tensorOf(x).getShape();
-  int64_t rank = shape.size();
-  SmallVector<int64_t> order = randomPermutation(axisNames.size());
-  SmallVector<Attribute> axes;
-  int64_t n = 1;
-  for (int64_t k = 0, e = 1 + rng.uniform(order.size()); k < e; ++k) {
-    axes.push_back(b.getStringAttr(axisNames[order[k]]));
-    n *= axisSizes[order[k]];
-  }
-  ArrayAttr axesAttr = b.getArrayAttr(axes);
-  Location loc = freshLoc();
-  SmallVector<int64_t> res(shape);
-  ValueInfo r = info(x);
-  r.exact = false;
-  auto dimDivisible = [&]() -> int64_t {
-    SmallVector<int64_t> ok;
-    for (int64_t d = 0; d < rank; ++d)
-      if (shape[d] % n == 0)
-        ok.push_back(d);
-    return ok.empty() ? -1 : ok[rng.uniform(ok.size())];
-  };
-  Operation *op = nullptr;
-  switch (rng.uniform(6)) {
-  case 0:
-    op = AllReduceOp::create(
-        b, loc, x.getType(), x, meshRef, axesAttr,
-        ReductionKindAttr::get(&ctx, rng.chance(0.5) ? ReductionKind::Sum
-                                                     : ReductionKind::Max));
-    break;
-  case 1: {
-    if (rank == 0)
-      return nullptr;
-    int64_t d = rng.uniform(rank);
-    res[d] *= n;
-    if (numElements(res) > kMaxElements)
-      return nullptr;
-    op = AllGatherOp::create(b, loc, makeType(res), x, meshRef, axesAttr,
-                             b.getI64IntegerAttr(d));
-    break;
-  }
-  case 2:
-  case 3: {
-    int64_t d = dimDivisible();
-    if (d < 0)
-      return nullptr;
-    res[d] /= n;
-    if (rng.chance(0.5))
-      op = AllSliceOp::create(b, loc, makeType(res), x, meshRef, axesAttr,
-                              b.getI64IntegerAttr(d));
-    else
-      op = ReduceScatterOp::create(
-          b, loc, makeType(res), x, meshRef, axesAttr, b.getI64IntegerAttr(d),
-          ReductionKindAttr::get(&ctx, ReductionKind::Sum));
-    break;
-  }
-  case 4: {
-    int64_t s = dimDivisible();
-    if (s < 0 || rank < 2)
-      return nullptr;
-    int64_t c = rng.uniform(rank - 1);
-    if (c >= s)
-      ++c;
-    res[s] /= n;
-    res[c] *= n;
-    op = AllToAllOp::create(b, loc, makeType(res), x, meshRef, axesAttr,
-                            b.getI64IntegerAttr(s), b.getI64IntegerAttr(c));
-    break;
-  }
-  default: {
-    SmallVector<int64_t> targets = randomPermutation(n);
-    SmallVector<Attribute> pairs;
-    for (int64_t s = 0; s < n; ++s)
-      if (rng.chance(0.8))
-        pairs.push_back(b.getArrayAttr({b.getI64IntegerAttr(s),
-                                        b.getI64IntegerAttr(targets[s])}));
-    op = CollectivePermuteOp::create(b, loc, x.getType(), x, meshRef, axesAttr,
-                                     b.getArrayAttr(pairs));
-    break;
-  }
-  }
-  return record(op->getResult(0), r);
-}
-
 Value ProgramBuilder::buildLoss(Value v) {
   ValueInfo vi = info(v);
   if (vi.scale() * vi.scale() <= kMaxScale && rng.chance(0.5)) {
@@ -157,13 +73,117 @@ Value ProgramBuilder::buildLoss(Value v) {
       ReduceSumOp::create(b, freshLoc(), makeType({}), v, all), sum);
 }
 
+namespace {
+
+/// The program's body: ops drawn on the pool until it holds `target` of
+/// them, with the collective of a GlobalCollective case among them (last
+/// if the body fills up first).
+void drawBody(ProgramBuilder &pb, GeneratedCase &out) {
+  DiffRng &rng = pb.rng;
+  int64_t target = 2 + rng.uniform(13);
+  int64_t collectiveAt =
+      out.kind == ProgramKind::GlobalCollective ? rng.uniform(target) : -1;
+  auto placeCollective = [&](Value x) {
+    if (Value v = pb.buildCollective(x)) {
+      out.collectiveName = getNameFromLoc(v.getDefiningOp()->getLoc()).str();
+      collectiveAt = -1;
+    }
+  };
+  for (int attempts = 0; pb.numOps < target && attempts < 300; ++attempts) {
+    Value x = pb.pickOperand();
+    if (collectiveAt >= 0 && pb.numOps >= collectiveAt)
+      placeCollective(x);
+    else
+      pb.buildRandomOp(x);
+  }
+  for (int attempts = 0; attempts < 50 && collectiveAt >= 0; ++attempts)
+    placeCollective(pb.pickOperand());
+}
+
+/// Outputs: the newest value (a training step's loss is made of it),
+/// sometimes another one, sometimes one value twice (each result may want
+/// it in another layout).
+SmallVector<Value> drawOutputs(ProgramBuilder &pb, ProgramKind kind) {
+  DiffRng &rng = pb.rng;
+  SmallVector<Value> outs;
+  if (kind == ProgramKind::TrainStep)
+    outs.push_back(pb.buildLoss(pb.pool.back()));
+  else
+    outs.push_back(pb.pool.back());
+  if (rng.chance(0.5))
+    outs.push_back(pb.pool[rng.uniform(pb.pool.size())]);
+  if (rng.chance(0.15))
+    outs.push_back(outs[rng.uniform(outs.size())]);
+  return outs;
+}
+
+/// Returns `outs` from `func` and gives it its signature and attributes.
+/// A partial result is returned as per-device summands (the partitioner
+/// makes a pending sum when the value has none).
+void finishSignature(ProgramBuilder &pb, func::FuncOp func,
+                     ArrayRef<Value> outs) {
+  OpBuilder &b = pb.b;
+  func::ReturnOp::create(b, UnknownLoc::get(&pb.ctx), outs);
+  SmallVector<Type> argTypes(pb.body->getArgumentTypes());
+  SmallVector<Type> resTypes;
+  for (Value v : outs)
+    resTypes.push_back(v.getType());
+  func.setType(b.getFunctionType(argTypes, resTypes));
+  for (auto [i, attrs] : llvm::enumerate(pb.argAttrs))
+    func.setArgAttrs(i, attrs);
+  for (auto [i, v] : llvm::enumerate(outs))
+    if (pb.rng.chance(0.5))
+      func.setResultAttr(i, ShardcDialect::getShardingAttrName(),
+                         pb.randomSharding(pb.tensorOf(v).getShape(), true));
+}
+
+/// What to differentiate: parameters (shardc.param), named arguments, or
+/// (no choice) all. A training step needs at least one parameter.
+void drawDifferentiated(ProgramBuilder &pb, func::FuncOp func,
+                        GeneratedCase &out) {
+  DiffRng &rng = pb.rng;
+  unsigned numArgs = func.getNumArguments();
+  if (out.kind == ProgramKind::TrainStep ||
+      (out.kind == ProgramKind::Autodiff && rng.chance(0.5))) {
+    unsigned forced = rng.uniform(numArgs);
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (i == forced || rng.chance(0.5))
+        func.setArgAttr(i, ShardcDialect::getParamAttrName(),
+                        pb.b.getUnitAttr());
+  } else if (out.kind == ProgramKind::Autodiff && rng.chance(0.5)) {
+    unsigned forced = rng.uniform(numArgs);
+    for (unsigned i = 0; i < numArgs; ++i)
+      if (i == forced || rng.chance(0.4))
+        out.wrt.push_back(
+            func.getArgAttrOfType<StringAttr>(i,
+                                              ShardcDialect::getNameAttrName())
+                .str());
+  }
+}
+
+/// The optimizer of a training step: SGD or Adam, a learning rate, and
+/// ZeRO (the optimizer state and the update split over some axes).
+TrainStepSpec drawTrainStep(ProgramBuilder &pb) {
+  DiffRng &rng = pb.rng;
+  TrainStepSpec train;
+  train.adam = rng.chance(0.5);
+  train.learningRate = rng.chance(0.5) ? 0.05f : 0.001f;
+  if (rng.chance(0.5))
+    for (StringRef axis : pb.axisNames)
+      if (rng.chance(0.5))
+        train.zeroAxes.push_back(axis.str());
+  return train;
+}
+
+} // namespace
+
 GeneratedCase shardc::generateCase(MLIRContext &ctx, DiffRng &rng,
                                    const GeneratorOptions &options) {
   GeneratedCase out;
   out.kind = drawKind(rng);
   ProgramBuilder pb(ctx, rng, options);
-  pb.differentiated = out.kind == ProgramKind::Autodiff ||
-                      out.kind == ProgramKind::TrainStep;
+  pb.differentiated =
+      out.kind == ProgramKind::Autodiff || out.kind == ProgramKind::TrainStep;
   // Forward bounds do not bound a backward pass: the gradient of a product
   // of a huge and a tiny value is the other huge value times a huge
   // cotangent. Extreme magnitudes stay in programs that are not
@@ -177,90 +197,16 @@ GeneratedCase shardc::generateCase(MLIRContext &ctx, DiffRng &rng,
                                    b.getFunctionType({}, {}));
   pb.body = func.addEntryBlock();
   b.setInsertionPointToEnd(pb.body);
-
   for (int64_t i = 0, e = 1 + rng.uniform(3); i < e; ++i) {
     int64_t rank = drawRank(rng);
     pb.addInput(pb.randomShape(rank, rank));
   }
-
-  int64_t target = 2 + rng.uniform(13);
-  int64_t collectiveAt =
-      out.kind == ProgramKind::GlobalCollective ? rng.uniform(target) : -1;
-  for (int attempts = 0; pb.numOps < target && attempts < 300; ++attempts) {
-    Value x = pb.pickOperand();
-    Value v;
-    if (collectiveAt >= 0 && pb.numOps >= collectiveAt) {
-      if ((v = pb.buildCollective(x))) {
-        out.collectiveName = getNameFromLoc(v.getDefiningOp()->getLoc()).str();
-        collectiveAt = -1;
-      }
-      continue;
-    }
-    pb.buildRandomOp(x);
-  }
-  if (collectiveAt >= 0) {
-    // The body filled up first: the collective goes last.
-    for (int attempts = 0; attempts < 50 && out.collectiveName.empty();
-         ++attempts)
-      if (Value v = pb.buildCollective(pb.pickOperand()))
-        out.collectiveName = getNameFromLoc(v.getDefiningOp()->getLoc()).str();
-  }
-
-  // Outputs: the newest value (a training step's loss is made of it),
-  // sometimes another one, sometimes one value twice (each result may want
-  // it in another layout).
-  SmallVector<Value> outs;
+  drawBody(pb, out);
+  SmallVector<Value> outs = drawOutputs(pb, out.kind);
+  finishSignature(pb, func, outs);
+  drawDifferentiated(pb, func, out);
   if (out.kind == ProgramKind::TrainStep)
-    outs.push_back(pb.buildLoss(pb.pool.back()));
-  else
-    outs.push_back(pb.pool.back());
-  if (rng.chance(0.5))
-    outs.push_back(pb.pool[rng.uniform(pb.pool.size())]);
-  if (rng.chance(0.15))
-    outs.push_back(outs[rng.uniform(outs.size())]);
-  func::ReturnOp::create(b, UnknownLoc::get(&ctx), outs);
-
-  SmallVector<Type> argTypes(pb.body->getArgumentTypes());
-  SmallVector<Type> resTypes;
-  for (Value v : outs)
-    resTypes.push_back(v.getType());
-  func.setType(b.getFunctionType(argTypes, resTypes));
-  for (auto [i, attrs] : llvm::enumerate(pb.argAttrs))
-    func.setArgAttrs(i, attrs);
-  // A partial result is returned as per-device summands (the partitioner
-  // makes a pending sum when the value has none).
-  for (auto [i, v] : llvm::enumerate(outs))
-    if (rng.chance(0.5))
-      func.setResultAttr(i, ShardcDialect::getShardingAttrName(),
-                         pb.randomSharding(pb.tensorOf(v).getShape(), true));
-
-  // What to differentiate: parameters (shardc.param), named arguments, or
-  // (no choice) all. A training step needs at least one parameter.
-  unsigned numArgs = func.getNumArguments();
-  if (out.kind == ProgramKind::TrainStep ||
-      (out.kind == ProgramKind::Autodiff && rng.chance(0.5))) {
-    unsigned forced = rng.uniform(numArgs);
-    for (unsigned i = 0; i < numArgs; ++i)
-      if (i == forced || rng.chance(0.5))
-        func.setArgAttr(i, ShardcDialect::getParamAttrName(), b.getUnitAttr());
-  } else if (out.kind == ProgramKind::Autodiff && rng.chance(0.5)) {
-    unsigned forced = rng.uniform(numArgs);
-    for (unsigned i = 0; i < numArgs; ++i)
-      if (i == forced || rng.chance(0.4))
-        out.wrt.push_back(
-            func.getArgAttrOfType<StringAttr>(i,
-                                              ShardcDialect::getNameAttrName())
-                .str());
-  }
-  if (out.kind == ProgramKind::TrainStep) {
-    out.train.adam = rng.chance(0.5);
-    out.train.learningRate = rng.chance(0.5) ? 0.05f : 0.001f;
-    // ZeRO: the optimizer state (and the update) split over some axes.
-    if (rng.chance(0.5))
-      for (StringRef axis : pb.axisNames)
-        if (rng.chance(0.5))
-          out.train.zeroAxes.push_back(axis.str());
-  }
+    out.train = drawTrainStep(pb);
 
   out.module = std::move(pb.module);
   out.domains = std::move(pb.domains);

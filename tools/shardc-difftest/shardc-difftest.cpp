@@ -11,6 +11,7 @@
 
 #include "CaseRunner.h"
 #include "Generator.h"
+#include "OpCatalog.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Interpreter/Kernels.h"
@@ -147,6 +148,131 @@ void writeReproducer(const shardc::GeneratedCase &c, uint64_t caseSeed,
   module->print(os, OpPrintingFlags().enableDebugInfo());
 }
 
+/// Collects what the diagnostics say into `log`: the runner fails a case
+/// on errors a step emitted even when it claimed success.
+std::unique_ptr<ScopedDiagnosticHandler>
+logDiagnostics(MLIRContext &ctx, shardc::DiagnosticLog &log) {
+  return std::make_unique<ScopedDiagnosticHandler>(
+      &ctx, [&log](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error)
+          log.errorLocs.push_back(diag.getLocation());
+        llvm::raw_string_ostream os(log.text);
+        os << diag.getLocation() << ": ";
+        switch (diag.getSeverity()) {
+        case DiagnosticSeverity::Error:
+          os << "error: ";
+          break;
+        case DiagnosticSeverity::Warning:
+          os << "warning: ";
+          break;
+        case DiagnosticSeverity::Remark:
+          os << "remark: ";
+          break;
+        case DiagnosticSeverity::Note:
+          os << "note: ";
+          break;
+        }
+        os << diag << "\n";
+        for (Diagnostic &note : diag.getNotes())
+          os << "  " << note.getLocation() << ": note: " << note << "\n";
+        return success();
+      });
+}
+
+/// What a run met, for its summary.
+struct RunStats {
+  int64_t maxReductions = 0, linearOnSummands = 0;
+  int64_t failedCases = 0, invalid = 0, collectives = 0, onThreads = 0, ran = 0,
+          unevenCases = 0, unevenShardings = 0;
+  std::map<shardc::ProgramKind, int64_t> kinds;
+};
+
+/// Case `n` of the run. The generator should only build valid programs; if
+/// one is not, it is counted (a generator bug to look at) and another is
+/// drawn.
+shardc::GeneratedCase generateValidCase(MLIRContext &ctx, int64_t n,
+                                        const shardc::GeneratorOptions &options,
+                                        shardc::DiagnosticLog &log,
+                                        RunStats &stats, uint64_t &caseSeed) {
+  for (uint64_t attempt = 0;; ++attempt) {
+    caseSeed = shardc::splitmix64Mix(baseSeed * 0x100000001b3ULL +
+                                     uint64_t(n) * 1000003ULL + attempt);
+    shardc::DiffRng rng(caseSeed);
+    log.clear();
+    shardc::GeneratedCase c = shardc::generateCase(ctx, rng, options);
+    if (succeeded(verify(*c.module)) && log.errorLocs.empty())
+      return c;
+    ++stats.invalid;
+    if (verbose) {
+      llvm::errs() << "case " << n << ": generated module is invalid:\n"
+                   << log.text;
+      c.module->print(llvm::errs());
+    }
+  }
+}
+
+/// Runs case `n`; a failure is reported with its reproducer.
+void checkCase(const shardc::GeneratedCase &c, uint64_t caseSeed, int64_t n,
+               shardc::DiagnosticLog &log, RunStats &stats) {
+  log.clear();
+  bool differentiated = c.kind == shardc::ProgramKind::Autodiff ||
+                        c.kind == shardc::ProgramKind::TrainStep;
+  shardc::CaseResult r = shardc::runCase(
+      c, caseSeed, differentiated ? backwardTolerance : tolerance, log,
+      perturbSharded);
+  ++stats.ran;
+  ++stats.kinds[c.kind];
+  stats.onThreads += r.ranThreads;
+  stats.unevenCases += c.unevenShardings > 0;
+  stats.unevenShardings += c.unevenShardings;
+  stats.collectives += r.collectives;
+  stats.maxReductions += r.maxReductions;
+  stats.linearOnSummands += r.linearOnSummands;
+  if (verbose)
+    llvm::outs() << "case " << n << ": " << shardc::stringifyProgramKind(c.kind)
+                 << " ops=" << c.numOps << " collectives=" << r.collectives
+                 << (r.ranThreads ? " threads" : "")
+                 << " max_rel_err=" << r.worstRel
+                 << (r.failed ? " FAILED" : " ok") << "\n";
+  if (!r.failed)
+    return;
+  ++stats.failedCases;
+  std::string path;
+  writeReproducer(c, caseSeed, n, path);
+  llvm::outs() << "FAILED case " << n << " (seed " << baseSeed << ", case seed "
+               << caseSeed << ", " << shardc::stringifyProgramKind(c.kind)
+               << "): " << r.reason << "\n";
+  if (!log.text.empty())
+    llvm::outs() << "diagnostics:\n" << log.text;
+  llvm::outs() << "reproducer: " << path << "\n";
+}
+
+void printSummary(const RunStats &stats, double secs) {
+  if (verbose || stats.invalid)
+    llvm::outs() << "difftest: " << stats.invalid
+                 << " generated modules were invalid and regenerated\n";
+  llvm::outs() << "difftest: kinds:";
+  for (shardc::ProgramKind k :
+       {shardc::ProgramKind::Forward, shardc::ProgramKind::Autodiff,
+        shardc::ProgramKind::TrainStep, shardc::ProgramKind::GlobalCollective})
+    llvm::outs() << " " << shardc::stringifyProgramKind(k) << "="
+                 << (stats.kinds.count(k) ? stats.kinds.at(k) : 0);
+  llvm::outs() << ", on threads too: " << stats.onThreads << "\n";
+  if (verbose)
+    llvm::outs() << llvm::format("difftest: %.2fs\n", secs);
+  llvm::outs() << "difftest: " << stats.maxReductions
+               << " all_reduce max after a split reduce_max, "
+               << stats.linearOnSummands
+               << " elementwise ops on pending sums\n";
+  llvm::outs() << "difftest: " << stats.unevenCases
+               << " cases with uneven dims (" << stats.unevenShardings
+               << " annotations split a dim unevenly)\n";
+  llvm::outs() << "difftest: " << stats.ran << " cases, " << stats.collectives
+               << " collectives inserted, " << stats.failedCases << " failed\n";
+  llvm::outs() << (stats.ran - stats.failedCases) << " passed, "
+               << stats.failedCases << " failed\n";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -162,32 +288,8 @@ int main(int argc, char **argv) {
   ctx.loadAllAvailableDialects();
   // Cases are tiny; a thread pool would only add overhead.
   ctx.disableMultithreading();
-
   shardc::DiagnosticLog log;
-  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      log.errorLocs.push_back(diag.getLocation());
-    llvm::raw_string_ostream os(log.text);
-    os << diag.getLocation() << ": ";
-    switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      os << "error: ";
-      break;
-    case DiagnosticSeverity::Warning:
-      os << "warning: ";
-      break;
-    case DiagnosticSeverity::Remark:
-      os << "remark: ";
-      break;
-    case DiagnosticSeverity::Note:
-      os << "note: ";
-      break;
-    }
-    os << diag << "\n";
-    for (Diagnostic &note : diag.getNotes())
-      os << "  " << note.getLocation() << ": note: " << note << "\n";
-    return success();
-  });
+  auto handler = logDiagnostics(ctx, log);
 
   shardc::GeneratorOptions options;
   options.nonFinite = nonFinite;
@@ -195,121 +297,28 @@ int main(int argc, char **argv) {
   options.unevenFraction = unevenFraction;
 
   auto start = std::chrono::steady_clock::now();
-  int64_t maxReductions = 0, linearOnSummands = 0;
-  int64_t failedCases = 0, invalid = 0, collectives = 0, onThreads = 0,
-          ran = 0, unevenCases = 0, unevenShardings = 0;
-  std::map<shardc::ProgramKind, int64_t> kinds;
+  RunStats stats;
+  shardc::OpCatalog catalog(ctx);
   int64_t first = onlyCase >= 0 ? onlyCase.getValue() : 0;
   int64_t last = onlyCase >= 0 ? onlyCase + 1 : numCases.getValue();
-  // Every registered op of the dialect, and how often a case held it.
-  std::map<std::string, int64_t> drawn;
-  for (RegisteredOperationName name : ctx.getRegisteredOperations())
-    if (name.getDialectNamespace() ==
-        shardc::ShardcDialect::getDialectNamespace())
-      drawn[name.getStringRef().str()] = 0;
   for (int64_t n = first; n < last; ++n) {
-    shardc::GeneratedCase c;
     uint64_t caseSeed = 0;
-    // The generator should only build valid programs; if one is not,
-    // count it (a generator bug to look at) and draw another.
-    for (uint64_t attempt = 0;; ++attempt) {
-      caseSeed = shardc::splitmix64Mix(baseSeed * 0x100000001b3ULL +
-                                       uint64_t(n) * 1000003ULL + attempt);
-      shardc::DiffRng rng(caseSeed);
-      log.clear();
-      c = shardc::generateCase(ctx, rng, options);
-      if (succeeded(verify(*c.module)) && log.errorLocs.empty())
-        break;
-      ++invalid;
-      if (verbose) {
-        llvm::errs() << "case " << n << ": generated module is invalid:\n"
-                     << log.text;
-        c.module->print(llvm::errs());
-      }
-    }
-
+    shardc::GeneratedCase c =
+        generateValidCase(ctx, n, options, log, stats, caseSeed);
     if (listOps) {
-      c.module->walk([&](Operation *op) {
-        auto it = drawn.find(op->getName().getStringRef().str());
-        if (it != drawn.end())
-          ++it->second;
-      });
+      catalog.count(*c.module);
       continue;
     }
     if (printCases) {
       llvm::outs() << describeCase(c, caseSeed, n);
       c.module.get()->print(llvm::outs());
     }
-    log.clear();
-    bool differentiated = c.kind == shardc::ProgramKind::Autodiff ||
-                          c.kind == shardc::ProgramKind::TrainStep;
-    shardc::CaseResult r = shardc::runCase(
-        c, caseSeed, differentiated ? backwardTolerance : tolerance, log,
-        perturbSharded);
-    ++ran;
-    ++kinds[c.kind];
-    onThreads += r.ranThreads;
-    unevenCases += c.unevenShardings > 0;
-    unevenShardings += c.unevenShardings;
-    collectives += r.collectives;
-    maxReductions += r.maxReductions;
-    linearOnSummands += r.linearOnSummands;
-    if (verbose)
-      llvm::outs() << "case " << n << ": "
-                   << shardc::stringifyProgramKind(c.kind)
-                   << " ops=" << c.numOps << " collectives=" << r.collectives
-                   << (r.ranThreads ? " threads" : "")
-                   << " max_rel_err=" << r.worstRel
-                   << (r.failed ? " FAILED" : " ok") << "\n";
-    if (!r.failed)
-      continue;
-    ++failedCases;
-    std::string path;
-    writeReproducer(c, caseSeed, n, path);
-    llvm::outs() << "FAILED case " << n << " (seed " << baseSeed
-                 << ", case seed " << caseSeed << ", "
-                 << shardc::stringifyProgramKind(c.kind) << "): " << r.reason
-                 << "\n";
-    if (!log.text.empty())
-      llvm::outs() << "diagnostics:\n" << log.text;
-    llvm::outs() << "reproducer: " << path << "\n";
+    checkCase(c, caseSeed, n, log, stats);
   }
-  if (listOps) {
-    llvm::outs() << "difftest: ops drawn:";
-    for (const auto &[name, count] : drawn)
-      if (count)
-        llvm::outs() << " " << name << "=" << count;
-    llvm::outs() << "\ndifftest: ops never drawn:";
-    for (const auto &[name, count] : drawn)
-      if (!count)
-        llvm::outs() << " " << name;
-    llvm::outs() << "\n";
-    return 0;
-  }
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (verbose || invalid)
-    llvm::outs() << "difftest: " << invalid
-                 << " generated modules were invalid and regenerated\n";
-  llvm::outs() << "difftest: kinds:";
-  for (shardc::ProgramKind k :
-       {shardc::ProgramKind::Forward, shardc::ProgramKind::Autodiff,
-        shardc::ProgramKind::TrainStep, shardc::ProgramKind::GlobalCollective})
-    llvm::outs() << " " << shardc::stringifyProgramKind(k) << "=" << kinds[k];
-  llvm::outs() << ", on threads too: " << onThreads << "\n";
-  if (verbose)
-    llvm::outs() << llvm::format("difftest: %.2fs\n", secs);
-  llvm::outs() << "difftest: " << maxReductions
-               << " all_reduce max after a split reduce_max, "
-               << linearOnSummands
-               << " elementwise ops on pending sums\n";
-  llvm::outs() << "difftest: " << unevenCases
-               << " cases with uneven dims (" << unevenShardings
-               << " annotations split a dim unevenly)\n";
-  llvm::outs() << "difftest: " << ran << " cases, " << collectives
-               << " collectives inserted, " << failedCases << " failed\n";
-  llvm::outs() << (ran - failedCases) << " passed, " << failedCases
-               << " failed\n";
-  return failedCases ? 1 : 0;
+  if (listOps)
+    return catalog.print(llvm::outs()) ? 0 : 1;
+  printSummary(stats, std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+  return stats.failedCases ? 1 : 0;
 }

@@ -2,8 +2,9 @@
 //
 // Included by ShardcOps.td after the tensor op classes: every unary and
 // binary elementwise op, each defined by its ODS entry alone (formula,
-// kernel expression, gradient, FLOPs); lib/Dialect/ElementwiseOps.cpp and
-// the interpreter's ElementwiseKernels.cpp serve them all.
+// kernel expression, gradient, FLOPs, value domain); lib/Dialect/
+// ElementwiseOps.cpp and the interpreter's ElementwiseKernels.cpp serve
+// them all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,11 +27,19 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
     : Shardc_Op<mnemonic, [Pure, SameOperandsAndResultType,
         Shardc_TensorOpTrait, arity,
         Shardc_ShardingRuleOpInterface, Shardc_DifferentiableOpInterface,
-        Shardc_CostOpInterface]> {
+        Shardc_CostOpInterface, Shardc_ValueDomainOpInterface]> {
   // Bit masks of operands a pending partial sum passes through jointly
   // (ShardingRuleOpInterface::getPartialSumOperandSets); set with `let` on
   // the ops linear in some operands.
   list<int> partialSumOperandSets = [];
+  // Where the op is defined (ValueDomainOpInterface), set with `let` where
+  // it differs from the defaults: per operand, a C++ `::shardc::
+  // OperandDomain` expression (`positive()`, `nonZero()`, `bounded(m)`;
+  // operands past the list: any finite value); whether the result is
+  // correctly rounded; where it jumps (`::shardc::Continuity`).
+  list<string> operandDomains = [];
+  bit correctlyRounded = 0;
+  string continuity = "Continuous";
   code elementwiseDecl = [{
     /// The op's kernel on whole arrays (Eigen arrays in the interpreter).
     template <typename Array>
@@ -59,6 +68,19 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
     }
     double getFlops(::llvm::ArrayRef<double> factorSizes) {
       return ::shardc::getIterationSpaceFlops(}] # flops # [{, factorSizes);
+    }
+    static ::shardc::OperandDomain getOperandDomain(unsigned operand) {
+      using ::shardc::OperandDomain;
+      // The last entry answers for operands past the declared ones.
+      const OperandDomain domains[] = {}] #
+          !interleave(!listconcat(operandDomains, ["OperandDomain()"]), ", ") #
+          [{};
+      return domains[std::min<size_t>(operand, std::size(domains) - 1)];
+    }
+    static bool isCorrectlyRounded() { return }] #
+        !if(correctlyRounded, "true", "false") # [{; }
+    static ::shardc::Continuity getContinuity() {
+      return ::shardc::Continuity::}] # continuity # [{;
     }
   }];
 }
@@ -108,7 +130,10 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
 def Shardc_ReluOp : Shardc_UnaryElementwiseOp<"relu", "max(x, 0)",
     "x.max(0.0f)",
     // relu'(x) = step(x): 0 at the kink, as in JAX and PyTorch.
-    [{ return gb.mul(g, gb.step(x)); }]>;
+    [{ return gb.mul(g, gb.step(x)); }]> {
+  let correctlyRounded = 1;
+  let continuity = "DerivativeJumps";
+}
 def Shardc_GeluOp : Shardc_UnaryElementwiseOp<"gelu",
     "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (tanh approximation)",
     // As jax.nn.gelu(approximate=True); 0.797... is sqrt(2/pi).
@@ -127,25 +152,36 @@ def Shardc_GeluOp : Shardc_UnaryElementwiseOp<"gelu",
           gb.add(gb.splat(x, c), gb.mul(gb.splat(x, 3 * a * c), x2));
       ::mlir::Value right = gb.mul(gb.mul(half, x), gb.mul(sech2, poly));
       return gb.mul(g, gb.add(left, right));
-    }]>;
+    }]> {
+  // 1 + tanh(...) cancels for very negative arguments.
+  let operandDomains = ["OperandDomain::bounded(3)"];
+}
 // Eigen's SIMD exp clamps its argument at -88.4 (exp(-inf) came out as
 // 2.9e-39) while the scalar path at a tensor's tail is right: an element's
 // result depended on its position. Below -87.33654 exp is subnormal, so
 // those elements are recomputed with std::exp.
 def Shardc_ExpOp : Shardc_UnaryElementwiseOp<"exp", "e^x", "x.exp()",
-    [{ return gb.mul(g, y); }], 1, "-87.33654f", "std::exp(v)">;
+    [{ return gb.mul(g, y); }], 1, "-87.33654f", "std::exp(v)"> {
+  let operandDomains = ["OperandDomain::bounded(4)"];
+}
 // Eigen's SIMD log reads a subnormal as the smallest normal float;
 // subnormals, 0 and negative values take std::log (-inf, NaN).
 def Shardc_LogOp : Shardc_UnaryElementwiseOp<"log", "ln(x)", "x.log()",
     [{ return gb.div(g, x); }], 1,
-    "std::numeric_limits<float>::min()", "std::log(v)">;
+    "std::numeric_limits<float>::min()", "std::log(v)"> {
+  let operandDomains = ["OperandDomain::positive()"];
+}
 def Shardc_NegOp : Shardc_UnaryElementwiseOp<"neg", "-x", "-x",
     [{ return gb.neg(g); }]> {
   let partialSumOperandSets = [0b1];
+  let correctlyRounded = 1;
 }
 def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)", "x.tanh()",
     // tanh' = 1 - tanh^2, from the result.
-    [{ return gb.mul(g, gb.sub(gb.splat(x, 1.0), gb.mul(y, y))); }]>;
+    [{ return gb.mul(g, gb.sub(gb.splat(x, 1.0), gb.mul(y, y))); }]> {
+  // Saturated, tanh' = 1 - tanh^2 is a difference of nearly equal numbers.
+  let operandDomains = ["OperandDomain::bounded(3)"];
+}
 // Not Eigen's sqrt/rsqrt: with EIGEN_FAST_MATH (its default) their SIMD path
 // is an rsqrt estimate and a Newton step, off by an ulp for many inputs, NaN
 // for +inf, and unlike the scalar path at a tensor's tail, so results
@@ -153,18 +189,26 @@ def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)", "x.tanh()",
 def Shardc_SqrtOp : Shardc_UnaryElementwiseOp<"sqrt", "sqrt(x)",
     "x.unaryExpr([](float v) { return std::sqrt(v); })",
     // sqrt'(x) = 0.5 / sqrt(x): g * 0.5 / y.
-    [{ return gb.div(gb.mul(g, gb.splat(g, 0.5)), y); }]>;
+    [{ return gb.div(gb.mul(g, gb.splat(g, 0.5)), y); }]> {
+  let operandDomains = ["OperandDomain::positive()"];
+  let correctlyRounded = 1;
+}
 def Shardc_RsqrtOp : Shardc_UnaryElementwiseOp<"rsqrt", "1/sqrt(x)",
     "x.unaryExpr([](float v) { return 1.0f / std::sqrt(v); })",
     // rsqrt'(x) = -0.5 x^(-3/2) = -0.5 y / x.
-    [{ return gb.mul(g, gb.div(gb.mul(gb.splat(x, -0.5), y), x)); }]>;
+    [{ return gb.mul(g, gb.div(gb.mul(gb.splat(x, -0.5), y), x)); }]> {
+  let operandDomains = ["OperandDomain::positive()"];
+}
 // 1 / (1 + e^-x) = e^x to float precision below -87.3, where Eigen's
 // logistic (built on its exp) is wrong as exp is.
 def Shardc_SigmoidOp : Shardc_UnaryElementwiseOp<"sigmoid", "1/(1+e^-x)",
     "x.logistic()",
     // sigmoid' = y (1 - y).
     [{ return gb.mul(g, gb.mul(y, gb.sub(gb.splat(x, 1.0), y))); }], 1,
-    "-87.33654f", "std::exp(v)">;
+    "-87.33654f", "std::exp(v)"> {
+  // Saturated, its value (near 0) or derivative y (1 - y) loses its bits.
+  let operandDomains = ["OperandDomain::bounded(3)"];
+}
 def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0",
     // 0 at 0 and for NaN: the comparison is false there.
     "(x > 0.0f).template cast<float>()",
@@ -186,11 +230,16 @@ def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0",
 
     Constraints: operand and result types are identical.
   }];
+  let correctlyRounded = 1;
+  let continuity = "ValueJumps";
 }
 
 def Shardc_AbsOp : Shardc_UnaryElementwiseOp<"abs", "|x|", "x.abs()",
     // abs'(x) = sign(x), 0 at 0 (as JAX and PyTorch).
-    [{ return gb.mul(g, gb.sub(gb.step(x), gb.step(gb.neg(x)))); }]>;
+    [{ return gb.mul(g, gb.sub(gb.step(x), gb.step(gb.neg(x)))); }]> {
+  let correctlyRounded = 1;
+  let continuity = "DerivativeJumps";
+}
 // std::erf element by element, not Eigen's erf (unsupported/SpecialFunctions):
 // its SIMD and scalar paths are different approximations, so an element's
 // result would depend on its position, as exp's did.
@@ -207,10 +256,17 @@ def Shardc_ErfOp : Shardc_UnaryElementwiseOp<"erf",
 // depend on its position in the tensor.
 def Shardc_SinOp : Shardc_UnaryElementwiseOp<"sin", "sin(x)",
     "x.unaryExpr([](float v) { return std::sin(v); })",
-    [{ return gb.mul(g, gb.op("cos", {x})); }]>;
+    [{ return gb.mul(g, gb.op("cos", {x})); }]> {
+  // A last-bit difference in a large argument is one of order one in the
+  // result.
+  let operandDomains = ["OperandDomain::bounded(4)"];
+}
 def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
     "x.unaryExpr([](float v) { return std::cos(v); })",
-    [{ return gb.neg(gb.mul(g, gb.op("sin", {x}))); }]>;
+    [{ return gb.neg(gb.mul(g, gb.op("sin", {x}))); }]> {
+  // As sin.
+  let operandDomains = ["OperandDomain::bounded(4)"];
+}
 def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
     "x",
     // Treated as a constant by autodiff: no cotangent reaches the operand.
@@ -228,6 +284,7 @@ def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
 
     Constraints: operand and result types are identical.
   }];
+  let correctlyRounded = 1;
 }
 
 /// `integers`: the op also computes on i32 and i64 (index arithmetic).
@@ -291,6 +348,7 @@ def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
     }], 1, 1> {
   // Σa + Σb = Σ(a + b): two pending sums over the same axes add locally.
   let partialSumOperandSets = [0b11];
+  let correctlyRounded = 1;
 }
 def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
       if (wantLhs)
@@ -299,6 +357,7 @@ def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
         rhsGrad = gb.neg(g);
     }], 1, 1> {
   let partialSumOperandSets = [0b11];
+  let correctlyRounded = 1;
 }
 def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
       if (wantLhs)
@@ -308,6 +367,7 @@ def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
     }], 1, 1> {
   // (Σa) b = Σ(a b) for b replicated over the summed axes; not both summed.
   let partialSumOperandSets = [0b01, 0b10];
+  let correctlyRounded = 1;
 }
 // y = a / b: da = g / b, db = -g a / b^2 = -da * y.
 def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
@@ -318,6 +378,8 @@ def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
         rhsGrad = gb.neg(gb.mul(da, y));
     }]> {
   let partialSumOperandSets = [0b01];
+  let operandDomains = ["OperandDomain()", "OperandDomain::nonZero()"];
+  let correctlyRounded = 1;
 }
 // Eigen's max: where an operand is NaN, the result is what Eigen's max
 // gives (kept as is: sharded and unsharded programs run the same code).
@@ -333,7 +395,10 @@ def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)",
         lhsGrad = ga;
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
-    }]>;
+    }]> {
+  let correctlyRounded = 1;
+  let continuity = "DerivativeJumps";
+}
 // The mirror of max: the smaller operand takes g, a tie splits it.
 def Shardc_MinOp : Shardc_BinaryElementwiseOp<"min", "min(lhs, rhs)",
     "a.min(b)", [{
@@ -345,7 +410,10 @@ def Shardc_MinOp : Shardc_BinaryElementwiseOp<"min", "min(lhs, rhs)",
         lhsGrad = ga;
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
-    }]>;
+    }]> {
+  let correctlyRounded = 1;
+  let continuity = "DerivativeJumps";
+}
 // std::pow element by element, not Eigen's pow, whose SIMD path differs from
 // the scalar one in the last bit (results would depend on position).
 // y = a^b: da = g b a^(b-1), db = g y ln(a) (defined for a > 0; NaN where
@@ -356,6 +424,10 @@ def Shardc_PowOp : Shardc_BinaryElementwiseOp<"pow", "lhs ^ rhs",
         lhsGrad = gb.mul(g, gb.mul(b, gb.op("pow", {a, gb.sub(b, gb.splat(b, 1.0))})));
       if (wantRhs)
         rhsGrad = gb.mul(g, gb.mul(y, gb.op("log", {a})));
-    }]>;
+    }]> {
+  // A positive base; an exponent in [-2, 2] keeps the result finite.
+  let operandDomains = ["OperandDomain::positive()",
+                          "OperandDomain::bounded(2)"];
+}
 
 #endif // SHARDC_DIALECT_ELEMENTWISEOPS_TD

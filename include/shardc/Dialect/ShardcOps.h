@@ -21,6 +21,7 @@
 #include "shardc/Dialect/ShardcAttrs.h"
 #include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/TensorOpTraits.h"
+#include "shardc/Dialect/ValueDomainOpInterface.h"
 #include "shardc/Dialect/ValueNames.h"
 
 #include <cmath>
