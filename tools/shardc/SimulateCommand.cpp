@@ -8,7 +8,7 @@
 
 #include "PipelineStep.h"
 #include "ParameterSave.h"
-#include "ReferenceCheck.h"
+#include "shardc/Driver/ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 
