@@ -44,8 +44,8 @@ public:
       // another rank's output. (Elsewhere it stays buffered.)
       std::string line;
       llvm::raw_string_ostream(line)
-          << "step " << done << "/" << total
-          << llvm::format(" loss %.6g", loss) << "\n";
+          << "step " << done << "/" << total << llvm::format(" loss %.6g", loss)
+          << "\n";
       os << line;
       return;
     }
@@ -78,8 +78,7 @@ struct TrainingSetup {
 } // namespace
 
 static LogicalResult reportError(llvm::Error error) {
-  llvm::errs() << "shardc: error: " << llvm::toString(std::move(error))
-               << "\n";
+  llvm::errs() << "shardc: error: " << llvm::toString(std::move(error)) << "\n";
   return failure();
 }
 
@@ -108,7 +107,8 @@ LogicalResult shardc::checkLossFunction(func::FuncOp func) {
 /// the other inputs from `args`, the learning rate, the optimizer state
 /// at its initial value.
 static FailureOr<SmallVector<Tensor>>
-initialStepArguments(func::FuncOp step, const std::map<std::string, Tensor> &initial,
+initialStepArguments(func::FuncOp step,
+                     const std::map<std::string, Tensor> &initial,
                      ArrayRef<std::string> argNames, ArrayRef<Tensor> args,
                      float learningRate, llvm::StringMap<unsigned> &argIndex) {
   SmallVector<Tensor> call;
@@ -133,12 +133,12 @@ initialStepArguments(func::FuncOp step, const std::map<std::string, Tensor> &ini
   return call;
 }
 
-FailureOr<std::map<std::string, Tensor>> shardc::trainUnsharded(
-    ModuleOp global, ArrayRef<std::string> paramNames,
-    const std::map<std::string, Tensor> &initial,
-    ArrayRef<std::string> argNames, ArrayRef<Tensor> args,
-    const OptimizerOptions &optimizer, unsigned numSteps,
-    const TrainingData *data, std::vector<float> &losses) {
+FailureOr<std::map<std::string, Tensor>>
+shardc::trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
+                       const std::map<std::string, Tensor> &initial,
+                       ArrayRef<std::string> argNames, ArrayRef<Tensor> args,
+                       const OptimizerOptions &optimizer, unsigned numSteps,
+                       const TrainingData *data, std::vector<float> &losses) {
   OwningOpRef<ModuleOp> module = global.clone(); // `global` stays for reruns
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
   buildTrainPipeline(pm, getOptimizerPassOptions(optimizer, paramNames),
@@ -219,8 +219,8 @@ setUpTraining(OwningOpRef<ModuleOp> module, ArrayRef<Tensor> args,
     return failure();
   for (const std::string &name : engine.inputNames())
     setup.inputs.push_back(args[setup.argIndex[name]].clone());
-  setup.printing = !engine.localDevices().empty() &&
-                   engine.localDevices().front() == 0;
+  setup.printing =
+      !engine.localDevices().empty() && engine.localDevices().front() == 0;
   return setup;
 }
 
@@ -278,9 +278,9 @@ static LogicalResult reportTraining(const TrainingSetup &setup,
   DeviceMemory first = setup.engine->memoryPerDevice().front();
   os << "memory/device (device 0): parameters " << first.parameters
      << " B, gradients " << first.gradients << " B, optimizer state "
-     << first.optimizerState << " B = "
-     << first.parameters + first.gradients + first.optimizerState << " B for "
-     << total << " parameters in all\n";
+     << first.optimizerState
+     << " B = " << first.parameters + first.gradients + first.optimizerState
+     << " B for " << total << " parameters in all\n";
   if (!options.outDir.empty()) {
     (void)llvm::sys::fs::create_directories(options.outDir);
     for (const auto &[name, t] : final) {
@@ -306,19 +306,19 @@ static LogicalResult reportTraining(const TrainingSetup &setup,
 /// difference within kSensitivityMargin times that. Runs the unsharded
 /// steps once more, only when needed, and only for Adam, the optimizer
 /// that amplifies (hasAdaptiveOptimizerState).
-static FailureOr<std::map<std::string, double>> parameterTolerances(
-    const TrainingSetup &setup, ArrayRef<Tensor> args,
-    const std::map<std::string, Tensor> &final,
-    const std::map<std::string, Tensor> &want, double scale,
-    double baseTolerance, std::optional<DType> working,
-    const TrainWorkflowOptions &options) {
+static FailureOr<std::map<std::string, double>>
+parameterTolerances(const TrainingSetup &setup, ArrayRef<Tensor> args,
+                    const std::map<std::string, Tensor> &final,
+                    const std::map<std::string, Tensor> &want, double scale,
+                    double baseTolerance, std::optional<DType> working,
+                    const TrainWorkflowOptions &options) {
   std::map<std::string, double> tolerance;
   for (const auto &[name, t] : want)
     tolerance[name] = baseTolerance;
   if (options.optimizer.kind != OptimizerOptions::Kind::Adam ||
       llvm::all_of(want, [&](const auto &entry) {
-        return compareToReference(final.at(entry.first), entry.second,
-                                  nullptr, scale)
+        return compareToReference(final.at(entry.first), entry.second, nullptr,
+                                  scale)
                    .first <= baseTolerance;
       }))
     return tolerance;
@@ -341,15 +341,16 @@ static FailureOr<std::map<std::string, double>> parameterTolerances(
 }
 
 /// The final parameters against the same steps run unsharded.
-static FailureOr<bool>
-checkTraining(const TrainingSetup &setup, ArrayRef<Tensor> args,
-              const std::map<std::string, Tensor> &final,
-              const TrainWorkflowOptions &options, llvm::raw_ostream &os) {
+static FailureOr<bool> checkTraining(const TrainingSetup &setup,
+                                     ArrayRef<Tensor> args,
+                                     const std::map<std::string, Tensor> &final,
+                                     const TrainWorkflowOptions &options,
+                                     llvm::raw_ostream &os) {
   std::vector<float> referenceLosses;
-  FailureOr<std::map<std::string, Tensor>> want = trainUnsharded(
-      *setup.global, setup.engine->parameterNames(), setup.initial,
-      setup.argNames, args, options.optimizer, options.steps, options.data,
-      referenceLosses);
+  FailureOr<std::map<std::string, Tensor>> want =
+      trainUnsharded(*setup.global, setup.engine->parameterNames(),
+                     setup.initial, setup.argNames, args, options.optimizer,
+                     options.steps, options.data, referenceLosses);
   if (failed(want))
     return failure();
   std::vector<Tensor> wanted;
@@ -367,9 +368,8 @@ checkTraining(const TrainingSetup &setup, ArrayRef<Tensor> args,
       working && options.tolerance > 0
           ? std::max<double>(options.tolerance, halfTolerance(*working))
           : options.tolerance;
-  FailureOr<std::map<std::string, double>> tolerance =
-      parameterTolerances(setup, args, final, *want, scale, baseTolerance,
-                          working, options);
+  FailureOr<std::map<std::string, double>> tolerance = parameterTolerances(
+      setup, args, final, *want, scale, baseTolerance, working, options);
   if (failed(tolerance))
     return failure();
 
@@ -378,10 +378,9 @@ checkTraining(const TrainingSetup &setup, ArrayRef<Tensor> args,
   std::vector<std::string> names;
   SmallVector<double> errors, raisedTo;
   for (const auto &[name, t] : *want) {
-    double rel = checkAgainstReference(final.at(name), t, scale,
-                                       tolerance->at(name),
-                                       "parameter '" + name + "'",
-                                       "the unsharded run", ok)
+    double rel = checkAgainstReference(
+                     final.at(name), t, scale, tolerance->at(name),
+                     "parameter '" + name + "'", "the unsharded run", ok)
                      .first;
     worst = std::max(worst, rel);
     names.push_back(name);
