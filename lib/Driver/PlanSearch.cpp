@@ -97,6 +97,23 @@ private:
   /// when it has at most two layers).
   LogicalResult priceGroup(std::vector<PlanCandidate> group);
 
+  /// Every plan the devices, the batch and the model allow whose model
+  /// states fit, counting what is pruned; `error` says why there is none.
+  FailureOr<std::vector<PlanCandidate>> enumerate(std::string &error);
+
+  /// The candidates of model axis `t`, data axis `d`, `p` stages and
+  /// micro-batch size `b`: with and without ZeRO (when their model states
+  /// fit), each recompute policy, each schedule.
+  void addCandidates(int64_t t, int64_t d, int64_t p, int64_t b,
+                     std::vector<PlanCandidate> &survivors);
+
+  /// Prices the fastest fitting candidates on the whole model and sorts
+  /// them first; `error` says so when none of them fits.
+  LogicalResult priceBestOnWholeModel(
+      llvm::function_ref<bool(const PlanCandidate &, const PlanCandidate &)>
+          faster,
+      std::string &error);
+
   bool fits(const StepEstimate &e) const {
     return request.base.machine.memoryBytes <= 0 ||
            e.peakBytes() <= double(request.base.machine.memoryBytes);
@@ -187,15 +204,8 @@ LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> group) {
   return success();
 }
 
-FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
-  const MachineModel &machine = request.base.machine;
-  int64_t n = request.devices, batch = request.globalBatch;
-  int64_t layers = graph.layers();
-  result.layers = layers;
-  int64_t maxModel = request.maxModelAxis > 0
-                         ? request.maxModelAxis
-                         : 2 * std::max<int64_t>(machine.devicesPerNode, 1);
-
+void Searcher::addCandidates(int64_t t, int64_t d, int64_t p, int64_t b,
+                             std::vector<PlanCandidate> &survivors) {
   // The model states per parameter, for the memory lower bound: every
   // parameter split t·p ways (the layer norms are not, so the bound is
   // low), ZeRO dividing the gradients and the optimizer state by d too.
@@ -203,8 +213,40 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   double optimizer = request.base.optimizer == "adam"
                          ? 2 * bytes.optimizerState + bytes.masterWeight
                          : bytes.masterWeight;
-  double memory = double(machine.memoryBytes);
+  double memory = double(request.base.machine.memoryBytes);
+  for (bool zero : {false, true}) {
+    if (zero && d == 1)
+      continue;
+    double states =
+        graph.parameters() *
+        (bytes.parameter + (bytes.gradient + optimizer) / (zero ? d : 1)) /
+        double(t * p);
+    if (memory > 0 && states > memory) {
+      ++result.prunedByMemory;
+      continue;
+    }
+    PlanCandidate c;
+    c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
+    c.microbatches = request.globalBatch / (b * d);
+    c.zero = zero;
+    for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+      for (PipelineScheduleKind s :
+           {PipelineScheduleKind::OneFOneB, PipelineScheduleKind::GPipe}) {
+        if (p == 1 && s != PipelineScheduleKind::OneFOneB)
+          continue;
+        c.recompute = r, c.schedule = s;
+        survivors.push_back(c);
+      }
+  }
+}
 
+FailureOr<std::vector<PlanCandidate>> Searcher::enumerate(std::string &error) {
+  int64_t n = request.devices, batch = request.globalBatch;
+  int64_t layers = graph.layers();
+  int64_t maxModel =
+      request.maxModelAxis > 0
+          ? request.maxModelAxis
+          : 2 * std::max<int64_t>(request.base.machine.devicesPerNode, 1);
   std::vector<PlanCandidate> survivors;
   int64_t factorisations = 0;
   for (int64_t t : divisors(n)) {
@@ -231,31 +273,7 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
           continue;
         }
         ++factorisations;
-        for (bool zero : {false, true}) {
-          if (zero && d == 1)
-            continue;
-          double states = graph.parameters() *
-                          (bytes.parameter +
-                           (bytes.gradient + optimizer) / (zero ? d : 1)) /
-                          double(t * p);
-          if (memory > 0 && states > memory) {
-            ++result.prunedByMemory;
-            continue;
-          }
-          PlanCandidate c;
-          c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
-          c.microbatches = batch / (b * d);
-          c.zero = zero;
-          for (Recompute r :
-               {Recompute::None, Recompute::Selective, Recompute::Full})
-            for (PipelineScheduleKind s : {PipelineScheduleKind::OneFOneB,
-                                           PipelineScheduleKind::GPipe}) {
-              if (p == 1 && s != PipelineScheduleKind::OneFOneB)
-                continue;
-              c.recompute = r, c.schedule = s;
-              survivors.push_back(c);
-            }
-        }
+        addCandidates(t, d, p, b, survivors);
       }
     }
   }
@@ -269,10 +287,61 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
             " layers, and data x micro-batch the global batch)";
     return failure();
   }
+  return survivors;
+}
+
+LogicalResult Searcher::priceBestOnWholeModel(
+    llvm::function_ref<bool(const PlanCandidate &, const PlanCandidate &)>
+        faster,
+    std::string &error) {
+  int whole = 0;
+  for (size_t i = 0;
+       i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
+       ++i) {
+    PlanCandidate &c = result.candidates[i];
+    if (!c.fits)
+      break;
+    FailureOr<std::vector<StepEstimate>> e = price({c}, graph.layers());
+    if (failed(e))
+      return failure();
+    c.estimate = e->front();
+    c.wholeModel = true;
+    c.fits = fits(c.estimate);
+    ++whole;
+    // Enough: `wholeModelPricings` fitting ones.
+    if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
+          return x.wholeModel && x.fits;
+        }) >= request.wholeModelPricings)
+      break;
+  }
+  std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                   [&](const PlanCandidate &a, const PlanCandidate &b) {
+                     // Whole-model figures outrank extrapolated ones.
+                     bool ga = a.fits && a.wholeModel;
+                     bool gb = b.fits && b.wholeModel;
+                     if (ga != gb)
+                       return ga;
+                     return faster(a, b);
+                   });
+  if (!result.candidates.front().wholeModel ||
+      !result.candidates.front().fits) {
+    error = "no plan fits in " +
+            std::to_string(request.base.machine.memoryBytes) +
+            " bytes per device once priced on the whole model";
+    return failure();
+  }
+  return success();
+}
+
+FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
+  result.layers = graph.layers();
+  FailureOr<std::vector<PlanCandidate>> survivors = enumerate(error);
+  if (failed(survivors))
+    return failure();
 
   // One program per key, every option set priced on it.
   std::map<ProgramKey, std::vector<PlanCandidate>> groups;
-  for (const PlanCandidate &c : survivors)
+  for (const PlanCandidate &c : *survivors)
     groups[keyOf(c)].push_back(c);
   for (auto &[key, group] : groups)
     if (failed(priceGroup(group)))
@@ -287,7 +356,8 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   };
   std::stable_sort(result.candidates.begin(), result.candidates.end(), faster);
   if (result.candidates.empty() || !result.candidates.front().fits) {
-    error = "no plan fits in " + std::to_string(machine.memoryBytes) +
+    error = "no plan fits in " +
+            std::to_string(request.base.machine.memoryBytes) +
             " bytes per device";
     if (!result.candidates.empty()) {
       const PlanCandidate &c = result.candidates.front();
@@ -301,46 +371,10 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
     }
     return failure();
   }
-
   // The best few, priced on the whole model; the chosen plan is the
   // fastest of them that still fits.
-  if (layers > 2) {
-    int whole = 0;
-    for (size_t i = 0;
-         i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
-         ++i) {
-      PlanCandidate &c = result.candidates[i];
-      if (!c.fits)
-        break;
-      FailureOr<std::vector<StepEstimate>> e = price({c}, layers);
-      if (failed(e))
-        return failure();
-      c.estimate = e->front();
-      c.wholeModel = true;
-      c.fits = fits(c.estimate);
-      ++whole;
-      // Enough: `wholeModelPricings` fitting ones.
-      if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
-            return x.wholeModel && x.fits;
-          }) >= request.wholeModelPricings)
-        break;
-    }
-    std::stable_sort(result.candidates.begin(), result.candidates.end(),
-                     [&](const PlanCandidate &a, const PlanCandidate &b) {
-                       // Whole-model figures outrank extrapolated ones.
-                       bool ga = a.fits && a.wholeModel;
-                       bool gb = b.fits && b.wholeModel;
-                       if (ga != gb)
-                         return ga;
-                       return faster(a, b);
-                     });
-    if (!result.candidates.front().wholeModel ||
-        !result.candidates.front().fits) {
-      error = "no plan fits in " + std::to_string(machine.memoryBytes) +
-              " bytes per device once priced on the whole model";
-      return failure();
-    }
-  }
+  if (result.layers > 2 && failed(priceBestOnWholeModel(faster, error)))
+    return failure();
   result.chosen = result.candidates.front();
   return result;
 }
