@@ -117,14 +117,37 @@ private:
   FailureOr<std::vector<StepEstimate>>
   price(const std::vector<PlanCandidate> &group, int64_t keptLayers);
 
+  /// Prices the group on the representative problem (or the whole model,
+  /// when it has at most two layers).
+  LogicalResult priceGroup(std::vector<PlanCandidate> &group);
+
+  /// Prices every group (the candidates of one program each) on the
+  /// context's threads and collects them in `result`.
+  LogicalResult priceGroups(std::vector<std::vector<PlanCandidate>> groups);
+
   LogicalResult
   splitSequence(ModuleOp module,
                 const std::vector<std::pair<std::string, int64_t>> &axes);
 
-  /// Prices the group on the representative problem (or the whole model,
-  /// when it has at most two layers).
-  /// Prices `group` in place (the candidates of one program).
-  LogicalResult priceGroup(std::vector<PlanCandidate> &group);
+  /// Every plan the devices, the batch and the model allow whose model
+  /// states fit, counting what is pruned; `error` says why there is none.
+  FailureOr<std::vector<PlanCandidate>> enumerate(std::string &error);
+
+  /// The candidates of model axis `t`, data axis `d`, `p` stages and
+  /// micro-batch size `b`: with and without ZeRO (when their model states
+  /// fit), each recompute policy, each schedule.
+  void addCandidates(int64_t t, int64_t d, int64_t p, int64_t b,
+                     std::vector<PlanCandidate> &survivors);
+  /// `c` with recompute `r` under each schedule its pipeline allows.
+  void addSchedules(PlanCandidate c, Recompute r,
+                    std::vector<PlanCandidate> &survivors);
+
+  /// Prices the fastest fitting candidates on the whole model and sorts
+  /// them first; `error` says so when none of them fits.
+  LogicalResult priceBestOnWholeModel(
+      llvm::function_ref<bool(const PlanCandidate &, const PlanCandidate &)>
+          faster,
+      std::string &error);
 
   bool fits(const StepEstimate &e) const {
     return request.base.machine.memoryBytes <= 0 ||
@@ -268,15 +291,8 @@ LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> &group) {
   return success();
 }
 
-FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
-  const MachineModel &machine = request.base.machine;
-  int64_t n = request.devices, batch = request.globalBatch;
-  int64_t layers = graph.layers();
-  result.layers = layers;
-  int64_t maxModel = request.maxModelAxis > 0
-                         ? request.maxModelAxis
-                         : 2 * std::max<int64_t>(machine.devicesPerNode, 1);
-
+void Searcher::addCandidates(int64_t t, int64_t d, int64_t p, int64_t b,
+                             std::vector<PlanCandidate> &survivors) {
   // The model states per parameter, for the memory lower bound: every
   // parameter split t·p ways (the layer norms are not, so the bound is
   // low), ZeRO dividing the gradients and the optimizer state by d too.
@@ -284,8 +300,59 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   double optimizer = request.base.optimizer == "adam"
                          ? 2 * bytes.optimizerState + bytes.masterWeight
                          : bytes.masterWeight;
-  double memory = double(machine.memoryBytes);
+  double memory = double(request.base.machine.memoryBytes);
+  for (bool zero : {false, true}) {
+    if (zero && d == 1)
+      continue;
+    double states =
+        graph.parameters() *
+        (bytes.parameter + (bytes.gradient + optimizer) / (zero ? d : 1)) /
+        double(t * p);
+    if (memory > 0 && states > memory) {
+      ++result.prunedByMemory;
+      continue;
+    }
+    for (bool sp : {false, true}) {
+      if (sp && t == 1)
+        continue;
+      PlanCandidate c;
+      c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
+      c.microbatches = request.globalBatch / (b * d);
+      c.zero = zero;
+      c.sequenceParallel = sp;
+      for (Recompute r :
+           {Recompute::None, Recompute::Selective, Recompute::Full})
+        addSchedules(c, r, survivors);
+    }
+  }
+}
 
+void Searcher::addSchedules(PlanCandidate c, Recompute r,
+                            std::vector<PlanCandidate> &survivors) {
+  c.recompute = r, c.virtualStages = 1;
+  c.schedule = PipelineScheduleKind::OneFOneB;
+  survivors.push_back(c);
+  if (c.pipe == 1)
+    return;
+  c.schedule = PipelineScheduleKind::GPipe;
+  survivors.push_back(c);
+  // Interleaved: each device's layers cut into v equal chunks, the
+  // micro-batches in rounds of p.
+  c.schedule = PipelineScheduleKind::Interleaved;
+  for (int64_t v :
+       interleavings(graph.layers() / c.pipe, c.microbatches, c.pipe)) {
+    c.virtualStages = v;
+    survivors.push_back(c);
+  }
+}
+
+FailureOr<std::vector<PlanCandidate>> Searcher::enumerate(std::string &error) {
+  int64_t n = request.devices, batch = request.globalBatch;
+  int64_t layers = graph.layers();
+  int64_t maxModel =
+      request.maxModelAxis > 0
+          ? request.maxModelAxis
+          : 2 * std::max<int64_t>(request.base.machine.devicesPerNode, 1);
   std::vector<PlanCandidate> survivors;
   int64_t factorisations = 0;
   for (int64_t t : divisors(n)) {
@@ -312,44 +379,7 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
           continue;
         }
         ++factorisations;
-        for (bool zero : {false, true}) {
-          if (zero && d == 1)
-            continue;
-          double states = graph.parameters() *
-                          (bytes.parameter +
-                           (bytes.gradient + optimizer) / (zero ? d : 1)) /
-                          double(t * p);
-          if (memory > 0 && states > memory) {
-            ++result.prunedByMemory;
-            continue;
-          }
-          for (bool sp : {false, true}) {
-            if (sp && t == 1)
-              continue;
-            PlanCandidate c;
-            c.model = t, c.pipe = p, c.data = d, c.microBatch = b;
-            c.microbatches = batch / (b * d);
-            c.zero = zero;
-            c.sequenceParallel = sp;
-            for (Recompute r :
-                 {Recompute::None, Recompute::Selective, Recompute::Full}) {
-              c.recompute = r, c.virtualStages = 1;
-              c.schedule = PipelineScheduleKind::OneFOneB;
-              survivors.push_back(c);
-              if (p == 1)
-                continue;
-              c.schedule = PipelineScheduleKind::GPipe;
-              survivors.push_back(c);
-              // Interleaved: each device's layers cut into v equal chunks,
-              // the micro-batches in rounds of p.
-              c.schedule = PipelineScheduleKind::Interleaved;
-              for (int64_t v : interleavings(layers / p, c.microbatches, p)) {
-                c.virtualStages = v;
-                survivors.push_back(c);
-              }
-            }
-          }
-        }
+        addCandidates(t, d, p, b, survivors);
       }
     }
   }
@@ -363,17 +393,57 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
             " layers, and data x micro-batch the global batch)";
     return failure();
   }
+  return survivors;
+}
 
-  // One program per key, every option set priced on it.
-  // The programs are independent: they are built and priced on the
-  // context's threads (none when its multithreading is off), and merged in
-  // key order, so the result does not depend on which finished first.
-  std::map<ProgramKey, std::vector<PlanCandidate>> byKey;
-  for (const PlanCandidate &c : survivors)
-    byKey[keyOf(c)].push_back(c);
-  std::vector<std::vector<PlanCandidate>> groups;
-  for (auto &[key, group] : byKey)
-    groups.push_back(std::move(group));
+LogicalResult Searcher::priceBestOnWholeModel(
+    llvm::function_ref<bool(const PlanCandidate &, const PlanCandidate &)>
+        faster,
+    std::string &error) {
+  int whole = 0;
+  for (size_t i = 0;
+       i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
+       ++i) {
+    PlanCandidate &c = result.candidates[i];
+    if (!c.fits)
+      break;
+    FailureOr<std::vector<StepEstimate>> e = price({c}, graph.layers());
+    if (failed(e))
+      return failure();
+    c.estimate = e->front();
+    c.wholeModel = true;
+    c.fits = fits(c.estimate);
+    ++whole;
+    // Enough: `wholeModelPricings` fitting ones.
+    if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
+          return x.wholeModel && x.fits;
+        }) >= request.wholeModelPricings)
+      break;
+  }
+  std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                   [&](const PlanCandidate &a, const PlanCandidate &b) {
+                     // Whole-model figures outrank extrapolated ones.
+                     bool ga = a.fits && a.wholeModel;
+                     bool gb = b.fits && b.wholeModel;
+                     if (ga != gb)
+                       return ga;
+                     return faster(a, b);
+                   });
+  if (!result.candidates.front().wholeModel ||
+      !result.candidates.front().fits) {
+    error = "no plan fits in " +
+            std::to_string(request.base.machine.memoryBytes) +
+            " bytes per device once priced on the whole model";
+    return failure();
+  }
+  return success();
+}
+
+// The programs are independent: they are built and priced on the
+// context's threads (none when its multithreading is off), and merged in
+// key order, so the result does not depend on which finished first.
+LogicalResult
+Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
   {
     // Diagnostics of the workers come out in group order.
     ParallelDiagnosticHandler diagnostics(ctx);
@@ -394,6 +464,24 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   for (std::vector<PlanCandidate> &group : groups)
     result.candidates.insert(result.candidates.end(), group.begin(),
                              group.end());
+  return success();
+}
+
+FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
+  result.layers = graph.layers();
+  FailureOr<std::vector<PlanCandidate>> survivors = enumerate(error);
+  if (failed(survivors))
+    return failure();
+
+  // One program per key, every option set priced on it.
+  std::map<ProgramKey, std::vector<PlanCandidate>> byKey;
+  for (const PlanCandidate &c : *survivors)
+    byKey[keyOf(c)].push_back(c);
+  std::vector<std::vector<PlanCandidate>> groups;
+  for (auto &[key, group] : byKey)
+    groups.push_back(std::move(group));
+  if (failed(priceGroups(std::move(groups))))
+    return failure();
 
   auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
     if (a.fits != b.fits)
@@ -404,7 +492,8 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   };
   std::stable_sort(result.candidates.begin(), result.candidates.end(), faster);
   if (result.candidates.empty() || !result.candidates.front().fits) {
-    error = "no plan fits in " + std::to_string(machine.memoryBytes) +
+    error = "no plan fits in " +
+            std::to_string(request.base.machine.memoryBytes) +
             " bytes per device";
     if (!result.candidates.empty()) {
       const PlanCandidate &c = result.candidates.front();
@@ -418,46 +507,10 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
     }
     return failure();
   }
-
   // The best few, priced on the whole model; the chosen plan is the
   // fastest of them that still fits.
-  if (layers > 2) {
-    int whole = 0;
-    for (size_t i = 0;
-         i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
-         ++i) {
-      PlanCandidate &c = result.candidates[i];
-      if (!c.fits)
-        break;
-      FailureOr<std::vector<StepEstimate>> e = price({c}, layers);
-      if (failed(e))
-        return failure();
-      c.estimate = e->front();
-      c.wholeModel = true;
-      c.fits = fits(c.estimate);
-      ++whole;
-      // Enough: `wholeModelPricings` fitting ones.
-      if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
-            return x.wholeModel && x.fits;
-          }) >= request.wholeModelPricings)
-        break;
-    }
-    std::stable_sort(result.candidates.begin(), result.candidates.end(),
-                     [&](const PlanCandidate &a, const PlanCandidate &b) {
-                       // Whole-model figures outrank extrapolated ones.
-                       bool ga = a.fits && a.wholeModel;
-                       bool gb = b.fits && b.wholeModel;
-                       if (ga != gb)
-                         return ga;
-                       return faster(a, b);
-                     });
-    if (!result.candidates.front().wholeModel ||
-        !result.candidates.front().fits) {
-      error = "no plan fits in " + std::to_string(machine.memoryBytes) +
-              " bytes per device once priced on the whole model";
-      return failure();
-    }
-  }
+  if (result.layers > 2 && failed(priceBestOnWholeModel(faster, error)))
+    return failure();
   result.chosen = result.candidates.front();
   return result;
 }

@@ -369,13 +369,7 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     PipelinedModel whose train() runs pipelined training steps as
     `shardc pipeline` does (docs/pipeline.md).
     """
-    if precision not in ("f32", "bf16-mixed", "f16-mixed"):
-        raise ValueError(f"compile: unknown precision '{precision}' "
-                         "(expected 'f32', 'bf16-mixed' or 'f16-mixed')")
-    if recompute not in ("none", "selective", "full"):
-        raise ValueError(f"compile: unknown recompute '{recompute}' "
-                         "(expected 'none', 'selective' or 'full')")
-    step = {"precision": precision, "recompute": recompute}
+    step = _training_step(precision, recompute)
     if (pipeline_axis, microbatches, schedule) != (None, None, None):
         if step != {"precision": "f32", "recompute": "none"}:
             raise ValueError("compile: precision= and recompute= do not "
@@ -387,6 +381,27 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     auto = _auto_shard_request(auto_shard, memory_budget,
                                auto_shard_time_limit)
     params = None if parameters is None else list(parameters)
+    return _sharded(model, plan, mesh, backend, auto, params, training,
+                    mpi_timeout, buffers, step)
+
+
+def _training_step(precision, recompute):
+    """compile's precision= and recompute=, checked: the settings of the
+    training step train_step() runs."""
+    if precision not in ("f32", "bf16-mixed", "f16-mixed"):
+        raise ValueError(f"compile: unknown precision '{precision}' "
+                         "(expected 'f32', 'bf16-mixed' or 'f16-mixed')")
+    if recompute not in ("none", "selective", "full"):
+        raise ValueError(f"compile: unknown recompute '{recompute}' "
+                         "(expected 'none', 'selective' or 'full')")
+    return {"precision": precision, "recompute": recompute}
+
+
+def _sharded(model, plan, mesh, backend, auto, params, training, mpi_timeout,
+             buffers, step):
+    """compile's engine for a model that is not pipelined: from the model's
+    file (with a plan file), or from its JSON graph with mesh= and plan=
+    applied."""
     is_path = isinstance(model, (str, os.PathLike))
     buffers, skipped = _buffer_lists(buffers, model, is_path)
     if isinstance(plan, (str, os.PathLike)):

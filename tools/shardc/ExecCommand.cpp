@@ -9,7 +9,7 @@
 
 #include "EngineSession.h"
 #include "ParameterSave.h"
-#include "ReferenceCheck.h"
+#include "shardc/Driver/ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 

@@ -344,6 +344,75 @@ LogicalResult explainAutoShard(ModuleOp module,
   shardc::printAutoShardTotals(*original, module, options.memoryBudgetBytes);
   return success();
 }
+
+/// Propagates `module` and prints every value's sharding with its reason:
+/// first those of the forward program (`forwardRemarks`, when it was
+/// differentiated), then those the differentiated program adds.
+LogicalResult
+explainShardings(ModuleOp module,
+                 const std::vector<PropagationRemark> &forwardRemarks) {
+  std::vector<PropagationRemark> remarks;
+  if (failed(propagateWithRemarks(module, remarks)))
+    return failure();
+  llvm::outs() << "shardings:\n";
+  std::set<std::pair<const void *, std::string>> forwardSubjects;
+  for (const PropagationRemark &r : forwardRemarks) {
+    llvm::outs() << "  " << r.text << "\n";
+    forwardSubjects.insert({r.loc.getAsOpaquePointer(), r.subject()});
+  }
+  if (!forwardRemarks.empty())
+    llvm::outs() << "shardings the differentiated program adds (the "
+                    "backward pass, and the update of a training step):\n";
+  for (const PropagationRemark &r : remarks)
+    if (!forwardSubjects.count({r.loc.getAsOpaquePointer(), r.subject()}))
+      llvm::outs() << "  " << r.text << "\n";
+  return success();
+}
+
+/// Partitions a copy of the propagated `module` and prints the collectives
+/// it inserts, then the padding of unevenly split dims.
+LogicalResult explainCollectives(ModuleOp module) {
+  using namespace shardc;
+  OwningOpRef<ModuleOp> spmd = module.clone();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  // With the cleanup `simulate` runs: a splat constant's slice folds into
+  // a smaller constant, which is no reshard worth listing.
+  pm.addPass(createShardcPartition(ShardcPartitionOptions{/*explain=*/true}));
+  pm.addNestedPass<func::FuncOp>(createShardcCleanup());
+  if (failed(priceOnCommandMachine(pm)))
+    return failure();
+  if (failed(pm.run(*spmd)))
+    return failure();
+  func::FuncOp spmdFunc = getEntryFunction(*spmd);
+  if (!spmdFunc)
+    return failure();
+  printCollectives(spmdFunc);
+  if (func::FuncOp func = getEntryFunction(module))
+    describeAllPadding(func);
+  return success();
+}
+
+/// --show-layout: draws which device holds which block of the value.
+LogicalResult showLayoutOf(ModuleOp module) {
+  using namespace shardc;
+  func::FuncOp func = getEntryFunction(module);
+  if (!func)
+    return failure();
+  Value v = findValue(func, showLayout);
+  if (!v) {
+    llvm::errs() << "shardc: error: --show-layout: the model has no value "
+                    "named '"
+                 << showLayout << "'\n";
+    return failure();
+  }
+  ShardingAttr sharding = shardingOf(func, v);
+  MeshOp mesh = lookupMesh(func, sharding.getMesh());
+  FailureOr<MeshTopology> topology = getMeshTopology(mesh);
+  if (failed(topology))
+    return failure();
+  drawLayout(showLayout, v, sharding, mesh, *topology);
+  return success();
+}
 } // namespace
 
 int shardc::runExplainCommand() {
@@ -375,56 +444,10 @@ int shardc::runExplainCommand() {
   if (*autoShard && failed(explainAutoShard(*module, **autoShard)))
     return 1;
 
-  std::vector<PropagationRemark> remarks;
-  if (failed(propagateWithRemarks(*module, remarks)))
+  if (failed(explainShardings(*module, forwardRemarks)) ||
+      failed(explainCollectives(*module)))
     return 1;
-  llvm::outs() << "shardings:\n";
-  std::set<std::pair<const void *, std::string>> forwardSubjects;
-  for (const PropagationRemark &r : forwardRemarks) {
-    llvm::outs() << "  " << r.text << "\n";
-    forwardSubjects.insert({r.loc.getAsOpaquePointer(), r.subject()});
-  }
-  if (!forwardRemarks.empty())
-    llvm::outs() << "shardings the differentiated program adds (the "
-                    "backward pass, and the update of a training step):\n";
-  for (const PropagationRemark &r : remarks)
-    if (!forwardSubjects.count({r.loc.getAsOpaquePointer(), r.subject()}))
-      llvm::outs() << "  " << r.text << "\n";
-
-  OwningOpRef<ModuleOp> spmd = module->clone();
-  PassManager pm(&session.getContext(), ModuleOp::getOperationName());
-  // With the cleanup `simulate` runs: a splat constant's slice folds into
-  // a smaller constant, which is no reshard worth listing.
-  pm.addPass(createShardcPartition(ShardcPartitionOptions{/*explain=*/true}));
-  pm.addNestedPass<func::FuncOp>(createShardcCleanup());
-  if (failed(priceOnCommandMachine(pm)))
+  if (!showLayout.empty() && failed(showLayoutOf(*module)))
     return 1;
-  if (failed(pm.run(*spmd)))
-    return 1;
-  func::FuncOp spmdFunc = getEntryFunction(*spmd);
-  if (!spmdFunc)
-    return 1;
-  printCollectives(spmdFunc);
-  if (func::FuncOp func = getEntryFunction(*module))
-    describeAllPadding(func);
-
-  if (!showLayout.empty()) {
-    func::FuncOp func = getEntryFunction(*module);
-    if (!func)
-      return 1;
-    Value v = findValue(func, showLayout);
-    if (!v) {
-      llvm::errs() << "shardc: error: --show-layout: the model has no value "
-                      "named '"
-                   << showLayout << "'\n";
-      return 1;
-    }
-    ShardingAttr sharding = shardingOf(func, v);
-    MeshOp mesh = lookupMesh(func, sharding.getMesh());
-    FailureOr<MeshTopology> topology = getMeshTopology(mesh);
-    if (failed(topology))
-      return 1;
-    drawLayout(showLayout, v, sharding, mesh, *topology);
-  }
   return 0;
 }

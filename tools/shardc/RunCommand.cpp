@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ReferenceCheck.h"
+#include "shardc/Driver/ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
 

@@ -379,17 +379,3 @@ OwningOpRef<ModuleOp> shardc::loadGlobalProgram(
     *entry = getEntryFunction(*module);
   return module;
 }
-
-LogicalResult shardc::writeText(StringRef path,
-                                llvm::function_ref<void(raw_ostream &)> fn) {
-  std::string error;
-  auto out = mlir::openOutputFile(path, &error);
-  if (!out) {
-    llvm::errs() << "shardc: error: cannot write '" << path << "': " << error
-                 << "\n";
-    return failure();
-  }
-  fn(out->os());
-  out->keep();
-  return success();
-}

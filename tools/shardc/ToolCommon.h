@@ -5,6 +5,7 @@
 
 #include "shardc/Analysis/CostModel.h"
 #include "shardc/Dialect/FunctionInterface.h"
+#include "shardc/Driver/OutputFile.h"
 #include "shardc/Support/Tensor.h"
 #include "shardc/Transforms/Pipelines.h"
 
@@ -93,12 +94,6 @@ loadGlobalProgram(ToolSession &session, llvm::StringRef command,
                   mlir::func::FuncOp *entry = nullptr,
                   llvm::function_ref<mlir::LogicalResult(mlir::ModuleOp)>
                       beforeDifferentiating = {});
-
-/// Writes `path` with what `fn` prints; fails after a diagnostic naming the
-/// file when it cannot be written.
-mlir::LogicalResult
-writeText(llvm::StringRef path,
-          llvm::function_ref<void(llvm::raw_ostream &)> fn);
 
 /// Subcommand entry points; each returns the process exit code.
 int runCompileCommand();

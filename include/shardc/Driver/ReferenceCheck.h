@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SHARDC_TOOLS_REFERENCECHECK_H
-#define SHARDC_TOOLS_REFERENCECHECK_H
+#ifndef SHARDC_DRIVER_REFERENCECHECK_H
+#define SHARDC_DRIVER_REFERENCECHECK_H
 
 #include "shardc/Interpreter/RoundingSensitivity.h"
 #include "shardc/Support/NumericCheck.h"
@@ -61,4 +61,4 @@ unsigned warnAboutNonFiniteOutputs(mlir::func::FuncOp func,
 
 } // namespace shardc
 
-#endif // SHARDC_TOOLS_REFERENCECHECK_H
+#endif // SHARDC_DRIVER_REFERENCECHECK_H

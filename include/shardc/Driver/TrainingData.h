@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SHARDC_TOOLS_TRAININGDATA_H
-#define SHARDC_TOOLS_TRAININGDATA_H
+#ifndef SHARDC_DRIVER_TRAININGDATA_H
+#define SHARDC_DRIVER_TRAININGDATA_H
 
 #include "shardc/Support/Tensor.h"
 
@@ -50,4 +50,4 @@ private:
 
 } // namespace shardc
 
-#endif // SHARDC_TOOLS_TRAININGDATA_H
+#endif // SHARDC_DRIVER_TRAININGDATA_H

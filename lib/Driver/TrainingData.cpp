@@ -1,6 +1,6 @@
 //===- TrainingData.cpp - mini-batches for shardc train --data ------------===//
 
-#include "TrainingData.h"
+#include "shardc/Driver/TrainingData.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"

@@ -1,6 +1,6 @@
 //===- ReferenceCheck.cpp - outputs against the unsharded program ---------===//
 
-#include "ReferenceCheck.h"
+#include "shardc/Driver/ReferenceCheck.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ShardingVerifier.h"
