@@ -125,6 +125,29 @@ static int applyPlanExecution(shardc::EstimateRequest &request) {
   return 0;
 }
 
+/// --pipeline-axis, --microbatches, --schedule and --virtual-stages.
+static int readPipelineOptions(shardc::EstimateOptions &o) {
+  using namespace shardc;
+  if (pipelineAxis.empty() && schedule.getNumOccurrences())
+    return fail("--schedule needs --pipeline-axis");
+  if (microbatches < 1)
+    return fail("--microbatches must be at least 1");
+  std::optional<PipelineScheduleKind> kind = parsePipelineSchedule(schedule);
+  if (!kind)
+    return fail("unknown --schedule '" + schedule +
+                "' (expected gpipe, 1f1b or interleaved)");
+  bool interleaved = *kind == PipelineScheduleKind::Interleaved;
+  if (virtualStages.getNumOccurrences() && (!interleaved || virtualStages < 2))
+    return fail("--virtual-stages takes 2 or more, with --schedule "
+                "interleaved");
+  o.pipelineAxis = pipelineAxis;
+  o.microbatches = microbatches;
+  o.schedule = *kind;
+  o.virtualStages = virtualStages.getNumOccurrences() ? int64_t(virtualStages)
+                                                      : (interleaved ? 2 : 1);
+  return 0;
+}
+
 int shardc::runEstimateCommand() {
   EstimateRequest request;
   if (machinePath.empty())
@@ -156,24 +179,8 @@ int shardc::runEstimateCommand() {
   if (zeroStage.getNumOccurrences() && zeroAxes.empty())
     return fail("--zero-stage needs --zero-axes");
   request.options.zeroStage = zeroAxes.empty() ? 0 : int(zeroStage);
-  if (pipelineAxis.empty() && schedule.getNumOccurrences())
-    return fail("--schedule needs --pipeline-axis");
-  if (microbatches < 1)
-    return fail("--microbatches must be at least 1");
-  std::optional<PipelineScheduleKind> kind = parsePipelineSchedule(schedule);
-  if (!kind)
-    return fail("unknown --schedule '" + schedule +
-                "' (expected gpipe, 1f1b or interleaved)");
-  bool interleaved = *kind == PipelineScheduleKind::Interleaved;
-  if (virtualStages.getNumOccurrences() && (!interleaved || virtualStages < 2))
-    return fail("--virtual-stages takes 2 or more, with --schedule "
-                "interleaved");
-  request.options.pipelineAxis = pipelineAxis;
-  request.options.microbatches = microbatches;
-  request.options.schedule = *kind;
-  request.options.virtualStages = virtualStages.getNumOccurrences()
-                                      ? int64_t(virtualStages)
-                                      : (interleaved ? 2 : 1);
+  if (readPipelineOptions(request.options) != 0)
+    return 1;
   if (!estimateAutoShard() && !getPlanPath().empty() &&
       applyPlanExecution(request) != 0)
     return 1;
