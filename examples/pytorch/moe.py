@@ -97,13 +97,13 @@ class MoE(nn.Module):
 
 
 class Transformer(nn.Module):
-    def __init__(self):
+    def __init__(self, moe_layer):
         super().__init__()
         self.embed = nn.Embedding(VOCAB, DIM)
         self.attn_norm = nn.LayerNorm(DIM)
         self.attn = Attention()
         self.moe_norm = nn.LayerNorm(DIM)
-        self.moe = MoE()
+        self.moe = moe_layer()
         self.norm = nn.LayerNorm(DIM)
         self.head = nn.Linear(DIM, VOCAB, bias=False)
 
@@ -115,9 +115,9 @@ class Transformer(nn.Module):
         return F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
 
 
-def model():
+def model(moe_layer=MoE):
     torch.manual_seed(0)
-    return Transformer()
+    return Transformer(moe_layer)
 
 
 def batch():
@@ -130,15 +130,18 @@ def rel_err(got, want):
     return float(np.abs(got - want).max() / np.abs(want).max())
 
 
-def main():
+def main(moe_layer=MoE):
+    """The command line above, for a transformer whose MoE layer is
+    `moe_layer` (examples/pytorch/moe_gather.py passes its own)."""
     if sys.argv[1] == "inputs":
         tokens, targets = batch()
         np.save(f"{sys.argv[2]}/tokens.npy", tokens.numpy())
         np.save(f"{sys.argv[2]}/targets.npy", targets.numpy())
         np.savez(f"{sys.argv[2]}/state_dict.npz",
-                 **{k: v.numpy() for k, v in model().state_dict().items()})
+                 **{k: v.numpy()
+                    for k, v in model(moe_layer).state_dict().items()})
     elif sys.argv[1] == "compare":
-        m = model()
+        m = model(moe_layer)
         opt = torch.optim.SGD(m.parameters(), lr=0.5)
         want = []
         for _ in range(3):
@@ -161,7 +164,7 @@ def main():
               f"{'equal' if ok else 'DIFFER FROM'} torch's "
               f"(losses {loss_err:.2g}, parameters {param_err:.2g})")
     else:
-        torch.onnx.export(model(), batch(), sys.argv[1],
+        torch.onnx.export(model(moe_layer), batch(), sys.argv[1],
                           input_names=["tokens", "targets"], opset_version=17,
                           do_constant_folding="--fold" in sys.argv[2:])
 
