@@ -263,9 +263,13 @@ bool Pruner::pruneNode(unsigned n) {
     for (unsigned a = 0; a < numStrategies; ++a) {
       if (a == b || !alive[n][a] || cost[a] == kNoPlan)
         continue;
-      // Equal both ways: the first stays.
+      // Strictly faster, or equal both ways (then the first stays). A
+      // strategy only tied one way stays: with moves priced per consumer,
+      // the bound cannot see a move `b` shares with another consumer, and
+      // keeping such ties kept the 2-layer Llama step's plan at least as
+      // fast as the unpruned program's.
       double more = bound[a][b];
-      if (more < 0 || (more <= 0 && a < b)) {
+      if (more < 0 || (more <= 0 && a < b && bound[b][a] <= 0)) {
         alive[n][b] = false;
         changed = true;
         break;
