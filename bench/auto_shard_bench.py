@@ -25,9 +25,9 @@ published configuration for this model size (t=8, p=8, here d=16, micro-batch
   python3 bench/auto_shard_bench.py --build build --whole-plan
 
 At scale (--scale): the Adam training steps of the Llama-like decoder
-(bench/llama_graph.py, d 64) of 1, 2 and 4 layers on data=2 x model=2, and
-of the GPT-3-shaped model (--write-gpt3) of 2 and 8 layers on data=16 x
-model=8 under --memory-budget 80G: the solve's wall and CPU seconds and the
+(bench/llama_graph.py, d 64) of 1, 2, 4 and 8 layers on data=2 x model=2,
+and of the GPT-3-shaped model (--write-gpt3) of 2, 8 and 96 layers on
+data=16 x model=8 under --memory-budget 80G: the solve's wall and CPU seconds and the
 solving process's max RSS, and for the Llama steps the auto plan's
 est_time_s over the best hand-written layout's (`explain --auto-shard`'s
 simulated totals: replicated, data parallel, FSDP, Megatron, 2-D). The
@@ -231,9 +231,9 @@ def scale_rows(shardc, tmp, time_limit):
           "ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     rows = [("Llama step (adam)", n, "data=2,model=2", None)
-            for n in (1, 2, 4)]
+            for n in (1, 2, 4, 8)]
     rows += [("GPT-3-shaped step (adam)", n, "data=16,model=8", "80G")
-             for n in (2, 8)]
+             for n in (2, 8, 96)]
     for model, layers, mesh, budget in rows:
         path = os.path.join(tmp, "scale.json")
         with open(path, "w") as f:
@@ -283,8 +283,9 @@ def main():
     p.add_argument("--whole-plan", action="store_true",
                    help="time the GPT-3 175B whole-plan search instead")
     p.add_argument("--scale", action="store_true",
-                   help="the Llama 1/2/4-layer and GPT-3-shaped 2/8-layer "
-                   "(80G budget) Adam steps instead: solve seconds, max "
+                   help="the Llama 1/2/4/8-layer and GPT-3-shaped "
+                   "2/8/96-layer (80G budget) Adam steps instead: solve "
+                   "seconds, max "
                    "RSS, quality")
     args = p.parse_args()
     if args.whole_plan:

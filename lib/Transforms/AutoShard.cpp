@@ -6,8 +6,8 @@
 // sharding rule, an argument's and a result's the shardings of its shape.
 // Prices them with the cost model the partitioner and the simulator share
 // (CostOpInterface FLOPs at local sizes, the reshard planner's collectives
-// on the alpha-beta machine), solves (AutoShardSolver.cpp) and writes the
-// plan back as annotations.
+// on the alpha-beta machine), solves (AutoShardSolver.cpp) and says what
+// the plan writes back (AutoShardPass.cpp writes it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,13 +18,10 @@
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardingRule.h"
-#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ValueNames.h"
-#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
@@ -33,11 +30,6 @@
 #include <cctype>
 #include <chrono>
 #include <functional>
-
-namespace shardc {
-#define GEN_PASS_DEF_SHARDCAUTOSHARD
-#include "shardc/Transforms/Passes.h.inc"
-} // namespace shardc
 
 using namespace mlir;
 using namespace shardc;
@@ -737,71 +729,3 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   }
   return plan;
 }
-
-void shardc::applyAutoShardPlan(func::FuncOp func, const AutoShardPlan &plan) {
-  const AutoShardPlan::Assignment &a = plan.assignment;
-  StringRef name = ShardcDialect::getShardingAttrName();
-  for (auto [i, s] : llvm::enumerate(a.arguments))
-    if (s)
-      func.setArgAttr(i, name, s);
-  for (auto [i, s] : llvm::enumerate(a.functionResults))
-    if (s)
-      func.setResultAttr(i, name, s);
-  for (auto [op, s] : a.results)
-    op->setAttr(name, s);
-  // One constraint per (value, layout), before its first consumer (moves
-  // are in program order), shared by the later ones: the partitioner
-  // reshards it once.
-  llvm::DenseMap<std::pair<Value, Attribute>, Value> made;
-  OpBuilder builder(func.getContext());
-  for (auto [op, operand, s] : a.moves) {
-    Value v = op->getOperand(operand);
-    Value &moved = made[{v, s}];
-    if (!moved) {
-      builder.setInsertionPoint(op);
-      moved = buildShardingConstraint(builder, v.getLoc(), v, s);
-    }
-    op->setOperand(operand, moved);
-  }
-}
-
-namespace {
-struct AutoShardPass
-    : public shardc::impl::ShardcAutoShardBase<AutoShardPass> {
-  using ShardcAutoShardBase::ShardcAutoShardBase;
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    AutoShardOptions options;
-    options.timeLimitSeconds = timeLimit;
-    llvm::Expected<MachineModel> machineModel =
-        resolveMachineModel(machine, linkLatency, linkBandwidth, flopRate);
-    if (!machineModel) {
-      module.emitError() << llvm::toString(machineModel.takeError());
-      return signalPassFailure();
-    }
-    options.machine = std::move(*machineModel);
-    if (!memoryBudget.empty()) {
-      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
-      if (!bytes) {
-        module.emitError() << "bad memory budget '" << memoryBudget
-                           << "': expected bytes, with an optional K, M or G";
-        return signalPassFailure();
-      }
-      options.memoryBudgetBytes = *bytes;
-    }
-    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
-      if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
-        continue;
-      FailureOr<MeshOp> mesh = getFunctionMesh(func);
-      if (failed(mesh))
-        return signalPassFailure();
-      FailureOr<AutoShardPlan> plan =
-          planAutoSharding(func, *mesh, options);
-      if (failed(plan))
-        return signalPassFailure();
-      applyAutoShardPlan(func, *plan);
-    }
-  }
-};
-} // namespace

@@ -179,6 +179,28 @@ std::optional<ReducedProblem> reduceFollowers(const AutoShardProblem &p);
 std::vector<unsigned> expandReduced(const ReducedProblem &r,
                                     const std::vector<unsigned> &strategy);
 
+/// `p` without the strategies another strategy of the same node is at
+/// least as fast as whatever its neighbours choose, nor the layouts and
+/// targets only those made or needed (AutoShardDominance.cpp,
+/// docs/auto-sharding.md "Dominated strategies"). Its optimum is `p`'s.
+/// None under a budget, or when nothing goes.
+struct PrunedProblem {
+  AutoShardProblem reduced;
+  /// Per node, the strategy of `p` each of `reduced`'s is.
+  std::vector<std::vector<unsigned>> strategiesOf;
+};
+/// `movesPerConsumer`: the program prices each consumer's move on its own
+/// (sharesMoves is false), and so do the bounds.
+std::optional<PrunedProblem> pruneDominated(const AutoShardProblem &p,
+                                            bool movesPerConsumer);
+/// Whether `p`'s program prices a move once for all the consumers needing
+/// it (else once per consumer: it has too many such moves;
+/// AutoShardSolver.cpp).
+bool sharesMoves(const AutoShardProblem &p);
+/// A plan of `p` from one of `r.reduced`.
+std::vector<unsigned> expandPruned(const PrunedProblem &r,
+                                   const std::vector<unsigned> &strategy);
+
 using SolveClock = std::chrono::steady_clock;
 
 /// A linear program, column by column (CBC's and Clp's layout).

@@ -172,6 +172,22 @@ struct Formulation {
 /// improved on the exact seconds (docs/auto-sharding.md, "Reduction").
 static constexpr size_t kSharedMoveRows = 10000;
 
+} // namespace
+
+bool shardc::detail::sharesMoves(const AutoShardProblem &p) {
+  std::vector<unsigned> numUses(p.values.size(), 0);
+  for (const AutoShardProblem::Use &u : p.uses)
+    ++numUses[u.value];
+  size_t sharedRows = 0;
+  for (const AutoShardProblem::Use &u : p.uses)
+    if (numUses[u.value] > 1)
+      sharedRows += p.values[u.value].layoutBytes.size() *
+                    p.values[u.value].targetBytes.size();
+  return sharedRows <= kSharedMoveRows;
+}
+
+namespace {
+
 /// Builds the assignment, move and (with `withMemory`) memory parts; the
 /// objective is the plan's seconds times `timeWeight`.
 Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
@@ -199,14 +215,7 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
   std::vector<unsigned> numUses(p.values.size(), 0);
   for (const AutoShardProblem::Use &u : p.uses)
     ++numUses[u.value];
-  {
-    size_t sharedRows = 0;
-    for (const AutoShardProblem::Use &u : p.uses)
-      if (numUses[u.value] > 1)
-        sharedRows += p.values[u.value].layoutBytes.size() *
-                      p.values[u.value].targetBytes.size();
-    f.sharedMoves = sharedRows <= kSharedMoveRows;
-  }
+  f.sharedMoves = sharesMoves(p);
   bool shareMoves = f.sharedMoves;
   // The move columns c[v][l][t] of values with several uses.
   std::map<std::tuple<unsigned, unsigned, unsigned>, int> moves;
@@ -448,12 +457,53 @@ static LeastPeak solveLeastPeak(const AutoShardProblem &p,
   return least;
 }
 
-/// `p` itself: its relaxation by Clp, which is often integral and then the
-/// plan; else CBC, the local search starting it off and standing in when
-/// CBC finds nothing, or when the limits leave no room for CBC.
+/// Past this many move columns (a use's producer layouts times the
+/// targets its consumer needs, over the uses) an unbudgeted program is
+/// solved without its dominated strategies (AutoShardDominance.cpp): the
+/// relaxation's time grows with its columns times its rows, and a Llama
+/// step's 190,000 lose a fifth. Smaller programs are solved as they are.
+static constexpr size_t kPruneMoveColumns = 50000;
+
+static size_t moveColumns(const AutoShardProblem &p) {
+  size_t columns = 0;
+  for (const AutoShardProblem::Use &u : p.uses) {
+    std::vector<bool> wanted(p.values[u.value].targetBytes.size(), false);
+    size_t targets = 0;
+    for (unsigned t : u.targetOf)
+      if (!wanted[t]) {
+        wanted[t] = true;
+        ++targets;
+      }
+    columns += p.values[u.value].layoutBytes.size() * targets;
+  }
+  return columns;
+}
+
+static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
+                                               const Backstop &backstop,
+                                               LeastPeak &leastPeak);
+
 FailureOr<AutoShardSolution>
 shardc::detail::solveExact(const AutoShardProblem &p, const Backstop &backstop,
                            LeastPeak &leastPeak) {
+  std::optional<PrunedProblem> pruned;
+  if (!p.memoryBudget && moveColumns(p) > kPruneMoveColumns)
+    pruned = pruneDominated(p, !sharesMoves(p));
+  if (!pruned)
+    return solveWhole(p, backstop, leastPeak);
+  FailureOr<AutoShardSolution> solution =
+      solveWhole(pruned->reduced, backstop, leastPeak);
+  if (succeeded(solution))
+    solution->strategy = expandPruned(*pruned, solution->strategy);
+  return solution;
+}
+
+/// `p` itself: its relaxation by Clp, which is often integral and then the
+/// plan; else CBC, the local search starting it off and standing in when
+/// CBC finds nothing, or when the limits leave no room for CBC.
+static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
+                                               const Backstop &backstop,
+                                               LeastPeak &leastPeak) {
   AutoShardSolution solution;
   solution.solvedNodes = p.nodes.size();
   IntegerProgram ip;

@@ -1,0 +1,91 @@
+//===- AutoShardPass.cpp - the plan, written back -------------------------===//
+//
+// `--shardc-auto-shard`: plans each function (AutoShard.cpp) and writes the
+// plan into it as annotations, with a `sharding_constraint` wherever a
+// consumer needs another layout (docs/auto-sharding.md, "The plan, written
+// back").
+//
+//===----------------------------------------------------------------------===//
+
+#include "shardc/Dialect/MeshLookup.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Support/ByteSize.h"
+#include "shardc/Transforms/AutoShard.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace shardc {
+#define GEN_PASS_DEF_SHARDCAUTOSHARD
+#include "shardc/Transforms/Passes.h.inc"
+} // namespace shardc
+
+using namespace mlir;
+using namespace shardc;
+
+void shardc::applyAutoShardPlan(func::FuncOp func, const AutoShardPlan &plan) {
+  const AutoShardPlan::Assignment &a = plan.assignment;
+  StringRef name = ShardcDialect::getShardingAttrName();
+  for (auto [i, s] : llvm::enumerate(a.arguments))
+    if (s)
+      func.setArgAttr(i, name, s);
+  for (auto [i, s] : llvm::enumerate(a.functionResults))
+    if (s)
+      func.setResultAttr(i, name, s);
+  for (auto [op, s] : a.results)
+    op->setAttr(name, s);
+  // One constraint per (value, layout), before its first consumer (moves
+  // are in program order), shared by the later ones: the partitioner
+  // reshards it once.
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> made;
+  OpBuilder builder(func.getContext());
+  for (auto [op, operand, s] : a.moves) {
+    Value v = op->getOperand(operand);
+    Value &moved = made[{v, s}];
+    if (!moved) {
+      builder.setInsertionPoint(op);
+      moved = buildShardingConstraint(builder, v.getLoc(), v, s);
+    }
+    op->setOperand(operand, moved);
+  }
+}
+
+namespace {
+struct AutoShardPass : public shardc::impl::ShardcAutoShardBase<AutoShardPass> {
+  using ShardcAutoShardBase::ShardcAutoShardBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    AutoShardOptions options;
+    options.timeLimitSeconds = timeLimit;
+    llvm::Expected<MachineModel> machineModel =
+        resolveMachineModel(machine, linkLatency, linkBandwidth, flopRate);
+    if (!machineModel) {
+      module.emitError() << llvm::toString(machineModel.takeError());
+      return signalPassFailure();
+    }
+    options.machine = std::move(*machineModel);
+    if (!memoryBudget.empty()) {
+      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
+      if (!bytes) {
+        module.emitError() << "bad memory budget '" << memoryBudget
+                           << "': expected bytes, with an optional K, M or G";
+        return signalPassFailure();
+      }
+      options.memoryBudgetBytes = *bytes;
+    }
+    for (func::FuncOp func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
+        continue;
+      FailureOr<MeshOp> mesh = getFunctionMesh(func);
+      if (failed(mesh))
+        return signalPassFailure();
+      FailureOr<AutoShardPlan> plan = planAutoSharding(func, *mesh, options);
+      if (failed(plan))
+        return signalPassFailure();
+      applyAutoShardPlan(func, *plan);
+    }
+  }
+};
+} // namespace
