@@ -409,23 +409,24 @@ LogicalResult SoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc,
   Value y = getResult();
   int64_t axis = axesOf({static_cast<int64_t>(getAxis())}, rankOf(y))[0];
   Value dot = gb.reduceSum(gb.mul(g, y), {axis});
-  out[0] = gb.mul(
-      y, gb.sub(g, gb.broadcast(dot, y, otherDims(rankOf(y), {axis}))));
+  out[0] =
+      gb.mul(y, gb.sub(g, gb.broadcast(dot, y, otherDims(rankOf(y), {axis}))));
   return success();
 }
 
 // dx = g - exp(y) * sum(g) over `axis` (exp(y) is the softmax).
-LogicalResult LogSoftmaxOp::buildOperandCotangents(
-    OpBuilder &b, Location loc, Value g, ArrayRef<bool> wanted,
-    SmallVectorImpl<Value> &out) {
+LogicalResult
+LogSoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc, Value g,
+                                     ArrayRef<bool> wanted,
+                                     SmallVectorImpl<Value> &out) {
   clearCotangents(*this, out);
   if (!want(wanted, 0))
     return success();
   GradientBuilder gb(b, loc);
   Value y = getResult();
   int64_t axis = axesOf({static_cast<int64_t>(getAxis())}, rankOf(y))[0];
-  Value total = gb.broadcast(gb.reduceSum(g, {axis}), y,
-                             otherDims(rankOf(y), {axis}));
+  Value total =
+      gb.broadcast(gb.reduceSum(g, {axis}), y, otherDims(rankOf(y), {axis}));
   out[0] = gb.sub(g, gb.mul(gb.op("exp", {y}), total));
   return success();
 }
@@ -438,17 +439,18 @@ static Value normInputCotangent(GradientBuilder &gb, Value xhat, Value rscale,
                                 Value dy, ArrayRef<int64_t> axes,
                                 ArrayRef<int64_t> kept, double count,
                                 bool centered) {
-  Value projection = gb.broadcast(
-      rowMean(gb, gb.mul(dy, xhat), axes, count), xhat, kept);
+  Value projection =
+      gb.broadcast(rowMean(gb, gb.mul(dy, xhat), axes, count), xhat, kept);
   Value inner = dy;
   if (centered)
     inner = gb.sub(dy, gb.broadcast(rowMean(gb, dy, axes, count), xhat, kept));
   return gb.mul(gb.sub(inner, gb.mul(xhat, projection)), rscale);
 }
 
-LogicalResult LayerNormOp::buildOperandCotangents(
-    OpBuilder &b, Location loc, Value g, ArrayRef<bool> wanted,
-    SmallVectorImpl<Value> &out) {
+LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                                  Value g,
+                                                  ArrayRef<bool> wanted,
+                                                  SmallVectorImpl<Value> &out) {
   clearCotangents(*this, out);
   GradientBuilder gb(b, loc);
   Value x = getInput();
@@ -489,9 +491,9 @@ LogicalResult RmsNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   // ops (see above).
   Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), axes);
   Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -count));
-  Value rrms = gb.op("rsqrt", {gb.add(meanSquare,
-                                      gb.splat(meanSquare,
-                                               getEpsilon().convertToDouble()))});
+  Value rrms = gb.op(
+      "rsqrt", {gb.add(meanSquare,
+                       gb.splat(meanSquare, getEpsilon().convertToDouble()))});
   Value rscale = gb.broadcast(rrms, x, kept);
   Value xhat = gb.mul(x, rscale);
   if (want(wanted, 0)) {

@@ -18,8 +18,7 @@ namespace shardc {
 using namespace mlir;
 using namespace shardc;
 
-FailureOr<Value>
-shardc::decomposeComposite(DecomposableOpInterface composite) {
+FailureOr<Value> shardc::decomposeComposite(DecomposableOpInterface composite) {
   Operation *op = composite.getOperation();
   OpBuilder b(op);
   Value replacement = composite.decompose(b);
@@ -44,7 +43,8 @@ struct DecomposePass : shardc::impl::ShardcDecomposeBase<DecomposePass> {
     SmallVector<DecomposableOpInterface> composites;
     getOperation()->walk([&](DecomposableOpInterface op) {
       // Autodiff applies a composite's own gradient rule.
-      if (!(keepDifferentiable && isa<DifferentiableOpInterface>(op.getOperation())))
+      if (!(keepDifferentiable &&
+            isa<DifferentiableOpInterface>(op.getOperation())))
         composites.push_back(op);
     });
     for (DecomposableOpInterface composite : composites)

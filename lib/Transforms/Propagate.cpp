@@ -411,10 +411,10 @@ struct PropagatePass : shardc::impl::ShardcPropagateBase<PropagatePass> {
         continue;
       // Before differentiating, a training step still holds the
       // composites that have a gradient rule of their own.
-      bool holdsComposites =
-          func.walk([](DecomposableOpInterface) {
-                return WalkResult::interrupt();
-              }).wasInterrupted();
+      bool holdsComposites = func.walk([](DecomposableOpInterface) {
+                                   return WalkResult::interrupt();
+                                 })
+                                 .wasInterrupted();
       if (holdsComposites) {
         if (failed(
                 propagateThroughExpansions(func, meshes, factorCache, explain)))

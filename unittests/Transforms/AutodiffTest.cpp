@@ -605,8 +605,8 @@ protected:
         worst = std::max(worst, std::abs(double(a.data()[k]) - b.data()[k]));
         scale = std::max(scale, std::abs(double(b.data()[k])));
       }
-      EXPECT_LE(worst, 1e-5 * std::max(scale, 1.0))
-          << "result " << r << " of\n" << text;
+      EXPECT_LE(worst, 1e-5 * std::max(scale, 1.0)) << "result " << r << " of\n"
+                                                    << text;
     }
   }
 };
@@ -618,8 +618,8 @@ TEST_F(CompositeGradientTest, SoftmaxAndLogSoftmax) {
       SCOPED_TRACE((op + " axis " + Twine(axis)).str());
       checkAgainstExpansion(
           function("%x: " + t, t,
-                   ("%y = shardc." + op + " %x axis = " + Twine(axis) +
-                    " : " + t + "\nreturn %y : " + t)
+                   ("%y = shardc." + op + " %x axis = " + Twine(axis) + " : " +
+                    t + "\nreturn %y : " + t)
                        .str()),
           {spread({3, 5, 4})});
     }
@@ -628,34 +628,36 @@ TEST_F(CompositeGradientTest, SoftmaxAndLogSoftmax) {
 TEST_F(CompositeGradientTest, Norms) {
   std::string t = tensorType({4, 6}), row = tensorType({6});
   std::string norm = "%y = shardc.layer_norm %x, %g, %b axes = [-1] epsilon = "
-                     "1.0e-05 : (" + t + ", " + row + ", " + row + ") -> " + t;
+                     "1.0e-05 : (" +
+                     t + ", " + row + ", " + row + ") -> " + t;
   checkAgainstExpansion(
       function("%x: " + t + ", %g: " + row + ", %b: " + row, t,
                norm + "\nreturn %y : " + t),
       {spread({4, 6}), uniform({6}, "g", 0.5, 1.5), uniform({6}, "b", -1, 1)});
   std::string rms = "%y = shardc.rms_norm %x, %g axes = [1] epsilon = "
-                    "1.0e-06 : (" + t + ", " + row + ") -> " + t;
-  checkAgainstExpansion(function("%x: " + t + ", %g: " + row, t,
-                                 rms + "\nreturn %y : " + t),
-                        {spread({4, 6}), uniform({6}, "g", 0.5, 1.5)});
+                    "1.0e-06 : (" +
+                    t + ", " + row + ") -> " + t;
+  checkAgainstExpansion(
+      function("%x: " + t + ", %g: " + row, t, rms + "\nreturn %y : " + t),
+      {spread({4, 6}), uniform({6}, "g", 0.5, 1.5)});
   // Over two dims, the first not last.
   std::string t3 = tensorType({3, 4, 5}), plane = tensorType({3, 5});
   checkAgainstExpansion(
       function("%x: " + t3 + ", %g: " + plane + ", %b: " + plane, t3,
                "%y = shardc.layer_norm %x, %g, %b axes = [0, 2] epsilon = "
-               "1.0e-05 : (" + t3 + ", " + plane + ", " + plane + ") -> " +
-                   t3 + "\nreturn %y : " + t3),
+               "1.0e-05 : (" +
+                   t3 + ", " + plane + ", " + plane + ") -> " + t3 +
+                   "\nreturn %y : " + t3),
       {spread({3, 4, 5}), uniform({3, 5}, "g", 0.5, 1.5),
        uniform({3, 5}, "b", -1, 1)});
 }
 
 TEST_F(CompositeGradientTest, Mean) {
   std::string t = tensorType({3, 4, 5}), r = tensorType({4});
-  checkAgainstExpansion(
-      function("%x: " + t, r,
-               "%y = shardc.mean %x dims = [0, -1] : (" + t + ") -> " + r +
-                   "\nreturn %y : " + r),
-      {spread({3, 4, 5})});
+  checkAgainstExpansion(function("%x: " + t, r,
+                                 "%y = shardc.mean %x dims = [0, -1] : (" + t +
+                                     ") -> " + r + "\nreturn %y : " + r),
+                        {spread({3, 4, 5})});
 }
 
 } // namespace

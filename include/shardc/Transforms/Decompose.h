@@ -17,7 +17,8 @@ namespace shardc {
 /// `shardc.sharding` on it to the value replacing it, and erases it.
 /// Returns that value; fails (with an error at the op) when the expansion
 /// does not have the op's result type.
-mlir::FailureOr<mlir::Value> decomposeComposite(DecomposableOpInterface composite);
+mlir::FailureOr<mlir::Value>
+decomposeComposite(DecomposableOpInterface composite);
 
 } // namespace shardc
 

@@ -6,8 +6,10 @@
 //
 //   shardc-propagate-pipeline  decompose, propagate
 //   shardc-partition-pipeline  decompose, propagate, partition, cleanup
-//   shardc-autodiff-pipeline   decompose, [propagate], autodiff, decompose, [then]
-//   shardc-train-pipeline      decompose, [propagate], optimizer, decompose, [then]
+//   shardc-autodiff-pipeline   decompose, [propagate], autodiff,
+//                              decompose, [then]
+//   shardc-train-pipeline      decompose, [propagate], optimizer,
+//                              decompose, [then]
 //
 // Each starts with --shardc-decompose, so what follows never sees a
 // composite op; the two that differentiate keep the composites that have a
