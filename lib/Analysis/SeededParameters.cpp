@@ -116,11 +116,17 @@ SeededInputScale shardc::getSeededInputScale(func::FuncOp func,
     unsigned operand = use->getOperandNumber();
     if (int64_t fanIn = contractionFanIn(user, operand))
       return fanInScale(fanIn, "fan-in");
+    // A norm's gain, drawn as its expansion's multiply draws it; its bias
+    // is a plain parameter, as its expansion's add (no contraction's bias)
+    // has it: the draw is the same whether the norm is expanded or not
+    // (the executing commands keep it until autodiff, docs/autodiff.md).
     if (isa<LayerNormOp, RmsNormOp>(user)) {
+      if (operand != 1)
+        return plain;
       SeededInputScale s;
       s.scale = 0.1f;
-      s.offset = operand == 1 ? 1.0f : 0.0f;
-      s.reason = operand == 1 ? "gain" : "norm bias";
+      s.offset = 1.0f;
+      s.reason = "gain";
       return s;
     }
     if (isa<MulOp>(user)) {

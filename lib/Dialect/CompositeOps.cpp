@@ -2,9 +2,11 @@
 //
 // Verifiers, type inference and the expansion into primitive ops
 // (DecomposableOpInterface) of the composite ops. A composite has no rule,
-// kernel, cost or gradient: --shardc-decompose replaces it by what
-// `decompose` builds before anything else runs, and the primitives have
-// them all.
+// kernel or cost: --shardc-decompose replaces it by what `decompose`
+// builds, and the primitives have them all. Softmax, log_softmax, the
+// norms and mean also have a gradient rule of their own, written in
+// primitives, which a training step applies before expanding them (see
+// "Gradient rules" below).
 //
 // The expansions are written so that a sharded reduced dim stays sharded:
 // each reduction over it is a reduce_sum or a reduce_max of the reduced
@@ -15,6 +17,7 @@
 
 #include "TensorOpHelpers.h"
 
+#include "shardc/Dialect/GradientBuilder.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
 
@@ -359,4 +362,162 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
       cast<RankedTensorType>(perPosition.getType()).getNumElements());
   return buildElementwise(b, e.final(), "div",
                           {total, e.splat("count", total.getType(), count)});
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient rules
+//===----------------------------------------------------------------------===//
+// What a fused kernel's backward pass reads, and no more: softmax's and
+// log_softmax's read their output, the norms' their input and gamma (their
+// row statistics are recomputed from the input: they are a row's size,
+// and the full-size values of the expansion are not kept). Differentiating
+// the expansion instead would keep its intermediates until the backward
+// pass (softmax's exp and output; a layer norm's centered, normalized and
+// broadcast statistics).
+//
+// No op a rule builds equals one of the expansion's (each reads the
+// cotangent, or the negated input), so that the partitioner's
+// common-subexpression elimination, which merges equal ops, cannot fold
+// the backward pass's statistics into the forward pass's values and keep
+// those alive until the backward pass; and the step is the same program
+// whether activation recomputation runs before or after that elimination.
+// Negating is exact, so the statistics have the expansion's bits.
+
+/// The number of elements of `x` over `dims`.
+static double countOver(Value x, ArrayRef<int64_t> dims) {
+  double count = 1;
+  for (int64_t d : dims)
+    count *= static_cast<double>(shapeOf(x)[d]);
+  return count;
+}
+
+/// `x` (reduced over `dims`) divided by their element count: a row mean.
+static Value rowMean(GradientBuilder &gb, Value x, ArrayRef<int64_t> dims,
+                     double count) {
+  Value sum = gb.reduceSum(x, dims);
+  return gb.div(sum, gb.splat(sum, count));
+}
+
+// dx = y * (g - sum(g * y)) over `axis`.
+LogicalResult SoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                                Value g, ArrayRef<bool> wanted,
+                                                SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  if (!want(wanted, 0))
+    return success();
+  GradientBuilder gb(b, loc);
+  Value y = getResult();
+  int64_t axis = axesOf({static_cast<int64_t>(getAxis())}, rankOf(y))[0];
+  Value dot = gb.reduceSum(gb.mul(g, y), {axis});
+  out[0] =
+      gb.mul(y, gb.sub(g, gb.broadcast(dot, y, otherDims(rankOf(y), {axis}))));
+  return success();
+}
+
+// dx = g - exp(y) * sum(g) over `axis` (exp(y) is the softmax).
+LogicalResult
+LogSoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc, Value g,
+                                     ArrayRef<bool> wanted,
+                                     SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  if (!want(wanted, 0))
+    return success();
+  GradientBuilder gb(b, loc);
+  Value y = getResult();
+  int64_t axis = axesOf({static_cast<int64_t>(getAxis())}, rankOf(y))[0];
+  Value total =
+      gb.broadcast(gb.reduceSum(g, {axis}), y, otherDims(rankOf(y), {axis}));
+  out[0] = gb.sub(g, gb.mul(gb.op("exp", {y}), total));
+  return success();
+}
+
+/// The cotangent of a norm's input, given its normalized input `xhat`,
+/// the reciprocal scale `rscale` (broadcast), `dy = g * gamma` and whether
+/// the norm subtracts the mean:
+/// rscale * (dy - [mean(dy)] - xhat * mean(dy * xhat)), means over `axes`.
+static Value normInputCotangent(GradientBuilder &gb, Value xhat, Value rscale,
+                                Value dy, ArrayRef<int64_t> axes,
+                                ArrayRef<int64_t> kept, double count,
+                                bool centered) {
+  Value projection =
+      gb.broadcast(rowMean(gb, gb.mul(dy, xhat), axes, count), xhat, kept);
+  Value inner = dy;
+  if (centered)
+    inner = gb.sub(dy, gb.broadcast(rowMean(gb, dy, axes, count), xhat, kept));
+  return gb.mul(gb.sub(inner, gb.mul(xhat, projection)), rscale);
+}
+
+LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                                  Value g,
+                                                  ArrayRef<bool> wanted,
+                                                  SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  GradientBuilder gb(b, loc);
+  Value x = getInput();
+  SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
+  SmallVector<int64_t> kept = otherDims(rankOf(x), axes);
+  double count = countOver(x, axes);
+  // x - mean as x + mean(-x): the expansion's `centered`, by other ops
+  // (see above).
+  Value negatedMean = rowMean(gb, gb.neg(x), axes, count);
+  Value centered = gb.add(x, gb.broadcast(negatedMean, x, kept));
+  Value var = rowMean(gb, gb.mul(centered, centered), axes, count);
+  Value rstd = gb.op(
+      "rsqrt", {gb.add(var, gb.splat(var, getEpsilon().convertToDouble()))});
+  Value rscale = gb.broadcast(rstd, x, kept);
+  Value xhat = gb.mul(centered, rscale);
+  if (want(wanted, 0)) {
+    Value dy = gb.mul(g, gb.broadcast(getGamma(), x, axes));
+    out[0] = normInputCotangent(gb, xhat, rscale, dy, axes, kept, count,
+                                /*centered=*/true);
+  }
+  if (want(wanted, 1))
+    out[1] = gb.reduceSum(gb.mul(g, xhat), kept);
+  if (want(wanted, 2))
+    out[2] = gb.reduceSum(g, kept);
+  return success();
+}
+
+LogicalResult RmsNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                                Value g, ArrayRef<bool> wanted,
+                                                SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  GradientBuilder gb(b, loc);
+  Value x = getInput();
+  SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
+  SmallVector<int64_t> kept = otherDims(rankOf(x), axes);
+  double count = countOver(x, axes);
+  // mean(x * x) as sum(x * -x) / -count: the expansion's bits, by other
+  // ops (see above).
+  Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), axes);
+  Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -count));
+  Value rrms = gb.op(
+      "rsqrt", {gb.add(meanSquare,
+                       gb.splat(meanSquare, getEpsilon().convertToDouble()))});
+  Value rscale = gb.broadcast(rrms, x, kept);
+  Value xhat = gb.mul(x, rscale);
+  if (want(wanted, 0)) {
+    Value dy = gb.mul(g, gb.broadcast(getGamma(), x, axes));
+    out[0] = normInputCotangent(gb, xhat, rscale, dy, axes, kept, count,
+                                /*centered=*/false);
+  }
+  if (want(wanted, 1))
+    out[1] = gb.reduceSum(gb.mul(g, xhat), kept);
+  return success();
+}
+
+// Every averaged element gets g / count: the expansion's own gradient
+// (div, then reduce_sum's broadcast), in the same ops.
+LogicalResult MeanOp::buildOperandCotangents(OpBuilder &b, Location loc,
+                                             Value g, ArrayRef<bool> wanted,
+                                             SmallVectorImpl<Value> &out) {
+  clearCotangents(*this, out);
+  if (!want(wanted, 0))
+    return success();
+  GradientBuilder gb(b, loc);
+  Value x = getInput();
+  SmallVector<int64_t> dims = axesOf(getDims(), rankOf(x));
+  Value share = gb.div(g, gb.splat(g, countOver(x, dims)));
+  out[0] = gb.broadcast(share, x, otherDims(rankOf(x), dims));
+  return success();
 }

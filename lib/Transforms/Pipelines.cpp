@@ -10,8 +10,9 @@ using namespace mlir;
 using namespace shardc;
 
 // Every pipeline starts by expanding the composites: nothing after
-// --shardc-decompose has rules for them. (A second run, after autodiff,
-// finds none and changes nothing.)
+// --shardc-decompose has sharding rules or kernels for them. A pipeline
+// that differentiates keeps those with a gradient rule of their own until
+// autodiff has applied it (differentiateExpanded), then expands them.
 void shardc::buildPropagatePipeline(OpPassManager &pm, bool explain,
                                     const ShardcAutoShardOptions *autoShard) {
   pm.addPass(createShardcDecompose());
@@ -42,15 +43,31 @@ void shardc::buildShardingStage(OpPassManager &pm, ShardingStage stage,
   }
 }
 
+/// The one place that orders differentiation and expansion: `differentiate`
+/// (autodiff or the optimizer step) sees the composites that have a
+/// gradient rule of their own, so the backward pass reads what a fused
+/// kernel's reads (docs/autodiff.md); everything after it sees only
+/// primitives. Propagating first goes through the composites' expansions
+/// (--shardc-propagate does, PropagateComposites.cpp).
+static void differentiateExpanded(OpPassManager &pm, bool propagateFirst,
+                                  const ShardcAutoShardOptions *autoShard,
+                                  std::unique_ptr<Pass> differentiate) {
+  ShardcDecomposeOptions keepDifferentiable;
+  keepDifferentiable.keepDifferentiable = true;
+  pm.addPass(createShardcDecompose(keepDifferentiable));
+  if (propagateFirst && !autoShard)
+    pm.addPass(createShardcPropagate());
+  pm.addPass(std::move(differentiate));
+  pm.addPass(createShardcDecompose());
+}
+
 void shardc::buildAutodiffPipeline(OpPassManager &pm,
                                    const ShardcAutodiffOptions &autodiff,
                                    bool propagateFirst, ShardingStage then,
                                    bool explain,
                                    const ShardcAutoShardOptions *autoShard) {
-  pm.addPass(createShardcDecompose());
-  if (propagateFirst && !autoShard)
-    pm.addPass(createShardcPropagate());
-  pm.addPass(createShardcAutodiff(autodiff));
+  differentiateExpanded(pm, propagateFirst, autoShard,
+                        createShardcAutodiff(autodiff));
   buildShardingStage(pm, then, explain, autoShard);
 }
 
@@ -59,10 +76,8 @@ void shardc::buildTrainPipeline(OpPassManager &pm,
                                 bool propagateFirst, ShardingStage then,
                                 bool explain,
                                 const ShardcAutoShardOptions *autoShard) {
-  pm.addPass(createShardcDecompose());
-  if (propagateFirst && !autoShard)
-    pm.addPass(createShardcPropagate());
-  pm.addPass(createShardcOptimizer(optimizer));
+  differentiateExpanded(pm, propagateFirst, autoShard,
+                        createShardcOptimizer(optimizer));
   buildShardingStage(pm, then, explain, autoShard);
   // Last: the partitioner's cleanup would merge each recomputed copy back
   // into its original.

@@ -409,6 +409,18 @@ struct PropagatePass : shardc::impl::ShardcPropagateBase<PropagatePass> {
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
         continue;
+      // Before differentiating, a training step still holds the
+      // composites that have a gradient rule of their own.
+      bool holdsComposites = func.walk([](DecomposableOpInterface) {
+                                   return WalkResult::interrupt();
+                                 })
+                                 .wasInterrupted();
+      if (holdsComposites) {
+        if (failed(
+                propagateThroughExpansions(func, meshes, factorCache, explain)))
+          return signalPassFailure();
+        continue;
+      }
       FunctionPropagation propagation(func, meshes, factorCache, explain);
       if (failed(propagation.run()))
         return signalPassFailure();

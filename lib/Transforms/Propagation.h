@@ -134,6 +134,15 @@ private:
   std::vector<std::string> annotations;
 };
 
+/// Propagates `func`, which holds composite ops (which have no sharding
+/// rule), through a copy of it whose composites are expanded, and writes
+/// the copy's shardings back: every value gets its copy's, a composite's
+/// result its expansion's (PropagateComposites.cpp).
+mlir::LogicalResult propagateThroughExpansions(mlir::func::FuncOp func,
+                                               const MeshTable &meshes,
+                                               FactorShardingCache &cache,
+                                               bool explain);
+
 } // namespace shardc::detail
 
 #endif // SHARDC_LIB_TRANSFORMS_PROPAGATION_H

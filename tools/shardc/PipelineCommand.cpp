@@ -18,7 +18,9 @@
 
 #include "shardc/Driver/PipelineTraining.h"
 #include "shardc/Runtime/MpiBackend.h"
+#include "shardc/Transforms/Passes.h"
 
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -224,6 +226,12 @@ int shardc::runPipelineStep(const PipelineStepSettings &settings) {
   OwningOpRef<ModuleOp> module =
       session.loadInputModel(&func, /*expandComposites=*/true);
   if (!module)
+    return 1;
+  // The stages' programs are differentiated op by op: every composite is
+  // expanded first, as PipelinedModel.cpp does for Python.
+  PassManager expand(module->getContext(), ModuleOp::getOperationName());
+  expand.addPass(createShardcDecompose());
+  if (failed(expand.run(*module)))
     return 1;
   FailureOr<PipelineTrainingOptions> options = getTrainingOptions(settings);
   if (failed(options))

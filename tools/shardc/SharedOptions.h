@@ -32,7 +32,10 @@ public:
   /// Every model has an entry function (else that is the diagnostic); it
   /// is stored in `entry` when given. With `expandComposites` (the
   /// commands that execute the global program), --shardc-decompose runs
-  /// first: the interpreter has no kernels for composite ops.
+  /// first: the interpreter has no kernels for composite ops. It keeps
+  /// the composites with a gradient rule of their own, which the training
+  /// pipelines expand after differentiating and applyAutodiff expands
+  /// when there is nothing to differentiate.
   mlir::OwningOpRef<mlir::ModuleOp>
   loadInputModel(mlir::func::FuncOp *entry = nullptr,
                  bool expandComposites = false);

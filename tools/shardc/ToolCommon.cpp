@@ -345,8 +345,15 @@ LogicalResult shardc::applyAutodiff(ModuleOp module, bool propagateFirst) {
                     "precision; it needs --train-step\n";
     return failure();
   }
-  if (!isAutodiffRequested())
-    return checkZeroAxes();
+  if (!isAutodiffRequested()) {
+    if (failed(checkZeroAxes()))
+      return failure();
+    // Nothing to differentiate: the composites loadInputModel kept for
+    // autodiff are expanded here, as the training pipelines expand them.
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    pm.addPass(createShardcDecompose());
+    return pm.run(module);
+  }
   // With --auto-shard, the whole differentiated program is planned
   // afterwards, by the command's sharding pipeline: nothing is propagated
   // before it, and it does not run here.

@@ -182,8 +182,13 @@ shardc::ToolSession::loadInputModel(func::FuncOp *entry,
   if (!func)
     return nullptr;
   if (expandComposites) {
+    // The composites with a gradient rule of their own stay until the
+    // training pipeline has differentiated them (docs/autodiff.md);
+    // applyAutodiff and the pipelines expand them before anything runs.
     PassManager pm(&context, ModuleOp::getOperationName());
-    pm.addPass(shardc::createShardcDecompose());
+    shardc::ShardcDecomposeOptions keepDifferentiable;
+    keepDifferentiable.keepDifferentiable = true;
+    pm.addPass(shardc::createShardcDecompose(keepDifferentiable));
     if (failed(pm.run(*module)))
       return nullptr;
   }

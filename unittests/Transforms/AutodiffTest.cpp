@@ -557,4 +557,107 @@ TEST_F(AutodiffTest, UnknownWrtNamesAreAnError) {
       << diagnostics;
 }
 
+//===----------------------------------------------------------------------===//
+// Composites' own gradient rules
+//===----------------------------------------------------------------------===//
+
+/// A composite differentiated by its own rule (then expanded) and its
+/// expansion differentiated op by op compute the same gradients, to f32
+/// rounding: the rule is the backward pass of a fused kernel, not another
+/// function.
+class CompositeGradientTest : public AutodiffTest {
+protected:
+  void checkAgainstExpansion(const std::string &text, ArrayRef<Tensor> inputs) {
+    OwningOpRef<ModuleOp> byRule = parse(text);
+    OwningOpRef<ModuleOp> byExpansion = parse(text);
+    ASSERT_TRUE(byRule && byExpansion);
+    {
+      PassManager pm(&ctx);
+      pm.addPass(createShardcAutodiff());
+      pm.addPass(createShardcDecompose());
+      ASSERT_TRUE(succeeded(pm.run(*byRule))) << diagnostics;
+    }
+    {
+      PassManager pm(&ctx);
+      pm.addPass(createShardcDecompose());
+      pm.addPass(createShardcAutodiff());
+      ASSERT_TRUE(succeeded(pm.run(*byExpansion))) << diagnostics;
+    }
+    func::FuncOp rule = mainOf(*byRule), expansion = mainOf(*byExpansion);
+    SmallVector<Tensor> args;
+    for (const Tensor &t : inputs)
+      args.push_back(t.clone());
+    for (auto [i, type] : llvm::enumerate(rule.getResultTypes()))
+      if (i < rule.getNumResults() - inputs.size())
+        args.push_back(uniform(cast<RankedTensorType>(type).getShape(),
+                               "ct" + std::to_string(i), -1, 1));
+    SmallVector<Tensor> args2;
+    for (const Tensor &t : args)
+      args2.push_back(t.clone());
+    FailureOr<SmallVector<Tensor>> got = interpretFunction(rule, args);
+    FailureOr<SmallVector<Tensor>> want = interpretFunction(expansion, args2);
+    ASSERT_TRUE(succeeded(got) && succeeded(want)) << diagnostics;
+    ASSERT_EQ(got->size(), want->size());
+    for (auto [r, pair] : llvm::enumerate(llvm::zip(*got, *want))) {
+      auto &[a, b] = pair;
+      double worst = 0, scale = 0;
+      for (int64_t k = 0; k < a.numElements(); ++k) {
+        worst = std::max(worst, std::abs(double(a.data()[k]) - b.data()[k]));
+        scale = std::max(scale, std::abs(double(b.data()[k])));
+      }
+      EXPECT_LE(worst, 1e-5 * std::max(scale, 1.0)) << "result " << r << " of\n"
+                                                    << text;
+    }
+  }
+};
+
+TEST_F(CompositeGradientTest, SoftmaxAndLogSoftmax) {
+  std::string t = tensorType({3, 5, 4});
+  for (StringRef op : {"softmax", "log_softmax"})
+    for (int axis : {-1, 1}) {
+      SCOPED_TRACE((op + " axis " + Twine(axis)).str());
+      checkAgainstExpansion(
+          function("%x: " + t, t,
+                   ("%y = shardc." + op + " %x axis = " + Twine(axis) + " : " +
+                    t + "\nreturn %y : " + t)
+                       .str()),
+          {spread({3, 5, 4})});
+    }
+}
+
+TEST_F(CompositeGradientTest, Norms) {
+  std::string t = tensorType({4, 6}), row = tensorType({6});
+  std::string norm = "%y = shardc.layer_norm %x, %g, %b axes = [-1] epsilon = "
+                     "1.0e-05 : (" +
+                     t + ", " + row + ", " + row + ") -> " + t;
+  checkAgainstExpansion(
+      function("%x: " + t + ", %g: " + row + ", %b: " + row, t,
+               norm + "\nreturn %y : " + t),
+      {spread({4, 6}), uniform({6}, "g", 0.5, 1.5), uniform({6}, "b", -1, 1)});
+  std::string rms = "%y = shardc.rms_norm %x, %g axes = [1] epsilon = "
+                    "1.0e-06 : (" +
+                    t + ", " + row + ") -> " + t;
+  checkAgainstExpansion(
+      function("%x: " + t + ", %g: " + row, t, rms + "\nreturn %y : " + t),
+      {spread({4, 6}), uniform({6}, "g", 0.5, 1.5)});
+  // Over two dims, the first not last.
+  std::string t3 = tensorType({3, 4, 5}), plane = tensorType({3, 5});
+  checkAgainstExpansion(
+      function("%x: " + t3 + ", %g: " + plane + ", %b: " + plane, t3,
+               "%y = shardc.layer_norm %x, %g, %b axes = [0, 2] epsilon = "
+               "1.0e-05 : (" +
+                   t3 + ", " + plane + ", " + plane + ") -> " + t3 +
+                   "\nreturn %y : " + t3),
+      {spread({3, 4, 5}), uniform({3, 5}, "g", 0.5, 1.5),
+       uniform({3, 5}, "b", -1, 1)});
+}
+
+TEST_F(CompositeGradientTest, Mean) {
+  std::string t = tensorType({3, 4, 5}), r = tensorType({4});
+  checkAgainstExpansion(function("%x: " + t, r,
+                                 "%y = shardc.mean %x dims = [0, -1] : (" + t +
+                                     ") -> " + r + "\nreturn %y : " + r),
+                        {spread({3, 4, 5})});
+}
+
 } // namespace

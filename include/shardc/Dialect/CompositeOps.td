@@ -14,18 +14,26 @@
 //===----------------------------------------------------------------------===//
 // A composite names an expression over primitive ops that users write every
 // day. It has a verifier, type inference and its expansion
-// (DecomposableOpInterface), nothing else: --shardc-decompose, first in
-// every pipeline, replaces it by the primitives, which carry the sharding
-// rules, kernels, costs and gradient rules. So propagation, partitioning,
-// autodiff and the interpreter never see a composite, and a composite's
-// gradient is its primitives'. Axes may be negative (counted from the end,
-// as in PyTorch).
+// (DecomposableOpInterface): --shardc-decompose replaces it by the
+// primitives, which carry the sharding rules, kernels and costs, so
+// propagation, partitioning and the interpreter never see a composite.
+// A composite whose backward pass a fused kernel would compute from fewer
+// saved values than its expansion's (softmax from its output, a norm from
+// its input) also has a gradient rule of its own (DifferentiableOpInterface,
+// written in primitives): a training step is differentiated before the
+// composites are expanded, so the backward pass reads only what the rule
+// reads. Axes may be negative (counted from the end, as in PyTorch).
 
 class Shardc_CompositeOp<string mnemonic, list<Trait> traits = []>
     : Shardc_Op<mnemonic, !listconcat(traits, [Pure,
         DeclareOpInterfaceMethods<Shardc_DecomposableOpInterface>])>;
 
-def Shardc_SoftmaxOp : Shardc_CompositeOp<"softmax",
+/// A composite with a gradient rule of its own (lib/Dialect/CompositeOps.cpp).
+class Shardc_DifferentiableCompositeOp<string mnemonic, list<Trait> traits = []>
+    : Shardc_CompositeOp<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<Shardc_DifferentiableOpInterface>])>;
+
+def Shardc_SoftmaxOp : Shardc_DifferentiableCompositeOp<"softmax",
     [SameOperandsAndResultType]> {
   let summary = "Softmax along `axis`: exp(x - max) / sum(exp(x - max)).";
   let description = [{
@@ -47,7 +55,7 @@ def Shardc_SoftmaxOp : Shardc_CompositeOp<"softmax",
   let hasVerifier = 1;
 }
 
-def Shardc_LogSoftmaxOp : Shardc_CompositeOp<"log_softmax",
+def Shardc_LogSoftmaxOp : Shardc_DifferentiableCompositeOp<"log_softmax",
     [SameOperandsAndResultType]> {
   let summary = "Log-softmax along `axis`: (x - max) - log(sum(exp(x - max))).";
   let description = [{
@@ -68,7 +76,7 @@ def Shardc_LogSoftmaxOp : Shardc_CompositeOp<"log_softmax",
   let hasVerifier = 1;
 }
 
-def Shardc_LayerNormOp : Shardc_CompositeOp<"layer_norm",
+def Shardc_LayerNormOp : Shardc_DifferentiableCompositeOp<"layer_norm",
     [InferTypeOpAdaptor]> {
   let summary = "Layer normalization over `axes`, then the affine map gamma * . + beta.";
   let description = [{
@@ -97,7 +105,7 @@ def Shardc_LayerNormOp : Shardc_CompositeOp<"layer_norm",
   }];
 }
 
-def Shardc_RmsNormOp : Shardc_CompositeOp<"rms_norm", [InferTypeOpAdaptor]> {
+def Shardc_RmsNormOp : Shardc_DifferentiableCompositeOp<"rms_norm", [InferTypeOpAdaptor]> {
   let summary = "RMS normalization over `axes`: x / sqrt(mean(x^2) + epsilon) * gamma.";
   let description = [{
     As `torch.nn.functional.rms_norm(x, x.shape[-k:], gamma, eps)` (T5,
@@ -121,7 +129,7 @@ def Shardc_RmsNormOp : Shardc_CompositeOp<"rms_norm", [InferTypeOpAdaptor]> {
   }];
 }
 
-def Shardc_MeanOp : Shardc_CompositeOp<"mean", [InferTypeOpAdaptor]> {
+def Shardc_MeanOp : Shardc_DifferentiableCompositeOp<"mean", [InferTypeOpAdaptor]> {
   let summary = "Arithmetic mean over the listed dimensions, dropping them.";
   let description = [{
     As `torch.mean(x, dim=dims)` (and `jnp.mean(x, axis=dims)`):

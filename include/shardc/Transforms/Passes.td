@@ -42,8 +42,19 @@ def ShardcDecompose : Pass<"shardc-decompose", "::mlir::ModuleOp"> {
     %p = shardc.div %p.exp, %p.sum_bcast : tensor<4x8xf32>
     ```
 
+    With `keep-differentiable=true`, the composites that have a gradient
+    rule of their own (softmax, log_softmax, layer_norm, rms_norm, mean) are
+    kept: the training pipelines run it before differentiating, so that
+    autodiff applies those rules (a backward pass that reads what a fused
+    kernel's reads, docs/autodiff.md), and the plain pass after it.
+
     Constraints: none (a program without composites is left as it is).
   }];
+  let options = [
+    Option<"keepDifferentiable", "keep-differentiable", "bool",
+           /*default=*/"false",
+           "Keep the composites that have a gradient rule of their own">,
+  ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
@@ -372,6 +383,10 @@ def ShardcPropagate : Pass<"shardc-propagate", "::mlir::ModuleOp"> {
 
     Functions marked `shardc.spmd` (already partitioned) and external
     functions are skipped; so is a function in a module without a mesh.
+    A function that still holds composite ops (a training step before
+    autodiff, which applies their own gradient rules) is propagated
+    through a copy whose composites are expanded, and each value,
+    a composite's result included, takes its layout there.
     The rules and the merge are documented in docs/propagation.md.
 
     Example (`shardc-opt --shardc-propagate`), Megatron's column then row

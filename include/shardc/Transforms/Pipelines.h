@@ -6,11 +6,16 @@
 //
 //   shardc-propagate-pipeline  decompose, propagate
 //   shardc-partition-pipeline  decompose, propagate, partition, cleanup
-//   shardc-autodiff-pipeline   decompose, [propagate], autodiff, [then]
-//   shardc-train-pipeline      decompose, [propagate], optimizer, [then]
+//   shardc-autodiff-pipeline   decompose, [propagate], autodiff,
+//                              decompose, [then]
+//   shardc-train-pipeline      decompose, [propagate], optimizer,
+//                              decompose, [then]
 //
 // Each starts with --shardc-decompose, so what follows never sees a
-// composite op.
+// composite op; the two that differentiate keep the composites that have a
+// gradient rule of their own until autodiff has applied it (their first
+// decompose has keep-differentiable=true, and propagation goes through
+// their expansions).
 //
 // docs/cli.md lists their options.
 //

@@ -180,26 +180,38 @@ def activations(shardc, machine, work):
                              ["saved_activations_per_microbatch"])
             per_layer[recompute] = (saved[1] - saved[0]) / (s * b * h)
         core = a * s / (h * t)
-        # Korthikanti et al. 2022 (arXiv 2205.05198), Table 2, 16-bit
-        # activations, in units of sbh: (replicated, split by t, attention
-        # core) terms; the replicated 10 includes 2 of dropout masks and the
-        # core's 5 one of mask and two of dropout output.
-        paper = {"none": (10, 24 / t, 5 * core),
-                 "selective": (10, 24 / t, 0), "full": (2, 0, 0)}
-        # shardc's op set: no dropout; each LayerNorm, decomposed, keeps 5
-        # full-size tensors (centered, var+eps and rstd broadcast,
-        # normalized, output: 10 for two); softmax keeps exp and its output.
-        ours = {"none": (20, 24 / t, 4 * core),
-                "selective": (20, 24 / t, 0), "full": (2, 0, 0)}
+        # Korthikanti et al. 2022, "Reducing Activation Recomputation in
+        # Large Transformer Models" (arXiv 2205.05198), Table 2, 16-bit
+        # activations, in units of sbh, as printed: (replicated, split by
+        # t, attention core). The replicated 10 = LayerNorm inputs 4 +
+        # their outputs 4 + two dropout masks 2; the core's 5 = softmax
+        # output 2 + dropout mask 1 + dropout output 2.
+        printed = {"none": (10, 24 / t, 5 * core),
+                   "selective": (10, 24 / t, 0), "full": (2, 0, 0)}
+        # The same terms without dropout, shardc's op set: the masks and
+        # the dropout output go (the V contraction reads the softmax
+        # output itself).
+        paper = {"none": (8, 24 / t, 2 * core),
+                 "selective": (8, 24 / t, 0), "full": (2, 0, 0)}
+        # shardc: the same terms (softmax and LayerNorm are differentiated
+        # as fused kernels are: the backward pass reads the softmax
+        # output, each LayerNorm's input and gamma).
+        ours = paper
         for recompute, got in per_layer.items():
             want = sum(ours[recompute])
             good = abs(got - want) < 1e-9
-            ok &= good
-            p = paper[recompute]
+            p, q = paper[recompute], printed[recompute]
+            # Term by term: within 10 % of the paper's without dropout.
+            close = all(abs(x - y) <= 0.1 * y
+                        for x, y in zip(ours[recompute], p))
+            ok &= good and close
             print(f"t={t} {recompute}: {got:g} sbh per layer = "
                   f"{ours[recompute][0]:g} + {ours[recompute][1]:g} + "
-                  f"{ours[recompute][2]:g} (paper {p[0]:g} + {p[1]:g} + "
-                  f"{p[2]:g} = {sum(p):g}) {'OK' if good else 'MISMATCH'}")
+                  f"{ours[recompute][2]:g}; paper without dropout "
+                  f"{p[0]:g} + {p[1]:g} + {p[2]:g} = {sum(p):g} "
+                  f"({100 * (got / sum(p) - 1):+.1f} %), as printed "
+                  f"{q[0]:g} + {q[1]:g} + {q[2]:g} = {sum(q):g} "
+                  f"{'OK' if good and close else 'MISMATCH'}")
     return 0 if ok else 1
 
 
