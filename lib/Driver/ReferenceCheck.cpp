@@ -74,8 +74,7 @@ void shardc::printRoundingAmplified(raw_ostream &os, StringRef cause,
                                     ArrayRef<std::string> names,
                                     ArrayRef<double> errors,
                                     ArrayRef<double> tolerances,
-                                    double tolerance,
-                                    ArrayRef<Tensor> expected,
+                                    double tolerance, ArrayRef<Tensor> expected,
                                     std::optional<DType> working) {
   std::string raised;
   std::map<std::string, std::string> byHalfType;

@@ -9,9 +9,9 @@
 
 #include "EngineSession.h"
 #include "ParameterSave.h"
-#include "shardc/Driver/ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
+#include "shardc/Driver/ReferenceCheck.h"
 
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"

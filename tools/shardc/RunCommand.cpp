@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardc/Driver/ReferenceCheck.h"
 #include "SharedOptions.h"
 #include "ToolCommon.h"
+#include "shardc/Driver/ReferenceCheck.h"
 
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"

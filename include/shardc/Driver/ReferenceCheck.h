@@ -44,8 +44,7 @@ void printRoundingAmplified(llvm::raw_ostream &os, llvm::StringRef cause,
                             llvm::StringRef perturbed,
                             llvm::ArrayRef<std::string> names,
                             llvm::ArrayRef<double> errors,
-                            llvm::ArrayRef<double> tolerances,
-                            double tolerance,
+                            llvm::ArrayRef<double> tolerances, double tolerance,
                             llvm::ArrayRef<Tensor> expected = {},
                             std::optional<DType> working = std::nullopt);
 
