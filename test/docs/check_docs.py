@@ -89,13 +89,14 @@ def check_console(text, where, root, build, env, scratch):
         elif cmds:
             cmds[-1][1].append(line)
     for cmd, expected in cmds:
+        # The files an example writes under /tmp go to this run's own
+        # directory (and read back as /tmp), so two suites running at once
+        # do not overwrite each other's. First, so that a build directory
+        # under /tmp (a clone made by mktemp -d) is left as it is.
+        cmd = re.sub(r"(?<![\w.-])/tmp/", scratch + "/", cmd)
         # The docs say build/ (the README's build directory); run the build
         # under test, which may be another (build-san, make test-sanitize).
         cmd = re.sub(r"(?<![\w./-])build/", build + "/", cmd)
-        # The files an example writes under /tmp go to this run's own
-        # directory (and read back as /tmp), so two suites running at once
-        # do not overwrite each other's.
-        cmd = re.sub(r"(?<![\w.-])/tmp/", scratch + "/", cmd)
         code, out = run(cmd, root, env)
         out = out.replace(scratch + "/", "/tmp/")
         actual = out.rstrip("\n").split("\n") if out.strip() else []
