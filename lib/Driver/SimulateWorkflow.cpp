@@ -141,8 +141,8 @@ static void printSummary(const SimulationReport &report,
        << " B, optimizer state " << training.optimizerState
        << " B = " << training.total() << " B\n";
   printRoundingAmplified(os, "the program", "the unsharded program",
-                         "its inputs", names, check.errors, check.tolerances,
-                         options.tolerance, expected,
+                         "its inputs or its sums", names, check.errors,
+                         check.tolerances, options.tolerance, expected,
                          workingHalfType(reference));
   os << llvm::format("devices=%lld collectives=%zu comm_bytes/device=%lld "
                      "peak_bytes/device=%lld est_time=%.3gs max_abs_err=%.3g "

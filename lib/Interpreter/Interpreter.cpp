@@ -14,10 +14,13 @@
 #include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
+#include "shardc/Dialect/ShardingRule.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Interpreter/PointToPoint.h"
+#include "shardc/Support/NumericCheck.h"
+#include "shardc/Support/RandomTensor.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -199,6 +202,18 @@ private:
 
 /// Ops whose kernel only relabels data (reshape, sharding_constraint): when
 /// the operand dies here, its buffer is reused instead of copied.
+/// Whether `op` adds up terms a sharded program may add in another order:
+/// its sharding rule has a reduction factor over more than one element.
+static bool sumsOverAFactor(Operation *op) {
+  auto ruleOp = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!ruleOp)
+    return false;
+  return llvm::any_of(
+      ruleOp.getShardingRule().getFactors(), [](const Factor &factor) {
+        return factor.kind == FactorKind::Reduction && factor.size > 1;
+      });
+}
+
 static std::optional<Tensor> tryForward(Operation &op, size_t index,
                                         Environment &env) {
   KernelOpInterface kernel = getKernel(&op);
@@ -390,6 +405,10 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
                                 /*verifyOp=*/false); // preflight verified
     if (failed(result))
       return failure();
+    if (options.sumRoundingProbe && sumsOverAFactor(&op))
+      *result = perturbByOneUlp(
+          *result, std::nullopt,
+          uint32_t(splitmix64Mix(options.sumRoundingProbe) ^ index) | 1u);
     if (nonFinite)
       nonFinite->addResult(op.getResult(0), op, index, *result);
     env.define(op.getResult(0), std::move(*result));

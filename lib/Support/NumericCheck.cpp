@@ -3,6 +3,7 @@
 #include "shardc/Support/NumericCheck.h"
 
 #include "shardc/Support/HalfFloat.h"
+#include "shardc/Support/RandomTensor.h"
 
 #include <cmath>
 #include <limits>
@@ -23,7 +24,17 @@ double shardc::familyScale(llvm::ArrayRef<Tensor> references) {
   return scale;
 }
 
-Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working) {
+/// Whether `probe` moves element `i` up (in magnitude for half types, in
+/// value otherwise).
+static bool movesUp(unsigned probe, int64_t i) {
+  if (probe == 0)
+    return i % 2 == 0;
+  return splitmix64Mix(uint64_t(probe) * 0x9e3779b97f4a7c15ULL ^ uint64_t(i)) &
+         1;
+}
+
+Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working,
+                               unsigned probe) {
   Tensor out = t.clone();
   if (working && isHalfDType(*working) && t.dtype() == DType::F32) {
     // One ulp of the working type at x: |x| in [2^(e-1), 2^e) has steps of
@@ -35,7 +46,7 @@ Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working) {
       int e;
       std::frexp(x, &e);
       float step = std::ldexp(1.0f, e - precision);
-      x += i % 2 ? -step : step;
+      x += movesUp(probe, i) ? step : -step;
     }
     return out;
   }
@@ -48,7 +59,7 @@ Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working) {
       if (!std::isfinite(x) || x == 0)
         continue;
       // Magnitude one step up or down: the neighbouring encoding.
-      bool up = (i % 2 == 0) == (x > 0);
+      bool up = movesUp(probe, i) == (x > 0);
       uint16_t next = up ? bits[i] + 1 : bits[i] - 1;
       if (std::isfinite(halfToFloat(next, t.dtype())))
         bits[i] = next;
@@ -58,7 +69,7 @@ Tensor shardc::perturbByOneUlp(const Tensor &t, std::optional<DType> working) {
   // Integers and booleans are exact: nothing to perturb.
   for (auto [i, x] : llvm::enumerate(out.valuesAs<float>()))
     if (std::isfinite(x) && x != 0)
-      x = std::nextafter(x, i % 2 ? -INFINITY : INFINITY);
+      x = std::nextafter(x, movesUp(probe, i) ? INFINITY : -INFINITY);
   return out;
 }
 

@@ -175,7 +175,7 @@ LogicalResult report(func::FuncOp reference, ArrayRef<Tensor> args,
                      const OutputCheck &check, BackendKind backend) {
   warnAboutNonFiniteOutputs(reference, args, expected, outputNames);
   printRoundingAmplified(llvm::outs(), "the program", "the unsharded program",
-                         "its inputs", outputNames, check.errors,
+                         "its inputs or its sums", outputNames, check.errors,
                          check.tolerances, execTolerance, expected,
                          workingHalfType(reference));
   llvm::outs() << "backend=" << stringifyBackendKind(backend)

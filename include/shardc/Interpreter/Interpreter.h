@@ -35,6 +35,12 @@ struct InterpreterOptions {
   /// scan of every value, so the tools ask only after a result came out
   /// non-finite.
   llvm::SmallVectorImpl<mlir::Value> *nonFiniteSources = nullptr;
+  /// When nonzero, every result of an op that sums (a reduction factor in
+  /// its sharding rule: reduce_sum, a contraction) moves by one ulp in a
+  /// direction hashed from this probe, the op and the element: a run whose
+  /// sums round otherwise, as a sharded program's do when it adds its
+  /// partial sums in another order (shardc/Interpreter/RoundingSensitivity.h).
+  unsigned sumRoundingProbe = 0;
 };
 
 /// Runs `func` on `args`; returns its results. Fails with diagnostics at op

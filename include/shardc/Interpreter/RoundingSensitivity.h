@@ -6,10 +6,13 @@
 // of Adam divides each gradient by its own magnitude, so a gradient that
 // is zero in exact arithmetic and rounding noise in float32 moves its
 // parameter by the learning rate, in a direction the noise picks. For such
-// a program the check asks the unsharded program itself how far its
-// outputs move when its inputs change by one ulp, and accepts a sharded
-// output within kSensitivityMargin times that. No other program gets this
-// allowance: forward, backward and SGD programs are checked as they are.
+// a program the check asks the unsharded program itself how far each
+// element of its outputs moves when its inputs change by one ulp, and when
+// its sums (reductions, contractions: what a plan reorders) round one ulp
+// otherwise, and excuses a sharded element within kSensitivityMargin times
+// its own movement; the other elements keep the tolerance. No other
+// program gets this allowance: forward, backward and SGD programs are
+// checked as they are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,17 +42,19 @@ std::optional<DType> judgedHalfType(DType dtype,
 
 /// The tolerance to check each of `got` (the sharded outputs) against
 /// `expected` (the unsharded program `reference` on `inputs`) with:
-/// `tolerance`, raised for an output the program itself makes sensitive to
-/// rounding (an Adam step divides a gradient that is rounding noise by its
-/// own magnitude) to kSensitivityMargin times how far that output moves
-/// when the inputs change by one float32 ulp (shardc/Support/NumericCheck.h)
-/// — for a step of Adam only (hasAdaptiveOptimizerState).
-/// Runs the reference once more, only when some output is beyond
-/// `tolerance`; a perturbed run that is not finite raises nothing, and a
-/// `tolerance` of 0 or below is kept as given. A bf16 or f16 output, and
-/// every float output of a program that computes in bf16 or f16 (a
-/// mixed-precision step's f32 loss and updates), is allowed halfTolerance of
-/// that type (shardc/Support/NumericCheck.h), whatever the optimizer.
+/// `tolerance`, raised — for a step of Adam only
+/// (hasAdaptiveOptimizerState) — to the largest relative error among the
+/// output's elements that are within kSensitivityMargin times how far the
+/// probes move that element (2 * kSensitivityProbes runs: inputs moved by
+/// one ulp, and sums rounded one ulp otherwise, InterpreterOptions::
+/// sumRoundingProbe), so an element the program makes sensitive to rounding
+/// is excused and the rest are not.
+/// Runs the reference again only when some output is beyond `tolerance`;
+/// non-finite elements raise nothing, and a `tolerance` of 0 or below is
+/// kept as given. A bf16 or f16 output, and every float output of a
+/// program that computes in bf16 or f16 (a mixed-precision step's f32 loss
+/// and updates), is allowed halfTolerance of that type
+/// (shardc/Support/NumericCheck.h), whatever the optimizer.
 mlir::FailureOr<llvm::SmallVector<double>>
 roundingTolerances(mlir::func::FuncOp reference, llvm::ArrayRef<Tensor> inputs,
                    llvm::ArrayRef<Tensor> expected, llvm::ArrayRef<Tensor> got,

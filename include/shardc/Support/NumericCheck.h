@@ -60,13 +60,23 @@ inline constexpr double kSensitivityMargin = 10;
 inline constexpr double kHalfRoundings = 16;
 double halfTolerance(DType dtype);
 
-/// `t` with every element moved by one ulp of its type (f32, bf16, f16), up
-/// and down in turn (zeros, non-finite values stay): inputs that differ from
-/// `t` only by rounding, to measure how much a computation amplifies it.
-/// With `working` (bf16 or f16), an f32 `t` moves by one ulp of that type
-/// instead: the rounding of a program that computes on working copies.
+/// How many one-ulp perturbations a sensitivity is measured on (the
+/// largest movement counts). One pattern of signs is a poor probe: an Adam
+/// parameter whose gradient is within a few ulps of zero moves by whatever
+/// the signs near it happen to give, and a sharded run's summation order is
+/// another pattern again. Probe 0 moves elements up and down in turn, the
+/// others by signs hashed from the probe and the element's index.
+inline constexpr unsigned kSensitivityProbes = 4;
+
+/// `t` with every element moved by one ulp of its type (f32, bf16, f16), in
+/// the direction `probe` picks for it (see kSensitivityProbes; zeros and
+/// non-finite values stay): inputs that differ from `t` only by rounding, to
+/// measure how much a computation amplifies it. With `working` (bf16 or
+/// f16), an f32 `t` moves by one ulp of that type instead: the rounding of a
+/// program that computes on working copies.
 Tensor perturbByOneUlp(const Tensor &t,
-                       std::optional<DType> working = std::nullopt);
+                       std::optional<DType> working = std::nullopt,
+                       unsigned probe = 0);
 
 /// Where `got` and `want` disagree on which elements are NaN, +inf or -inf.
 struct NonFiniteMismatch {
