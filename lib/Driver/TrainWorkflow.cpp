@@ -138,7 +138,8 @@ shardc::trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
                        const std::map<std::string, Tensor> &initial,
                        ArrayRef<std::string> argNames, ArrayRef<Tensor> args,
                        const OptimizerOptions &optimizer, unsigned numSteps,
-                       const TrainingData *data, std::vector<float> &losses) {
+                       const TrainingData *data, std::vector<float> &losses,
+                       unsigned sumRoundingProbe) {
   OwningOpRef<ModuleOp> module = global.clone(); // `global` stays for reruns
   PassManager pm(global->getContext(), ModuleOp::getOperationName());
   buildTrainPipeline(pm, getOptimizerPassOptions(optimizer, paramNames),
@@ -158,7 +159,10 @@ shardc::trainUnsharded(ModuleOp global, ArrayRef<std::string> paramNames,
     SmallVector<Tensor> in;
     for (const Tensor &t : *call)
       in.push_back(t.clone());
-    FailureOr<SmallVector<Tensor>> results = interpretFunction(step, in);
+    InterpreterOptions interpreter;
+    interpreter.sumRoundingProbe = sumRoundingProbe;
+    FailureOr<SmallVector<Tensor>> results =
+        interpretFunction(step, in, interpreter);
     if (failed(results))
       return failure();
     losses.push_back((*results)[0].data()[0]);
@@ -301,11 +305,12 @@ static LogicalResult reportTraining(const TrainingSetup &setup,
 
 /// Each parameter's accepted error. One beyond the tolerance may be one
 /// the training itself makes sensitive to rounding
-/// (shardc/Support/NumericCheck.h): measure how far the unsharded run
-/// moves it under a one-ulp change of the initial parameters, and accept a
-/// difference within kSensitivityMargin times that. Runs the unsharded
-/// steps once more, only when needed, and only for Adam, the optimizer
-/// that amplifies (hasAdaptiveOptimizerState).
+/// (shardc/Support/NumericCheck.h): run the unsharded steps again under
+/// probes — the initial parameters moved by one ulp, and every sum rounded
+/// one ulp otherwise, kSensitivityProbes times each — and excuse each
+/// element within kSensitivityMargin times how far they move it. Only when
+/// needed, and only for Adam, the optimizer that amplifies
+/// (hasAdaptiveOptimizerState).
 static FailureOr<std::map<std::string, double>>
 parameterTolerances(const TrainingSetup &setup, ArrayRef<Tensor> args,
                     const std::map<std::string, Tensor> &final,
@@ -322,21 +327,28 @@ parameterTolerances(const TrainingSetup &setup, ArrayRef<Tensor> args,
                    .first <= baseTolerance;
       }))
     return tolerance;
-  std::map<std::string, Tensor> perturbed;
-  for (const auto &[name, t] : setup.initial)
-    perturbed.emplace(name, perturbByOneUlp(t, working));
-  std::vector<float> perturbedLosses;
-  FailureOr<std::map<std::string, Tensor>> moved = trainUnsharded(
-      *setup.global, setup.engine->parameterNames(), perturbed, setup.argNames,
-      args, options.optimizer, options.steps, options.data, perturbedLosses);
-  if (failed(moved))
-    return failure();
-  for (const auto &[name, t] : want) {
-    double sensitivity =
-        compareToReference(moved->at(name), t, nullptr, scale).first;
-    tolerance[name] =
-        std::max<double>(baseTolerance, kSensitivityMargin * sensitivity);
+  std::map<std::string, std::vector<double>> movement;
+  for (const auto &[name, t] : want)
+    movement[name].assign(t.numElements(), 0.0);
+  for (unsigned probe = 0; probe < 2 * kSensitivityProbes; ++probe) {
+    bool inputProbe = probe < kSensitivityProbes;
+    std::map<std::string, Tensor> perturbed;
+    for (const auto &[name, t] : setup.initial)
+      perturbed.emplace(name, inputProbe ? perturbByOneUlp(t, working, probe)
+                                         : t.clone());
+    std::vector<float> perturbedLosses;
+    FailureOr<std::map<std::string, Tensor>> moved =
+        trainUnsharded(*setup.global, setup.engine->parameterNames(), perturbed,
+                       setup.argNames, args, options.optimizer, options.steps,
+                       options.data, perturbedLosses, inputProbe ? 0 : probe);
+    if (failed(moved))
+      return failure();
+    for (const auto &[name, t] : want)
+      noteElementMovement(moved->at(name), t, movement[name]);
   }
+  for (const auto &[name, t] : want)
+    tolerance[name] = excusedTolerance(final.at(name), t, movement[name], scale,
+                                       baseTolerance);
   return tolerance;
 }
 
@@ -397,8 +409,8 @@ static FailureOr<bool> checkTraining(const TrainingSetup &setup,
   if (!setup.printing)
     return ok;
   printRoundingAmplified(os, "the training", "the unsharded run",
-                         "its initial parameters", names, errors, raisedTo,
-                         options.tolerance, wanted, working);
+                         "its initial parameters or its sums", names, errors,
+                         raisedTo, options.tolerance, wanted, working);
   os << llvm::format("final parameters vs the unsharded run: "
                      "max_rel_err=%.3g (unsharded loss %.6g) %s\n",
                      worst, referenceLosses.back(), ok ? "OK" : "MISMATCH");

@@ -26,43 +26,6 @@ bool shardc::hasAdaptiveOptimizerState(func::FuncOp func) {
   });
 }
 
-/// Raises `movement` to how far each element of `moved` is from `want`
-/// (finite elements of float tensors of the same shape only).
-static void noteMovement(const Tensor &moved, const Tensor &want,
-                         std::vector<double> &movement) {
-  if (moved.shape() != want.shape() || moved.dtype() != want.dtype() ||
-      isIntegerDType(want.dtype()))
-    return;
-  for (int64_t e = 0; e < want.numElements(); ++e) {
-    double m = moved.elementAsDouble(e), w = want.elementAsDouble(e);
-    if (std::isfinite(m) && std::isfinite(w))
-      movement[e] = std::max(movement[e], std::fabs(m - w));
-  }
-}
-
-/// The largest error of `got` against `want`, relative to the scale
-/// compareToReference judges it on, among the elements whose error is
-/// within kSensitivityMargin times how far the unsharded program moves that
-/// element itself under a probe (`movement`).
-static double excusedError(const Tensor &got, const Tensor &want,
-                           ArrayRef<double> movement, double familyScale) {
-  if (got.shape() != want.shape() || got.dtype() != want.dtype() ||
-      isIntegerDType(want.dtype()))
-    return 0;
-  double maxRef = 0, excused = 0;
-  for (int64_t e = 0; e < want.numElements(); ++e) {
-    double g = got.elementAsDouble(e), w = want.elementAsDouble(e);
-    if (!std::isfinite(g) || !std::isfinite(w))
-      continue;
-    maxRef = std::max(maxRef, std::fabs(w));
-    double error = std::fabs(g - w);
-    if (error <= kSensitivityMargin * movement[e])
-      excused = std::max(excused, error);
-  }
-  double scale = std::max(maxRef, kFamilyScaleFloor * familyScale);
-  return scale > 0 ? excused / scale : 0;
-}
-
 FailureOr<SmallVector<double>>
 shardc::roundingTolerances(func::FuncOp reference, ArrayRef<Tensor> inputs,
                            ArrayRef<Tensor> expected, ArrayRef<Tensor> got,
@@ -113,14 +76,14 @@ shardc::roundingTolerances(func::FuncOp reference, ArrayRef<Tensor> inputs,
     if (failed(moved))
       return failure();
     for (auto [i, want] : llvm::enumerate(expected))
-      noteMovement((*moved)[i], want, movement[i]);
+      noteElementMovement((*moved)[i], want, movement[i]);
   }
   // Each element is excused only as far as it moves itself: one Adam
   // parameter whose gradient is noise may move by the learning rate, and
   // the rest of its tensor is still held to the tolerance.
   for (auto [i, g, want] : llvm::enumerate(got, expected))
-    tolerances[i] = std::max(tolerances[i],
-                             excusedError(g, want, movement[i], familyScale));
+    tolerances[i] =
+        excusedTolerance(g, want, movement[i], familyScale, tolerances[i]);
   return tolerances;
 }
 

@@ -116,3 +116,49 @@ shardc::compareToReference(const Tensor &got, const Tensor &want,
 double shardc::halfTolerance(DType dtype) {
   return kHalfRoundings * std::ldexp(1.0, dtype == DType::BF16 ? -8 : -11);
 }
+
+/// Raises `movement` to how far each element of `moved` is from `want`
+/// (finite elements of float tensors of the same shape only).
+void shardc::noteElementMovement(const Tensor &moved, const Tensor &want,
+                                 std::vector<double> &movement) {
+  if (moved.shape() != want.shape() || moved.dtype() != want.dtype() ||
+      isIntegerDType(want.dtype()))
+    return;
+  for (int64_t e = 0; e < want.numElements(); ++e) {
+    double m = moved.elementAsDouble(e), w = want.elementAsDouble(e);
+    if (std::isfinite(m) && std::isfinite(w))
+      movement[e] = std::max(movement[e], std::fabs(m - w));
+  }
+}
+
+/// `tolerance`, or when every element beyond it is one the probes explain
+/// (within kSensitivityMargin times its own movement), the largest error
+/// so explained: the tensor passes at the returned tolerance exactly when
+/// each element is within `tolerance` or explained.
+double shardc::excusedTolerance(const Tensor &got, const Tensor &want,
+                                llvm::ArrayRef<double> movement,
+                                double familyScale, double tolerance) {
+  if (got.shape() != want.shape() || got.dtype() != want.dtype() ||
+      isIntegerDType(want.dtype()))
+    return tolerance;
+  double maxRef = 0;
+  for (int64_t e = 0; e < want.numElements(); ++e)
+    if (double w = want.elementAsDouble(e); std::isfinite(w))
+      maxRef = std::max(maxRef, std::fabs(w));
+  double scale = std::max(maxRef, kFamilyScaleFloor * familyScale);
+  if (!(scale > 0))
+    return tolerance;
+  double excused = tolerance;
+  for (int64_t e = 0; e < want.numElements(); ++e) {
+    double g = got.elementAsDouble(e), w = want.elementAsDouble(e);
+    if (!std::isfinite(g) || !std::isfinite(w))
+      continue;
+    double error = std::fabs(g - w);
+    if (error / scale <= tolerance)
+      continue;
+    if (error > kSensitivityMargin * movement[e])
+      return tolerance; // unexplained: the tensor fails as it is
+    excused = std::max(excused, error / scale);
+  }
+  return excused;
+}

@@ -103,4 +103,45 @@ TEST(CompareToReferenceTest, DifferentShapesAreAnInfiniteError) {
   EXPECT_TRUE(std::isinf(abs));
 }
 
+// An element the probes move (an Adam parameter whose gradient is rounding
+// noise) is excused up to kSensitivityMargin times its own movement; the
+// rest of the tensor keeps the tolerance.
+TEST(ExcusedToleranceTest, OnlyElementsThatMoveThemselvesAreExcused) {
+  Tensor want = tensor({1, 1, 1, 1});
+  std::vector<double> movement(4, 0.0);
+  noteElementMovement(tensor({1, 1.01f, 1, 1}), want, movement);
+  EXPECT_NEAR(movement[1], 0.01, 1e-6);
+  EXPECT_EQ(movement[0], 0.0);
+  // The noisy element is 0.05 off: within 10x its movement of 0.01.
+  Tensor noisy = tensor({1, 1.05f, 1, 1});
+  EXPECT_NEAR(excusedTolerance(noisy, want, movement, 1, 1e-5), 0.05, 1e-6);
+  // A well-conditioned element off by 1e-3 is not explained: the tolerance
+  // stays, and the tensor fails at it.
+  Tensor wrong = tensor({1.001f, 1.05f, 1, 1});
+  EXPECT_EQ(excusedTolerance(wrong, want, movement, 1, 1e-5), 1e-5);
+  // Nor is the noisy element beyond 10x its movement.
+  Tensor tooFar = tensor({1, 1.2f, 1, 1});
+  EXPECT_EQ(excusedTolerance(tooFar, want, movement, 1, 1e-5), 1e-5);
+}
+
+// Each probe moves every nonzero finite element by exactly one ulp; probe 0
+// alternates the direction, the others hash it.
+TEST(PerturbByOneUlpTest, ProbesMoveEachElementOneUlp) {
+  Tensor t = tensor({1, 2, 3, 0, kInf, 5, 6, 7});
+  for (unsigned probe = 0; probe < kSensitivityProbes; ++probe) {
+    Tensor moved = perturbByOneUlp(t, std::nullopt, probe);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      float x = t.data()[i], y = moved.data()[i];
+      if (x == 0 || std::isinf(x))
+        EXPECT_EQ(x, y);
+      else
+        EXPECT_TRUE(y == std::nextafter(x, kInf) ||
+                    y == std::nextafter(x, -kInf));
+    }
+  }
+  Tensor alternating = perturbByOneUlp(t);
+  EXPECT_GT(alternating.data()[0], 1.0f);
+  EXPECT_LT(alternating.data()[1], 2.0f);
+}
+
 } // namespace

@@ -74,14 +74,15 @@ mlir::FailureOr<bool> runTrainWorkflow(mlir::OwningOpRef<mlir::ModuleOp> module,
 /// the reference interpreter from the parameters `initial` (the other
 /// arguments from `args`, by the names `argNames`), its state fed back.
 /// Returns the final parameters in the shapes checkpoints hold them in,
-/// and appends each step's loss to `losses`.
+/// and appends each step's loss to `losses`. A nonzero `sumRoundingProbe`
+/// rounds every sum otherwise (InterpreterOptions::sumRoundingProbe).
 mlir::FailureOr<std::map<std::string, Tensor>>
 trainUnsharded(mlir::ModuleOp global, llvm::ArrayRef<std::string> paramNames,
                const std::map<std::string, Tensor> &initial,
                llvm::ArrayRef<std::string> argNames,
                llvm::ArrayRef<Tensor> args, const OptimizerOptions &optimizer,
                unsigned numSteps, const TrainingData *data,
-               std::vector<float> &losses);
+               std::vector<float> &losses, unsigned sumRoundingProbe = 0);
 
 } // namespace shardc
 

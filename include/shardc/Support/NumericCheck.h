@@ -36,6 +36,7 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 namespace shardc {
 
@@ -77,6 +78,22 @@ inline constexpr unsigned kSensitivityProbes = 4;
 Tensor perturbByOneUlp(const Tensor &t,
                        std::optional<DType> working = std::nullopt,
                        unsigned probe = 0);
+
+/// Raises each of `movement` to how far that element of `moved` (a probe's
+/// run: perturbByOneUlp inputs, or sums rounded otherwise) is from `want`;
+/// only finite elements of float tensors of `want`'s shape count.
+void noteElementMovement(const Tensor &moved, const Tensor &want,
+                         std::vector<double> &movement);
+
+/// The tolerance `got` is checked against `want` with, given how far the
+/// probes moved each element (`movement`, from noteElementMovement):
+/// `tolerance` if some element beyond it moves less than 1/kSensitivityMargin
+/// of its error (rounding does not explain it: the tensor fails as it is),
+/// else the largest relative error among the elements beyond it (each one
+/// explained by the rounding the program amplifies, element by element).
+double excusedTolerance(const Tensor &got, const Tensor &want,
+                        llvm::ArrayRef<double> movement, double familyScale,
+                        double tolerance);
 
 /// Where `got` and `want` disagree on which elements are NaN, +inf or -inf.
 struct NonFiniteMismatch {
