@@ -50,7 +50,8 @@ FailureOr<std::vector<Tensor>> firstStepArguments(func::FuncOp step,
 
 FailureOr<PipelineReference>
 shardc::runPipelineReference(ModuleOp reference, ArrayRef<Tensor> inputs,
-                             const PipelineTrainingOptions &options) {
+                             const PipelineTrainingOptions &options,
+                             unsigned sumRoundingProbe) {
   // The optimizer rewrites the function in place: the original's argument
   // names are read first.
   std::vector<std::string> argNames;
@@ -70,7 +71,10 @@ shardc::runPipelineReference(ModuleOp reference, ArrayRef<Tensor> inputs,
     return failure();
   std::vector<Tensor> results;
   for (int64_t s = 0; s < options.steps; ++s) {
-    FailureOr<SmallVector<Tensor>> out = interpretFunction(step, *args);
+    InterpreterOptions interpreter;
+    interpreter.sumRoundingProbe = sumRoundingProbe;
+    FailureOr<SmallVector<Tensor>> out =
+        interpretFunction(step, *args, interpreter);
     if (failed(out))
       return failure();
     results.assign(std::make_move_iterator(out->begin()),
@@ -91,10 +95,11 @@ shardc::runPipelineReference(ModuleOp reference, ArrayRef<Tensor> inputs,
 
 namespace {
 
-/// The tolerance of each parameter: the given one, raised for a parameter
-/// the steps make sensitive to rounding to kSensitivityMargin times how far
-/// the reference moves when its inputs change by one ulp. That takes one
-/// more reference run, made on the first parameter that needs it.
+/// The tolerance of each parameter's block on a device: the given one, or
+/// for Adam, which amplifies rounding (shardc::hasAdaptiveOptimizerState),
+/// what NumericCheck's excusedTolerance allows given how far the reference
+/// moves each element under the probes (inputs one ulp, sums rounded one ulp
+/// otherwise). The probes run once, for the first block that needs them.
 class ToleranceOf {
 public:
   ToleranceOf(PipelineTrainingPlan &plan, const PipelineReference &reference,
@@ -103,36 +108,63 @@ public:
       : plan(plan), reference(reference), inputs(inputs), options(options),
         scale(scale) {}
 
-  FailureOr<double> operator()(int64_t param) {
+  /// `got`, device `device`'s block of `param` under `sharding`, against
+  /// `want`, the reference's block.
+  FailureOr<double> operator()(int64_t param, int64_t device,
+                               ShardingAttr sharding, const Tensor &got,
+                               const Tensor &want) {
     double tolerance = options.tolerance;
-    // Only Adam amplifies rounding (shardc::hasAdaptiveOptimizerState).
     if (param < 0 || !(tolerance > 0) ||
         options.pipeline.optimizer.optimizer != "adam")
       return tolerance;
     if (!measured && failed(measure()))
       return failure();
-    return raised.lookup(param);
+    auto it = movement.find(param);
+    if (it == movement.end())
+      return tolerance;
+    FailureOr<Tensor> block =
+        stageBlockOf(plan.program, device, it->second, sharding);
+    if (failed(block))
+      return failure();
+    std::vector<double> moved(block->values().begin(), block->values().end());
+    return excusedTolerance(got, want, moved, scale, tolerance);
   }
 
 private:
   LogicalResult measure() {
-    SmallVector<Tensor> perturbed;
-    for (const Tensor &t : inputs)
-      perturbed.push_back(perturbByOneUlp(t));
-    FailureOr<PipelineReference> moved =
-        runPipelineReference(*plan.perturbedModule, perturbed, options);
-    if (failed(moved))
-      return failure();
-    measured = true;
     for (const auto &[p, want] : reference.next) {
-      double sensitivity =
-          compareToReference(moved->next.find(p)->second, want, nullptr, scale)
-              .first;
-      raised[p] =
-          std::isfinite(sensitivity)
-              ? std::max(options.tolerance, kSensitivityMargin * sensitivity)
-              : options.tolerance;
+      if (want.dtype() != DType::F32)
+        continue; // judged as it is
+      Tensor zeros = want.clone();
+      llvm::fill(zeros.values(), 0.0f);
+      movement.try_emplace(p, std::move(zeros));
     }
+    for (unsigned probe = 0; probe < 2 * kSensitivityProbes; ++probe) {
+      bool inputProbe = probe < kSensitivityProbes;
+      SmallVector<Tensor> perturbed;
+      for (const Tensor &t : inputs)
+        perturbed.push_back(inputProbe ? perturbByOneUlp(t, std::nullopt, probe)
+                                       : t.clone());
+      // The optimizer rewrites the module it runs on: each probe on a copy.
+      OwningOpRef<ModuleOp> module = plan.perturbedModule->clone();
+      FailureOr<PipelineReference> moved = runPipelineReference(
+          *module, perturbed, options, inputProbe ? 0 : probe);
+      if (failed(moved))
+        return failure();
+      for (const auto &[p, want] : reference.next) {
+        auto it = movement.find(p);
+        if (it == movement.end())
+          continue;
+        Tensor &sofar = it->second;
+        std::vector<double> m(want.numElements(), 0.0);
+        for (auto [e, v] : llvm::enumerate(sofar.values()))
+          m[e] = v;
+        noteElementMovement(moved->next.find(p)->second, want, m);
+        for (auto [e, v] : llvm::enumerate(sofar.values()))
+          v = float(m[e]);
+      }
+    }
+    measured = true;
     return success();
   }
 
@@ -142,7 +174,9 @@ private:
   const PipelineTrainingOptions &options;
   double scale;
   bool measured = false;
-  llvm::DenseMap<int64_t, double> raised;
+  /// Per parameter, how far the probes moved each element (as a tensor of
+  /// the parameter's shape, so a device's block is cut as its value's is).
+  llvm::DenseMap<int64_t, Tensor> movement;
 };
 
 } // namespace
@@ -180,7 +214,12 @@ FailureOr<PipelineTrainingCheck> shardc::checkPipelineTraining(
       check.worstRelativeError = std::max(check.worstRelativeError, rel);
       if (rel <= options.tolerance)
         continue;
-      FailureOr<double> allowed = toleranceOf(param);
+      FailureOr<double> allowed =
+          toleranceOf(param, d,
+                      func::FuncOp(stage.program)
+                          .getResultAttrOfType<ShardingAttr>(
+                              r, ShardcDialect::getShardingAttrName()),
+                      run.results[d][r], *want);
       if (failed(allowed))
         return failure();
       if (rel <= *allowed) {

@@ -145,7 +145,8 @@ void shardc::printPipelineSummary(const PipelineTrainingPlan &plan,
   if (!check.amplified.empty())
     os << "rounding amplified by the steps: " << check.amplified
        << llvm::format(" (%gx how far ", kSensitivityMargin)
-       << "the unsharded steps move when their inputs change by one ulp)\n";
+       << "the unsharded steps move when their inputs or their sums "
+          "change by one ulp)\n";
   const char *verdict = check.ok ? "OK" : "MISMATCH";
   if (options.steps == 1)
     os << llvm::format("parameters after the step vs the unsharded "

@@ -118,10 +118,13 @@ trainPipelined(PipelineTrainingPlan &plan, llvm::ArrayRef<Tensor> inputs,
                llvm::function_ref<mlir::LogicalResult()> beforeRun = {});
 
 /// `numSteps` unsharded full-batch steps of `reference`'s entry function on
-/// `inputs` with `optimizer` (sgd or adam, from its initial state).
+/// `inputs` with `optimizer` (sgd or adam, from its initial state). A
+/// nonzero `sumRoundingProbe` rounds every sum otherwise
+/// (InterpreterOptions::sumRoundingProbe).
 mlir::FailureOr<PipelineReference>
 runPipelineReference(mlir::ModuleOp reference, llvm::ArrayRef<Tensor> inputs,
-                     const PipelineTrainingOptions &options);
+                     const PipelineTrainingOptions &options,
+                     unsigned sumRoundingProbe = 0);
 
 /// The pipelined steps on `options.backend`.
 mlir::FailureOr<PipelineTrainingRun>
