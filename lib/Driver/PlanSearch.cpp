@@ -125,6 +125,11 @@ private:
   /// context's threads and collects them in `result`.
   LogicalResult priceGroups(std::vector<std::vector<PlanCandidate>> groups);
 
+  /// The tensor auto-sharder's shardings for every mesh (model, data) of
+  /// `survivors`, solved on the context's threads into `result`.
+  LogicalResult
+  solveTensorShardingsPerMesh(const std::vector<PlanCandidate> &survivors);
+
   LogicalResult
   splitSequence(ModuleOp module,
                 const std::vector<std::pair<std::string, int64_t>> &axes);
@@ -158,6 +163,8 @@ private:
   MLIRContext *ctx;
   const PlanSearchRequest &request;
   PlanSearchResult result;
+  /// The inputs' shardings are the auto-sharder's, per mesh.
+  bool solving = false;
   /// Guards `result` while groups are priced in parallel.
   std::mutex resultMutex;
 };
@@ -219,7 +226,11 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
     axes.emplace_back(request.pipeAxis, c.pipe);
   axes.emplace_back(request.dataAxis, c.data);
   axes.emplace_back(request.modelAxis, c.model);
-  std::string text = graph.variant(c.microBatch * c.data, keptLayers, axes);
+  const GraphVariant::InputShardings *shardings = nullptr;
+  if (solving)
+    shardings = &result.tensorShardings.at({c.model, c.data});
+  std::string text =
+      graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
   OwningOpRef<ModuleOp> module =
       importJsonGraph(text, "<whole-plan candidate>", ctx);
   if (!module)
@@ -359,10 +370,13 @@ FailureOr<std::vector<PlanCandidate>> Searcher::enumerate(std::string &error) {
     if (t > maxModel)
       break;
     // A model that splits nothing over the model axis would compute the
-    // same on each of its devices: only t = 1 is a plan.
+    // same on each of its devices: only t = 1 is a plan. The auto-sharder
+    // splits only what each t divides (or pads where every device keeps a
+    // real element), so every t is one when it chooses.
     std::vector<int64_t> split = graph.splitByModelAxis(request.modelAxis);
-    if ((split.empty() && t > 1) ||
-        llvm::any_of(split, [&](int64_t size) { return size % t != 0; })) {
+    if (!solving &&
+        ((split.empty() && t > 1) ||
+         llvm::any_of(split, [&](int64_t size) { return size % t != 0; }))) {
       ++result.prunedByDivisibility;
       continue;
     }
@@ -467,10 +481,56 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
   return success();
 }
 
+LogicalResult Searcher::solveTensorShardingsPerMesh(
+    const std::vector<PlanCandidate> &survivors) {
+  std::vector<std::pair<int64_t, int64_t>> meshes;
+  for (const PlanCandidate &c : survivors)
+    meshes.emplace_back(c.model, c.data);
+  llvm::sort(meshes);
+  meshes.erase(std::unique(meshes.begin(), meshes.end()), meshes.end());
+  // Solved at the smallest micro-batch tried: a layout's compute and its
+  // activations' collectives grow alike with the batch, so the smallest
+  // problem stands for each (the weights' gradient reductions, which do
+  // not grow, then weigh the most).
+  int64_t micro = *llvm::min_element(request.microBatchSizes);
+  result.tensorShardingBatch = micro;
+  std::vector<GraphVariant::InputShardings> solved(meshes.size());
+  ParallelDiagnosticHandler diagnostics(ctx);
+  auto solve = [&](size_t i) -> LogicalResult {
+    auto [t, d] = meshes[i];
+    FailureOr<GraphVariant::InputShardings> s =
+        solveTensorShardings(graph, ctx, request, d, t, micro * d);
+    if (failed(s))
+      return failure();
+    solved[i] = std::move(*s);
+    return success();
+  };
+  // The first alone: it loads the dialects the passes need.
+  if (!meshes.empty() && failed(solve(0)))
+    return failure();
+  if (failed(failableParallelForEachN(ctx, std::min<size_t>(1, meshes.size()),
+                                      meshes.size(), [&](size_t i) {
+                                        diagnostics.setOrderIDForThread(i);
+                                        LogicalResult r = solve(i);
+                                        diagnostics.eraseOrderIDForThread();
+                                        return r;
+                                      })))
+    return failure();
+  for (size_t i = 0; i < meshes.size(); ++i)
+    result.tensorShardings[meshes[i]] = std::move(solved[i]);
+  return success();
+}
+
 FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   result.layers = graph.layers();
+  solving = request.tensorShardings == TensorShardingSource::Solve ||
+            (request.tensorShardings == TensorShardingSource::Auto &&
+             graph.splitByModelAxis(request.modelAxis).empty());
+  result.tensorShardingsSolved = solving;
   FailureOr<std::vector<PlanCandidate>> survivors = enumerate(error);
   if (failed(survivors))
+    return failure();
+  if (solving && failed(solveTensorShardingsPerMesh(*survivors)))
     return failure();
 
   // One program per key, every option set priced on it.
