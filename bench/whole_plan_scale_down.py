@@ -89,7 +89,14 @@ def main():
         for name, data, tensor in layouts:
             plan = os.path.join(tmp, f"{name}.plan.json")
             if data is None:
-                plan = os.path.join(tmp, "chosen.plan.json")
+                # The chosen plan's mesh and rules at one micro-batch of
+                # the whole batch, as train runs it (its run fields, which
+                # name the search's micro-batches, left out).
+                saved = json.load(open(os.path.join(tmp, "chosen.plan.json")))
+                plan = os.path.join(tmp, "chosen-one.plan.json")
+                with open(plan, "w") as f:
+                    json.dump({"mesh": saved["mesh"],
+                               "rules": saved["rules"]}, f)
             rules = [[i["name"], i["sharding"]]
                      for i in gpt_graph.graph(c)["inputs"] if "sharding" in i]
             if data is not None:
