@@ -68,8 +68,8 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
   for (const auto &[name, b] : carriers) {
     if (g.graphBatch && b != g.graphBatch)
       return graphError((split.empty()
-                             ? llvm::Twine("the inputs not marked param")
-                             : "inputs split over \"" + dataAxis + "\"") +
+                             ? std::string("the inputs not marked param")
+                             : "inputs split over \"" + dataAxis.str() + "\"") +
                         " disagree on the batch (" + llvm::Twine(g.graphBatch) +
                         " and " + llvm::Twine(b) + ")");
     g.graphBatch = b;
