@@ -16,6 +16,13 @@ Each is timed on the threads backend as the difference between a run of
 cancel), and estimated with `estimate --plan`.
 
     python3 bench/whole_plan_scale_down.py --build build [--steps 3]
+        [--unannotated]
+
+With --unannotated the search reads the model with its annotations
+stripped, so the tensor auto-sharder chooses each mesh's tensor shardings
+(docs/auto-sharding.md, "Tensor shardings per mesh"); the chosen plan
+(its mesh and solved shardings, at one micro-batch) is timed beside the
+two hand-written layouts.
 
 Prints the search's choice, each layout's estimated and measured seconds
 per step, and which is fastest by each.
@@ -46,14 +53,20 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default="build")
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--unannotated", action="store_true",
+                   help="search the model without its annotations")
     args = p.parse_args()
     shardc = os.path.join(args.build, "bin", "shardc")
     c = gpt_graph.Config(vocab=8192, d_model=768, heads=12, seq=256,
                          batch=BATCH, layers=2, data=1, model=1)
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "model.json")
+        g = gpt_graph.graph(c)
+        if args.unannotated:
+            for value in g["inputs"] + g["ops"] + g.get("outputs", []):
+                value.pop("sharding", None)
         with open(model, "w") as f:
-            json.dump(gpt_graph.graph(c), f)
+            json.dump(g, f)
         report = os.path.join(tmp, "search.json")
         out = subprocess.run(
             [shardc, "estimate", model, "--machine", MACHINE, "--auto-shard",
@@ -71,10 +84,19 @@ def main():
         # parallelism) is timed as saved.
         if chosen["sequence_parallel"] and axes.get("pipe", 1) == 1:
             layouts.append(("chosen plan (sequence parallel)", None, None))
+        elif "tensor_shardings" in chosen and axes.get("pipe", 1) == 1:
+            layouts.append(("chosen plan (solved shardings)", None, None))
         for name, data, tensor in layouts:
             plan = os.path.join(tmp, f"{name}.plan.json")
             if data is None:
-                plan = os.path.join(tmp, "chosen.plan.json")
+                # The chosen plan's mesh and rules at one micro-batch of
+                # the whole batch, as train runs it (its run fields, which
+                # name the search's micro-batches, left out).
+                saved = json.load(open(os.path.join(tmp, "chosen.plan.json")))
+                plan = os.path.join(tmp, "chosen-one.plan.json")
+                with open(plan, "w") as f:
+                    json.dump({"mesh": saved["mesh"],
+                               "rules": saved["rules"]}, f)
             rules = [[i["name"], i["sharding"]]
                      for i in gpt_graph.graph(c)["inputs"] if "sharding" in i]
             if data is not None:
@@ -95,7 +117,8 @@ def main():
             is_chosen = data is None or (
                 axes.get("pipe", 1) == 1 and axes["data"] == data
                 and axes["model"] == tensor
-                and not chosen["sequence_parallel"])
+                and not chosen["sequence_parallel"]
+                and "tensor_shardings" not in chosen)
             rows.append((name, json.load(open(est))["step_time_s"],
                          (many - one) / args.steps, is_chosen))
         print("| layout | estimated s/step | measured s/step (threads) | "

@@ -79,7 +79,7 @@ public:
       : func(func), mesh(mesh), machine(machine), options(options),
         bytes(roleBytes(options.precision)) {}
 
-  StepEstimate run();
+  StepProfile profile();
 
 private:
   void classify();
@@ -417,62 +417,67 @@ void Estimator::accountLiveness(StepEstimate &e) {
     e.savedActivationsPerMicrobatch = 0;
 }
 
-StepEstimate Estimator::run() {
+StepProfile Estimator::profile() {
   classify();
-  StepEstimate e;
+  StepProfile prof;
+  StepEstimate &e = prof.shared;
   e.numDevices = mesh.getNumDevices();
   e.globalParameters = options.globalParameters;
-  e.microbatches = std::max<int64_t>(options.microbatches, 1);
   if (!options.pipelineAxis.empty())
     e.pipelineStages =
         std::max<int64_t>(mesh.getAxisSize(options.pipelineAxis), 1);
   e.peakFlopsPerSecond = machine.peakFlops[int(bytes.compute)];
 
   // One micro-batch's forward and backward, and the step's update.
-  double cf = 0, cb = 0, cu = 0;         // compute seconds
-  double ff = 0, fb = 0, fu = 0, fr = 0; // FLOPs (fr: recomputed)
-  double kc = 0, kp = 0, kg = 0, ku = 0; // communication seconds
-  // Kernels and collective calls: per micro-batch (forward, backward and
-  // recompute) and in the update.
-  double nk = 0, nku = 0, nc = 0, ncu = 0;
   for (Operation *op : ops) {
     Phase phase = phaseOf(op);
     if (isa<CollectiveOpInterface>(op)) {
       double t = collectiveSeconds(op);
       double calls = t > 0 ? 1 : 0;
       if (phase == Phase::Update)
-        ku += t, ncu += calls;
+        prof.ku += t, prof.ncu += calls;
       else if (phase == Phase::GradSync)
-        kg += t, nc += calls;
+        prof.kg += t, prof.nc += calls;
       else if (prefetchable.contains(op))
-        kp += t, nc += calls;
+        prof.kp += t, prof.nc += calls;
       else
-        kc += t, nc += calls;
+        prof.kc += t, prof.nc += calls;
       continue;
     }
     double flops = 0, launches = 0;
     double t = opSeconds(op, flops, launches);
     if (phase == Phase::Update)
-      nku += launches;
+      prof.nku += launches;
     else
-      nk += launches;
+      prof.nk += launches;
     switch (phase) {
     case Phase::Forward:
-      cf += t;
-      ff += flops;
+      prof.cf += t;
+      prof.ff += flops;
       break;
     case Phase::Backward:
     case Phase::GradSync:
-      cb += t;
-      (op->hasAttr(kRecomputedAttrName) ? fr : fb) += flops;
+      prof.cb += t;
+      (op->hasAttr(kRecomputedAttrName) ? prof.fr : prof.fb) += flops;
       break;
     case Phase::Update:
-      cu += t;
-      fu += flops;
+      prof.cu += t;
+      prof.fu += flops;
       break;
     }
   }
+  prof.sendSeconds = pipelineSendSeconds();
+  accountRoles(e);
+  accountLiveness(e);
+  return prof;
+}
 
+StepEstimate shardc::scheduleStep(const StepProfile &prof,
+                                  const EstimateOptions &options) {
+  StepEstimate e = prof.shared;
+  e.microbatches = std::max<int64_t>(options.microbatches, 1);
+  double cf = prof.cf, cb = prof.cb, cu = prof.cu;
+  double kc = prof.kc, kp = prof.kp, kg = prof.kg, ku = prof.ku;
   double p = double(e.pipelineStages), m = double(e.microbatches);
   double perMicrobatch = cf + cb + kc + std::max(0.0, kp - (cf + cb));
   // The interleaved schedule's devices hold v chunks, each of which sends
@@ -481,7 +486,7 @@ StepEstimate Estimator::run() {
   double v = options.schedule == PipelineScheduleKind::Interleaved
                  ? double(options.virtualStages)
                  : 1.0;
-  double sends = 2 * v * pipelineSendSeconds();
+  double sends = 2 * v * prof.sendSeconds;
   e.computeSeconds = (m * (cf + cb) + cu) / p;
   e.exposedCommunicationSeconds =
       (m * (kc + std::max(0.0, kp - (cf + cb))) + std::max(0.0, kg - cb) + ku) /
@@ -497,14 +502,12 @@ StepEstimate Estimator::run() {
   e.criticalCommunicationSeconds = (m * kc + ku) / p;
   e.prefetchCommunicationSeconds = m * kp / p;
   e.gradientCommunicationSeconds = kg / p;
-  e.flopsPerDevice = (m * (ff + fb + fr) + fu) / p;
-  e.modelFlopsPerDevice = (m * (ff + fb) + fu) / p;
-  e.recomputeFlopsPerDevice = m * fr / p;
-  e.kernelsPerDevice = (m * nk + nku) / p;
-  e.collectivesPerDevice = (m * nc + ncu) / p;
+  e.flopsPerDevice = (m * (prof.ff + prof.fb + prof.fr) + prof.fu) / p;
+  e.modelFlopsPerDevice = (m * (prof.ff + prof.fb) + prof.fu) / p;
+  e.recomputeFlopsPerDevice = m * prof.fr / p;
+  e.kernelsPerDevice = (m * prof.nk + prof.nku) / p;
+  e.collectivesPerDevice = (m * prof.nc + prof.ncu) / p;
 
-  accountRoles(e);
-  accountLiveness(e);
   // A stage holds 1/p of the layers; the schedule keeps micro-batches in
   // flight: GPipe all of them, 1F1B as many as there are stages. The
   // interleaved schedule's first device warms up with 2(p-1) + (v-1)p
@@ -529,13 +532,10 @@ StepEstimate Estimator::run() {
 FailureOr<StepEstimate> shardc::estimateStep(func::FuncOp spmd, MeshOp mesh,
                                              const MachineModel &machine,
                                              const EstimateOptions &options) {
-  if (!options.pipelineAxis.empty() &&
-      mesh.getAxisIndex(options.pipelineAxis) < 0)
-    return emitError(spmd.getLoc())
-           << "the pipeline axis \"" << options.pipelineAxis
-           << "\" is not an axis of the mesh";
-  if (spmd.getBody().getBlocks().size() != 1)
-    return emitError(spmd.getLoc()) << "estimates a single-block function";
+  // (The walk checks the pipeline axis the schedule's checks read.)
+  FailureOr<StepProfile> prof = profileStep(spmd, mesh, machine, options);
+  if (failed(prof))
+    return failure();
   bool interleaved = options.schedule == PipelineScheduleKind::Interleaved;
   if (interleaved != (options.virtualStages > 1) || options.virtualStages < 1)
     return emitError(spmd.getLoc())
@@ -557,5 +557,18 @@ FailureOr<StepEstimate> shardc::estimateStep(func::FuncOp spmd, MeshOp mesh,
              << p << " stages: " << options.microbatches
              << " micro-batches is not a multiple";
   }
-  return Estimator(spmd, mesh, machine, options).run();
+  return scheduleStep(*prof, options);
+}
+
+FailureOr<StepProfile> shardc::profileStep(func::FuncOp spmd, MeshOp mesh,
+                                           const MachineModel &machine,
+                                           const EstimateOptions &options) {
+  if (!options.pipelineAxis.empty() &&
+      mesh.getAxisIndex(options.pipelineAxis) < 0)
+    return emitError(spmd.getLoc())
+           << "the pipeline axis \"" << options.pipelineAxis
+           << "\" is not an axis of the mesh";
+  if (spmd.getBody().getBlocks().size() != 1)
+    return emitError(spmd.getLoc()) << "estimates a single-block function";
+  return Estimator(spmd, mesh, machine, options).profile();
 }

@@ -2,6 +2,7 @@
 
 #include "shardc/Driver/GraphVariant.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Regex.h"
 
@@ -31,7 +32,10 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
     return graphError("the whole-plan search reads a JSON graph "
                       "(docs/json-format.md) with \"inputs\" and \"ops\"");
   g.root = std::move(*root);
-  g.dataAxisName = dataAxis.str();
+  // The batch inputs: those split over the data axis along dim 0, or, in
+  // a model that splits none (one written without annotations), the data
+  // the step reads: every input of rank one or more not marked `param`.
+  std::vector<std::pair<std::string, int64_t>> split, data;
   for (const json::Value &input : *g.root.getArray("inputs")) {
     const json::Object *in = input.getAsObject();
     if (!in)
@@ -39,7 +43,8 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
     std::optional<llvm::StringRef> name = in->getString("name");
     const json::Array *shape = in->getArray("shape");
     const json::Array *spec = in->getArray("sharding");
-    if (in->getBoolean("param").value_or(false) && shape) {
+    bool param = in->getBoolean("param").value_or(false);
+    if (param && shape) {
       double n = 1;
       for (const json::Value &d : *shape)
         n *= double(d.getAsInteger().value_or(1));
@@ -48,22 +53,32 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
     if (name && spec)
       g.inputAnnotations.emplace_back(name->str(),
                                       json::Value(json::Array(*spec)));
-    if (!spec || spec->empty() || !shape || shape->empty())
-      continue;
-    std::optional<llvm::StringRef> first = (*spec)[0].getAsString();
-    if (!first || *first != dataAxis)
+    if (!name || !shape || shape->empty())
       continue;
     int64_t b = (*shape)[0].getAsInteger().value_or(0);
+    std::optional<llvm::StringRef> first;
+    if (spec && !spec->empty())
+      first = (*spec)[0].getAsString();
+    if (first && *first == dataAxis)
+      split.emplace_back(name->str(), b);
+    else if (!param)
+      data.emplace_back(name->str(), b);
+  }
+  const auto &carriers = split.empty() ? data : split;
+  for (const auto &[name, b] : carriers) {
     if (g.graphBatch && b != g.graphBatch)
-      return graphError(
-          "inputs split over \"" + dataAxis + "\" disagree on the batch (" +
-          llvm::Twine(g.graphBatch) + " and " + llvm::Twine(b) + ")");
+      return graphError((split.empty()
+                             ? std::string("the inputs not marked param")
+                             : "inputs split over \"" + dataAxis.str() + "\"") +
+                        " disagree on the batch (" + llvm::Twine(g.graphBatch) +
+                        " and " + llvm::Twine(b) + ")");
     g.graphBatch = b;
+    g.batchInputs.push_back(name);
   }
   if (g.graphBatch <= 0)
     return graphError("no input is split over the data axis \"" + dataAxis +
-                      "\" along its dim 0, so the model has no batch to "
-                      "divide");
+                      "\" along its dim 0, and none but parameters is read, "
+                      "so the model has no batch to divide");
   llvm::Regex pattern(layerInputs);
   std::string error;
   if (!pattern.isValid(error))
@@ -74,6 +89,41 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
       if (pattern.match(*name))
         g.layerInputOps.push_back(i);
   g.numLayers = g.layerInputOps.empty() ? 0 : g.layerInputOps.size() - 1;
+  // Each input's layer: the one whose ops read it first (layer l's ops
+  // follow its input, layerInputOps[l], up to the next); its turn, the
+  // order in which that layer's ops read their inputs first.
+  if (g.numLayers >= 2) {
+    llvm::StringMap<json::Array> shapes;
+    for (const json::Value &input : *g.root.getArray("inputs"))
+      if (const json::Object *in = input.getAsObject())
+        if (std::optional<llvm::StringRef> name = in->getString("name"))
+          if (const json::Array *shape = in->getArray("shape"))
+            shapes[*name] = *shape;
+    std::vector<std::vector<std::string>> byLayer(g.numLayers);
+    llvm::StringSet<> seen;
+    size_t layer = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      while (layer + 1 < g.layerInputOps.size() &&
+             i > g.layerInputOps[layer + 1])
+        ++layer;
+      bool inLayer = i > g.layerInputOps.front() && i <= g.layerInputOps.back();
+      const json::Object *o = ops[i].getAsObject();
+      const json::Array *in = o ? o->getArray("inputs") : nullptr;
+      if (!in)
+        continue;
+      for (const json::Value &v : *in) {
+        std::optional<llvm::StringRef> s = v.getAsString();
+        if (!s || !shapes.count(*s) || !seen.insert(*s).second)
+          continue;
+        if (inLayer)
+          byLayer[layer].push_back(s->str());
+      }
+    }
+    for (size_t l = 1; l < byLayer.size(); ++l)
+      for (size_t k = 0; k < byLayer[l].size() && k < byLayer[0].size(); ++k)
+        if (shapes[byLayer[l][k]] == shapes[byLayer[0][k]])
+          g.peers[byLayer[l][k]] = byLayer[0][k];
+  }
   // The residual stream: from each layer input, the adds that read it (or
   // an add that does) until the next layer input.
   llvm::StringSet<> residual;
@@ -96,6 +146,20 @@ llvm::Expected<GraphVariant> GraphVariant::parse(llvm::StringRef text,
       if (residual.contains(*name))
         g.residualNames.push_back(name->str());
   return g;
+}
+
+std::vector<std::string> GraphVariant::inputNames() const {
+  std::vector<std::string> names;
+  for (const json::Value &input : *root.getArray("inputs"))
+    if (const json::Object *in = input.getAsObject())
+      if (std::optional<llvm::StringRef> name = in->getString("name"))
+        names.push_back(name->str());
+  return names;
+}
+
+llvm::StringRef GraphVariant::firstLayerPeer(llvm::StringRef input) const {
+  auto it = peers.find(input);
+  return it == peers.end() ? input : llvm::StringRef(it->second);
 }
 
 std::vector<int64_t>
@@ -122,22 +186,49 @@ static void rebatch(json::Array *shape, int64_t from, int64_t batch) {
     (*shape)[0] = batch;
 }
 
-std::string GraphVariant::variant(
-    int64_t batch, int64_t keptLayers,
-    const std::vector<std::pair<std::string, int64_t>> &axes) const {
+std::string
+GraphVariant::variant(int64_t batch, int64_t keptLayers,
+                      const std::vector<std::pair<std::string, int64_t>> &axes,
+                      const InputShardings *shardings) const {
   json::Object g = root;
   json::Array &ops = *g.getArray("ops");
   json::Array &inputs = *g.getArray("inputs");
-  // Only the inputs split over the data axis along dim 0 carry the batch.
+  // Only the batch inputs carry the batch.
   for (json::Value &input : inputs)
     if (json::Object *in = input.getAsObject())
-      if (const json::Array *spec = in->getArray("sharding"))
-        if (!spec->empty() &&
-            (*spec)[0].getAsString() == llvm::StringRef(dataAxisName))
+      if (std::optional<llvm::StringRef> name = in->getString("name"))
+        if (llvm::is_contained(batchInputs, *name))
           rebatch(in->getArray("shape"), graphBatch, batch);
   for (json::Value &op : ops)
     if (json::Object *o = op.getAsObject())
       rebatch(o->getArray("shape"), graphBatch, batch);
+  if (shardings) {
+    for (json::Value &input : inputs)
+      if (json::Object *in = input.getAsObject()) {
+        in->erase("sharding");
+        in->erase("partial");
+        std::optional<llvm::StringRef> name = in->getString("name");
+        if (!name)
+          continue;
+        auto it = shardings->find(*name);
+        if (it == shardings->end())
+          it = shardings->find(firstLayerPeer(*name));
+        if (it != shardings->end())
+          (*in)["sharding"] = it->second;
+      }
+    for (json::Value &op : ops)
+      if (json::Object *o = op.getAsObject())
+        if (o->getString("op") != llvm::StringRef("sharding_constraint")) {
+          o->erase("sharding");
+          o->erase("partial");
+        }
+    if (json::Array *outputs = g.getArray("outputs"))
+      for (json::Value &output : *outputs)
+        if (json::Object *o = output.getAsObject()) {
+          o->erase("sharding");
+          o->erase("partial");
+        }
+  }
 
   if (keptLayers < numLayers && keptLayers >= 0) {
     size_t keepEnd = layerInputOps[keptLayers];
@@ -176,7 +267,8 @@ std::string GraphVariant::variant(
   json::Array meshAxes;
   for (const auto &[name, size] : axes)
     meshAxes.push_back(json::Array{name, size});
-  json::Object mesh;
+  // A model written without a mesh (one without annotations) gets one.
+  json::Object mesh{{"name", "mesh"}};
   if (const json::Object *old = root.getObject("mesh"))
     if (std::optional<llvm::StringRef> name = old->getString("name"))
       mesh["name"] = *name;

@@ -112,6 +112,21 @@ private:
     return o;
   }
 
+  /// A candidate's program, partitioned without recompute, and the walk of
+  /// each recompute policy's copy of it, made as candidates ask.
+  struct Program {
+    OwningOpRef<ModuleOp> module;
+    double parameters = 0;
+    std::map<Recompute, StepProfile> profiles;
+  };
+
+  /// Builds and partitions the program of `c`'s key at `keptLayers`.
+  FailureOr<Program> partition(const PlanCandidate &c, int64_t keptLayers);
+
+  /// The estimate of `member` (of the program's key) on `program`.
+  FailureOr<StepEstimate> estimate(Program &program,
+                                   const PlanCandidate &member);
+
   /// Builds the program of `group`'s key at `keptLayers` layers and
   /// estimates each candidate of the group on it.
   FailureOr<std::vector<StepEstimate>>
@@ -124,6 +139,11 @@ private:
   /// Prices every group (the candidates of one program each) on the
   /// context's threads and collects them in `result`.
   LogicalResult priceGroups(std::vector<std::vector<PlanCandidate>> groups);
+
+  /// The tensor auto-sharder's shardings for every mesh (model, data) of
+  /// `survivors`, solved on the context's threads into `result`.
+  LogicalResult
+  solveTensorShardingsPerMesh(const std::vector<PlanCandidate> &survivors);
 
   LogicalResult
   splitSequence(ModuleOp module,
@@ -158,6 +178,8 @@ private:
   MLIRContext *ctx;
   const PlanSearchRequest &request;
   PlanSearchResult result;
+  /// The inputs' shardings are the auto-sharder's, per mesh.
+  bool solving = false;
   /// Guards `result` while groups are priced in parallel.
   std::mutex resultMutex;
 };
@@ -211,54 +233,74 @@ LogicalResult Searcher::splitSequence(
   return success();
 }
 
-FailureOr<std::vector<StepEstimate>>
-Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
-  const PlanCandidate &c = group.front();
+FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
+                                                 int64_t keptLayers) {
   std::vector<std::pair<std::string, int64_t>> axes;
   if (c.pipe > 1)
     axes.emplace_back(request.pipeAxis, c.pipe);
   axes.emplace_back(request.dataAxis, c.data);
   axes.emplace_back(request.modelAxis, c.model);
-  std::string text = graph.variant(c.microBatch * c.data, keptLayers, axes);
-  OwningOpRef<ModuleOp> module =
-      importJsonGraph(text, "<whole-plan candidate>", ctx);
-  if (!module)
+  const GraphVariant::InputShardings *shardings = nullptr;
+  if (solving)
+    shardings = &result.tensorShardings.at({c.model, c.data});
+  std::string text =
+      graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
+  Program program;
+  program.module = importJsonGraph(text, "<whole-plan candidate>", ctx);
+  if (!program.module)
     return failure();
-  if (c.sequenceParallel && failed(splitSequence(*module, axes)))
+  if (c.sequenceParallel && failed(splitSequence(*program.module, axes)))
     return failure();
   EstimateRequest step = request.base;
   step.zeroAxes.clear();
   if (c.zero)
     step.zeroAxes.push_back(request.dataAxis);
-  // Partitioned once without recompute; each recompute policy of the
-  // group rewrites a copy (recompute is the program's, not the estimate's).
+  // Partitioned once without recompute; each recompute policy rewrites a
+  // copy (recompute is the program's, not the estimate's).
   step.options = optionsOf(c);
   step.options.recompute = Recompute::None;
-  double parameters = 0;
-  if (failed(partitionTraining(*module, step, parameters)))
+  if (failed(partitionTraining(*program.module, step, program.parameters)))
     return failure();
   {
     std::lock_guard<std::mutex> lock(resultMutex);
     ++result.programsPartitioned;
   }
-  std::map<Recompute, OwningOpRef<ModuleOp>> recomputed;
+  return program;
+}
+
+FailureOr<StepEstimate> Searcher::estimate(Program &program,
+                                           const PlanCandidate &member) {
+  EstimateOptions o = optionsOf(member);
+  o.globalParameters = program.parameters;
+  // Each recompute policy's program is walked once (profileStep); its
+  // schedules and micro-batch counts only combine the walk's sums.
+  auto it = program.profiles.find(member.recompute);
+  if (it == program.profiles.end()) {
+    OwningOpRef<ModuleOp> copy;
+    ModuleOp walked = *program.module;
+    if (member.recompute != Recompute::None) {
+      copy = program.module->clone();
+      if (failed(recomputeStep(*copy, o)))
+        return failure();
+      walked = *copy;
+    }
+    FailureOr<StepProfile> profile = profileStep(
+        getEntryFunction(walked), getOnlyMesh(walked), request.base.machine, o);
+    if (failed(profile))
+      return failure();
+    it = program.profiles.emplace(member.recompute, std::move(*profile)).first;
+  }
+  return scheduleStep(it->second, o);
+}
+
+FailureOr<std::vector<StepEstimate>>
+Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
+  FailureOr<Program> program = partition(group.front(), keptLayers);
+  if (failed(program))
+    return failure();
   std::vector<StepEstimate> out;
   for (const PlanCandidate &member : group) {
-    EstimateOptions o = optionsOf(member);
-    o.globalParameters = parameters;
-    ModuleOp program = *module;
-    if (member.recompute != Recompute::None) {
-      OwningOpRef<ModuleOp> &copy = recomputed[member.recompute];
-      if (!copy) {
-        copy = module->clone();
-        if (failed(recomputeStep(*copy, o)))
-          return failure();
-      }
-      program = *copy;
-    }
-    FailureOr<StepEstimate> e =
-        estimateStep(getEntryFunction(program), getOnlyMesh(program),
-                     request.base.machine, o);
+    FailureOr<StepEstimate> e = estimate(*program, member);
     if (failed(e))
       return failure();
     out.push_back(*e);
@@ -359,10 +401,13 @@ FailureOr<std::vector<PlanCandidate>> Searcher::enumerate(std::string &error) {
     if (t > maxModel)
       break;
     // A model that splits nothing over the model axis would compute the
-    // same on each of its devices: only t = 1 is a plan.
+    // same on each of its devices: only t = 1 is a plan. The auto-sharder
+    // splits only what each t divides (or pads where every device keeps a
+    // real element), so every t is one when it chooses.
     std::vector<int64_t> split = graph.splitByModelAxis(request.modelAxis);
-    if ((split.empty() && t > 1) ||
-        llvm::any_of(split, [&](int64_t size) { return size % t != 0; })) {
+    if (!solving &&
+        ((split.empty() && t > 1) ||
+         llvm::any_of(split, [&](int64_t size) { return size % t != 0; }))) {
       ++result.prunedByDivisibility;
       continue;
     }
@@ -401,16 +446,26 @@ LogicalResult Searcher::priceBestOnWholeModel(
         faster,
     std::string &error) {
   int whole = 0;
+  // Candidates of one program (a schedule or recompute apart) share its
+  // partition on the whole model.
+  std::map<ProgramKey, Program> programs;
   for (size_t i = 0;
        i < result.candidates.size() && whole < 3 * request.wholeModelPricings;
        ++i) {
     PlanCandidate &c = result.candidates[i];
     if (!c.fits)
       break;
-    FailureOr<std::vector<StepEstimate>> e = price({c}, graph.layers());
+    auto it = programs.find(keyOf(c));
+    if (it == programs.end()) {
+      FailureOr<Program> program = partition(c, graph.layers());
+      if (failed(program))
+        return failure();
+      it = programs.emplace(keyOf(c), std::move(*program)).first;
+    }
+    FailureOr<StepEstimate> e = estimate(it->second, c);
     if (failed(e))
       return failure();
-    c.estimate = e->front();
+    c.estimate = *e;
     c.wholeModel = true;
     c.fits = fits(c.estimate);
     ++whole;
@@ -467,10 +522,56 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
   return success();
 }
 
+LogicalResult Searcher::solveTensorShardingsPerMesh(
+    const std::vector<PlanCandidate> &survivors) {
+  std::vector<std::pair<int64_t, int64_t>> meshes;
+  for (const PlanCandidate &c : survivors)
+    meshes.emplace_back(c.model, c.data);
+  llvm::sort(meshes);
+  meshes.erase(std::unique(meshes.begin(), meshes.end()), meshes.end());
+  // Solved at the smallest micro-batch tried: a layout's compute and its
+  // activations' collectives grow alike with the batch, so the smallest
+  // problem stands for each (the weights' gradient reductions, which do
+  // not grow, then weigh the most).
+  int64_t micro = *llvm::min_element(request.microBatchSizes);
+  result.tensorShardingBatch = micro;
+  std::vector<GraphVariant::InputShardings> solved(meshes.size());
+  ParallelDiagnosticHandler diagnostics(ctx);
+  auto solve = [&](size_t i) -> LogicalResult {
+    auto [t, d] = meshes[i];
+    FailureOr<GraphVariant::InputShardings> s =
+        solveTensorShardings(graph, ctx, request, d, t, micro * d);
+    if (failed(s))
+      return failure();
+    solved[i] = std::move(*s);
+    return success();
+  };
+  // The first alone: it loads the dialects the passes need.
+  if (!meshes.empty() && failed(solve(0)))
+    return failure();
+  if (failed(failableParallelForEachN(ctx, std::min<size_t>(1, meshes.size()),
+                                      meshes.size(), [&](size_t i) {
+                                        diagnostics.setOrderIDForThread(i);
+                                        LogicalResult r = solve(i);
+                                        diagnostics.eraseOrderIDForThread();
+                                        return r;
+                                      })))
+    return failure();
+  for (size_t i = 0; i < meshes.size(); ++i)
+    result.tensorShardings[meshes[i]] = std::move(solved[i]);
+  return success();
+}
+
 FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   result.layers = graph.layers();
+  solving = request.tensorShardings == TensorShardingSource::Solve ||
+            (request.tensorShardings == TensorShardingSource::Auto &&
+             graph.splitByModelAxis(request.modelAxis).empty());
+  result.tensorShardingsSolved = solving;
   FailureOr<std::vector<PlanCandidate>> survivors = enumerate(error);
   if (failed(survivors))
+    return failure();
+  if (solving && failed(solveTensorShardingsPerMesh(*survivors)))
     return failure();
 
   // One program per key, every option set priced on it.

@@ -127,6 +127,24 @@ alternatives(const PlanSearchResult &result) {
   return out;
 }
 
+/// The chosen mesh's solved shardings, split inputs only, in name order
+/// (the first layer's standing for every layer's).
+static std::vector<std::pair<std::string, const json::Value *>>
+splitInputs(const PlanSearchResult &result) {
+  std::vector<std::pair<std::string, const json::Value *>> out;
+  if (const GraphVariant::InputShardings *s = result.chosenTensorShardings())
+    for (const auto &entry : *s) {
+      const json::Array *spec = entry.second.getAsArray();
+      if (spec && llvm::any_of(*spec, [](const json::Value &v) {
+            return v.kind() != json::Value::Null;
+          }))
+        out.emplace_back(entry.first().str(), &entry.second);
+    }
+  llvm::sort(out,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
+  return out;
+}
+
 json::Object shardc::planSearchToJson(const PlanSearchResult &result,
                                       const PlanSearchRequest &request) {
   json::Array runnersUp;
@@ -142,8 +160,19 @@ json::Object shardc::planSearchToJson(const PlanSearchResult &result,
       o["value"] = dims[d].value(*c);
       why.push_back(std::move(o));
     }
+  json::Object plan = planFields(result.chosen, request);
+  if (result.tensorShardingsSolved) {
+    json::Object inputs;
+    for (const auto &[name, spec] : splitInputs(result))
+      inputs[name] = *spec;
+    plan["tensor_shardings"] =
+        json::Object{{"source", "auto-shard"},
+                     {"solved_meshes", int64_t(result.tensorShardings.size())},
+                     {"micro_batch_size", result.tensorShardingBatch},
+                     {"split_inputs", std::move(inputs)}};
+  }
   return json::Object{
-      {"plan", planFields(result.chosen, request)},
+      {"plan", std::move(plan)},
       {"runners_up", std::move(runnersUp)},
       {"alternatives", std::move(why)},
       {"search",
@@ -190,6 +219,20 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
                            : " layers, each on the whole model); pruned ")
      << result.prunedByDivisibility << " by divisibility, "
      << result.prunedByMemory << " by the model states' memory\n";
+  if (result.tensorShardingsSolved) {
+    // The tensor shardings are a choice too: the auto-sharder's, per mesh.
+    std::vector<std::pair<std::string, const json::Value *>> split =
+        splitInputs(result);
+    os << "tensor shardings: the auto-sharder's on data=" << c.data
+       << " model=" << c.model << " (the first layer's step at micro-batch "
+       << result.tensorShardingBatch << ", every layer alike; "
+       << result.tensorShardings.size() << " meshes solved): ";
+    if (split.empty())
+      os << "every input replicated";
+    for (size_t i = 0; i < split.size(); ++i)
+      os << (i ? ", " : "") << split[i].first << " " << *split[i].second;
+    os << "\n";
+  }
   os << "why (the best plan making each other choice):\n";
   double best = c.estimate.stepSeconds();
   std::vector<Dimension> dims = dimensions();
@@ -223,8 +266,20 @@ json::Object shardc::planFile(const PlanSearchResult &result,
   mesh["name"] = "mesh";
   plan["mesh"] = std::move(mesh);
   json::Array rules;
-  for (const auto &[name, spec] : graph.annotations())
-    rules.push_back(json::Array{name, spec});
+  if (const GraphVariant::InputShardings *solved =
+          result.chosenTensorShardings()) {
+    // Every input of every layer as its first-layer peer was solved.
+    for (const std::string &name : graph.inputNames()) {
+      auto it = solved->find(name);
+      if (it == solved->end())
+        it = solved->find(graph.firstLayerPeer(name));
+      if (it != solved->end())
+        rules.push_back(json::Array{name, it->second});
+    }
+  } else {
+    for (const auto &[name, spec] : graph.annotations())
+      rules.push_back(json::Array{name, spec});
+  }
   if (result.chosen.sequenceParallel)
     for (const auto &[name, spec] : result.sequenceParallelRules)
       rules.push_back(json::Array{name, spec});

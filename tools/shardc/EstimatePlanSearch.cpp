@@ -46,6 +46,19 @@ static cl::opt<std::string>
              cl::value_desc("path"), cl::init(""),
              cl::sub(shardc::estimateCommand));
 
+static cl::opt<TensorShardingSource> tensorShardings(
+    "tensor-shardings",
+    cl::desc("With --auto-shard: where each mesh's tensor shardings come "
+             "from"),
+    cl::values(clEnumValN(TensorShardingSource::Auto, "auto",
+                          "the tensor auto-sharder's when no input is split "
+                          "over the model axis, else the model's (default)"),
+               clEnumValN(TensorShardingSource::Model, "model",
+                          "the model's annotations"),
+               clEnumValN(TensorShardingSource::Solve, "solve",
+                          "the tensor auto-sharder's, solved per mesh")),
+    cl::init(TensorShardingSource::Auto), cl::sub(shardc::estimateCommand));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "shardc: error: " << message << "\n";
   return 1;
@@ -55,9 +68,10 @@ bool shardc::estimateAutoShard() { return autoShard; }
 
 int shardc::checkPlanSearchOptionsUnused() {
   if (devices.getNumOccurrences() || globalBatch.getNumOccurrences() ||
-      microBatchSizes.getNumOccurrences() || savePlan.getNumOccurrences())
-    return fail("--devices, --global-batch, --micro-batch-sizes and "
-                "--save-plan need --auto-shard");
+      microBatchSizes.getNumOccurrences() || savePlan.getNumOccurrences() ||
+      tensorShardings.getNumOccurrences())
+    return fail("--devices, --global-batch, --micro-batch-sizes, "
+                "--tensor-shardings and --save-plan need --auto-shard");
   return 0;
 }
 
@@ -77,6 +91,7 @@ int shardc::runEstimatePlanSearch(const EstimateRequest &request,
   search.devices = devices;
   search.globalBatch = globalBatch;
   search.base = request;
+  search.tensorShardings = tensorShardings;
   if (!microBatchSizes.empty()) {
     search.microBatchSizes.assign(microBatchSizes.begin(),
                                   microBatchSizes.end());

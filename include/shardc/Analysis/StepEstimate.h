@@ -99,6 +99,38 @@ struct StepEstimate {
   }
 };
 
+/// What one walk over a partitioned program gives its estimate: the
+/// seconds, FLOPs, kernels and collectives of one micro-batch's forward and
+/// backward and of the update, the pipeline's send, and the memory by role
+/// before the pipeline divides it. The micro-batch count, the schedule and
+/// its chunks per device only combine these (scheduleStep), so the
+/// whole-plan search walks each program once for all of them.
+struct StepProfile {
+  /// The figures that do not depend on the schedule (devices, stages,
+  /// parameters, peak FLOP/s, the memory by role of one micro-batch).
+  StepEstimate shared;
+  double cf = 0, cb = 0, cu = 0;         // compute seconds
+  double ff = 0, fb = 0, fu = 0, fr = 0; // FLOPs (fr: recomputed)
+  double kc = 0, kp = 0, kg = 0, ku = 0; // communication seconds
+  /// Kernels and collective calls: per micro-batch (forward, backward and
+  /// recompute) and in the update.
+  double nk = 0, nku = 0, nc = 0, ncu = 0;
+  /// One stage boundary's send of one micro-batch.
+  double sendSeconds = 0;
+};
+
+/// The walk of estimateStep, under `options`' precision, ZeRO stage,
+/// pipeline axis and layer inputs (its micro-batches and schedule
+/// unused). Fails with a diagnostic on a pipeline axis the mesh lacks.
+mlir::FailureOr<StepProfile> profileStep(mlir::func::FuncOp spmd, MeshOp mesh,
+                                         const MachineModel &machine,
+                                         const EstimateOptions &options);
+
+/// The estimate of `profile` under `options`' micro-batches, schedule and
+/// chunks per device (valid ones: estimateStep checks them).
+StepEstimate scheduleStep(const StepProfile &profile,
+                          const EstimateOptions &options);
+
 /// Estimates one step of `spmd`, a partitioned training step (the
 /// --train-step program: its first result the loss, its arguments marked
 /// shardc.param and shardc.optimizer_state, its results shardc.gradient_of

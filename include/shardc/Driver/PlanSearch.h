@@ -19,6 +19,12 @@
 // The best few are then priced on the whole model, and the chosen plan's
 // figures are those.
 //
+// The tensor shardings at each model-axis size are the model's own
+// annotations, or, for a model without tensor-parallel ones (or when
+// asked), the tensor auto-sharder's plan of its first layer on each mesh
+// [data=d, model=t] tried (solveTensorShardings), solved once per mesh and
+// shared by every candidate on it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SHARDC_DRIVER_PLANSEARCH_H
@@ -29,7 +35,20 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include <map>
+
 namespace shardc {
+
+/// Where the search's tensor shardings come from.
+enum class TensorShardingSource {
+  /// The auto-sharder's when no input of the model is split over the model
+  /// axis, else the model's.
+  Auto,
+  /// The model's annotations.
+  Model,
+  /// The auto-sharder's, the model's annotations ignored.
+  Solve,
+};
 
 struct PlanSearchRequest {
   int64_t devices = 0;
@@ -47,6 +66,7 @@ struct PlanSearchRequest {
   int64_t maxModelAxis = 0;
   /// How many of the best candidates are priced on the whole model.
   int wholeModelPricings = 3;
+  TensorShardingSource tensorShardings = TensorShardingSource::Auto;
 };
 
 struct PlanCandidate {
@@ -78,7 +98,27 @@ struct PlanSearchResult {
   /// value split over the data axis along dim 0 and the model axis along
   /// dim 1, the sequence.
   std::vector<std::pair<std::string, llvm::json::Value>> sequenceParallelRules;
+  /// The tensor auto-sharder chose the inputs' shardings, per mesh (model,
+  /// data): by input name, the first layer's standing for every layer's.
+  bool tensorShardingsSolved = false;
+  int64_t tensorShardingBatch = 0;
+  std::map<std::pair<int64_t, int64_t>, GraphVariant::InputShardings>
+      tensorShardings;
+  /// The chosen plan's tensor shardings, when solved (else null).
+  const GraphVariant::InputShardings *chosenTensorShardings() const {
+    auto it = tensorShardings.find({chosen.model, chosen.data});
+    return it == tensorShardings.end() ? nullptr : &it->second;
+  }
 };
+
+/// The tensor auto-sharder's plan of the training step of `graph`'s first
+/// layer (all of it when it has no layers) at batch `batch` on the mesh
+/// [data=`data`, model=`model`], the model's annotations ignored: every
+/// input's sharding by name. Fails after a diagnostic.
+mlir::FailureOr<GraphVariant::InputShardings>
+solveTensorShardings(const GraphVariant &graph, mlir::MLIRContext *ctx,
+                     const PlanSearchRequest &request, int64_t data,
+                     int64_t model, int64_t batch);
 
 /// Runs the search on the JSON graph `graph`. Fails after a diagnostic
 /// (emitted on `ctx`, or an error message in `error`) when the device count
