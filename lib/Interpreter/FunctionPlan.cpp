@@ -120,8 +120,9 @@ struct CachedPlan {
   std::shared_ptr<const FunctionPlan> plan;
 };
 
-/// The plans of the functions run last, most recent first. A handful: a
-/// process runs one training step (or a pipeline's stages) over and over.
+/// The plans of the functions run last, most recent first. A process runs
+/// one training step, or a pipeline's stage programs (one per stage, run
+/// at once), over and over: a few dozen cover them.
 class PlanCache {
 public:
   FailureOr<std::shared_ptr<const FunctionPlan>>
@@ -156,7 +157,7 @@ public:
   }
 
 private:
-  static constexpr size_t kCapacity = 8;
+  static constexpr size_t kCapacity = 32;
   std::mutex mutex;
   std::list<CachedPlan> plans;
 };
