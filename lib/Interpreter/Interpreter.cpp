@@ -20,7 +20,6 @@
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Interpreter/PointToPoint.h"
 
-
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
