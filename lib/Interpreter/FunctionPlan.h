@@ -5,11 +5,11 @@
 // budget, the verifier), plans its elementwise fusion and finds each
 // value's last use. None of that depends on the argument tensors, and a
 // training step runs the same function every step, on every device: done
-// per call, it cost more than the kernels of a small model (gpt_tiny's step
-// on the threads backend spent about a third of its time re-verifying and
-// re-planning). So a plan is made once per function and kept, keyed by a
-// fingerprint of the IR it was made from: a function changed in place, or
-// another one allocated where a freed one was, is planned again.
+// per call, it cost more than a third of a small model's step (gpt_tiny's
+// on the threads backend took 5.5 to 6.0 ms of CPU per core with it, 3.4
+// to 3.7 ms without). So a plan is made once per function and kept, keyed
+// by a fingerprint of the IR it was made from: a function changed in
+// place, or another one allocated where a freed one was, is planned again.
 //
 //===----------------------------------------------------------------------===//
 
