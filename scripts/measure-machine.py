@@ -25,8 +25,15 @@ what the step costs with the cores to itself (the machine this was written
 on is shared, and wall time there measures the other processes' load). The workloads the estimate is
 validated on (bench/estimate_bench.py) are not among these.
 
+With --refit-overheads FILE, only the two overheads are fitted again, into
+FILE's other figures (after a change to shardc's interpreter or runtime,
+whose costs they are; the GEMM rates and bandwidth stay as measured).
+
 usage: OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/measure-machine.py \\
            --shardc build/bin/shardc -o machines/this-cpu.json
+       OPENBLAS_NUM_THREADS=1 /usr/bin/python3 scripts/measure-machine.py \\
+           --shardc build/bin/shardc --refit-overheads machines/this-cpu.json \\
+           -o machines/this-cpu.json
 """
 import argparse
 import json
@@ -114,7 +121,10 @@ def fit_overheads(shardc, machine, tmp):
         with open(machine_path, "w") as f:
             json.dump(machine, f)
         report = step_timing.estimate(shardc, model, machine_path)
-        _, measured = step_timing.measure_step(shardc, model, devices)
+        # Steps of a fraction of a millisecond: enough of them that the
+        # difference of the two runs is not start-up noise.
+        _, measured = step_timing.measure_step(shardc, model, devices,
+                                               steps=200)
         if what == "op_overhead_s":
             count = report["kernels_per_device"]
         else:
@@ -139,8 +149,15 @@ def main():
     ap.add_argument("-o", "--output", default="-")
     ap.add_argument("--shardc", help="fit the per-op and per-collective "
                     "overheads with this shardc binary")
+    ap.add_argument("--refit-overheads", metavar="FILE",
+                    help="keep FILE's figures, fit only the overheads "
+                    "(needs --shardc)")
     args = ap.parse_args()
     load = os.getloadavg()[0]
+    if args.refit_overheads:
+        if not args.shardc:
+            sys.exit("measure-machine.py: --refit-overheads needs --shardc")
+        return refit_overheads(args, load)
     rates = gemm_rates()
     peak = max(r for _, r in rates)
     bandwidth = copy_bandwidth()
@@ -169,13 +186,34 @@ def main():
         + "".join(n + "; " for n in notes) +
         f"load average {load:.1f} while measuring (other work on the cores "
         "lowers the figures: measure on an idle machine)")
+    write_machine(machine, args.output)
+
+
+def refit_overheads(args, load):
+    with open(args.refit_overheads) as f:
+        machine = json.load(f)
+    machine["device"].pop("op_overhead_s", None)
+    machine["intra_node_link"].pop("sync_s", None)
+    with tempfile.TemporaryDirectory() as tmp:
+        notes = fit_overheads(args.shardc, machine, tmp)
+    # The old overheads' notes go; the rest of the description stays true.
+    kept = [part for part in machine["description"].split("; ")
+            if not part.startswith(("op_overhead_s fitted", "sync_s fitted",
+                                    "overheads refitted"))]
+    kept.insert(-1, f"overheads refitted on {time.strftime('%Y-%m-%d')} "
+                f"at load average {load:.1f}: " + "; ".join(notes))
+    machine["description"] = "; ".join(kept)
+    write_machine(machine, args.output)
+
+
+def write_machine(machine, output):
     text = json.dumps(machine, indent=2) + "\n"
     # The [flops, efficiency] pairs on one line each, as the presets have them.
     text = re.sub(r"\[\s+([-0-9.e+]+),\s+([-0-9.e+]+)\s+\]", r"[\1, \2]", text)
-    if args.output == "-":
+    if output == "-":
         print(text, end="")
     else:
-        with open(args.output, "w") as f:
+        with open(output, "w") as f:
             f.write(text)
 
 

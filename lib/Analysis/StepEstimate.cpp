@@ -286,10 +286,12 @@ double Estimator::opSeconds(Operation *op, double &flops, double &launches) {
   bool ownKernel = !fuses(op) || llvm::any_of(op->getResults(), [&](Value r) {
     return isMaterialized(r);
   });
-  double overhead = ownKernel ? machine.opOverheadSeconds : 0;
   launches = ownKernel ? 1 : 0;
-  // Devices sharing the host's cores run their kernels in turn.
+  // Devices sharing the host's cores run their kernels in turn, the
+  // dispatch of each included: where a device is a thread, the overhead
+  // is work on the shared cores too.
   double shared = machine.timeSharing(mesh.getNumDevices());
+  double overhead = ownKernel ? shared * machine.opOverheadSeconds : 0;
   if (isGemm(op))
     return overhead + shared * machine.gemmSeconds(flops, phase == Phase::Update
                                                               ? ComputeType::F32
@@ -479,7 +481,16 @@ StepEstimate shardc::scheduleStep(const StepProfile &prof,
   double cf = prof.cf, cb = prof.cb, cu = prof.cu;
   double kc = prof.kc, kp = prof.kp, kg = prof.kg, ku = prof.ku;
   double p = double(e.pipelineStages), m = double(e.microbatches);
-  double perMicrobatch = cf + cb + kc + std::max(0.0, kp - (cf + cb));
+  // Communication `k` overlapped with compute `c` shows only beyond it,
+  // where a device's core would otherwise idle while it waits. Devices
+  // time-sharing the host's cores leave no core idle (another device's
+  // work fills the wait), so their communication's own work (the
+  // rendezvous, the copies) adds to the step whole.
+  bool overlaps = machine.timeSharing(mesh.getNumDevices()) <= 1;
+  auto beyond = [&](double k, double c) {
+    return overlaps ? std::max(0.0, k - c) : k;
+  };
+  double perMicrobatch = cf + cb + kc + beyond(kp, cf + cb);
   // The interleaved schedule's devices hold v chunks, each of which sends
   // its micro-batch's activation on and receives its gradient back; the
   // stages wait for them (the sends are on the pipeline's critical path).
@@ -489,9 +500,7 @@ StepEstimate shardc::scheduleStep(const StepProfile &prof,
   double sends = 2 * v * prof.sendSeconds;
   e.computeSeconds = (m * (cf + cb) + cu) / p;
   e.exposedCommunicationSeconds =
-      (m * (kc + std::max(0.0, kp - (cf + cb))) + std::max(0.0, kg - cb) + ku) /
-          p +
-      m * sends;
+      (m * (kc + beyond(kp, cf + cb)) + beyond(kg, cb) + ku) / p + m * sends;
   e.pipelineSendSeconds = m * sends;
   // A stage's share of a micro-batch is perMicrobatch / p, and its sends;
   // the first micro-batch reaches the last stage, and the last leaves the

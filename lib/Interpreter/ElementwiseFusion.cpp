@@ -310,6 +310,34 @@ ScratchBlock allocateBlock(unsigned width) {
   return ScratchBlock(p);
 }
 
+/// Scratch blocks kept by each thread between passes: a training step runs
+/// hundreds of fused passes, every step, and allocating their blocks anew
+/// cost a malloc and a free apiece on the one heap all device threads
+/// share. Blocks fit the widest element (i64), so any width takes any.
+class ScratchPool {
+public:
+  static constexpr unsigned kWidestElement = 8;
+  ScratchBlock take(unsigned width) {
+    if (width > kWidestElement)
+      return allocateBlock(width);
+    if (kept.empty())
+      return allocateBlock(kWidestElement);
+    ScratchBlock block = std::move(kept.back());
+    kept.pop_back();
+    return block;
+  }
+  void give(ScratchBlock block, unsigned width) {
+    if (block && width <= kWidestElement && kept.size() < kKeep)
+      kept.push_back(std::move(block));
+  }
+
+private:
+  /// 64 blocks of 16 KiB at most per thread.
+  static constexpr size_t kKeep = 64;
+  std::vector<ScratchBlock> kept;
+};
+thread_local ScratchPool scratchPool;
+
 /// Elements `begin` .. `begin + count - 1` of the view (row-major over
 /// `shape`, element at index idx being src[sum idx[d] * strides[d]]).
 template <typename T>
@@ -423,12 +451,12 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
       nodeOutputs[k] =
           outputs[k + 1 == numNodes ? outputs.size() - 1 : o++]->rawData();
     if (!nodeOutputs[k] || streamed)
-      nodeBlocks[k] = allocateBlock(group.nodes[k].width);
+      nodeBlocks[k] = scratchPool.take(group.nodes[k].width);
   }
   SmallVector<ScratchBlock> viewBlocks(group.leaves.size());
   for (auto [i, leaf] : llvm::enumerate(group.leaves))
     if (leaf.isView)
-      viewBlocks[i] = allocateBlock(leaf.width);
+      viewBlocks[i] = scratchPool.take(leaf.width);
 
   SmallVector<const void *> leafPointers(group.leaves.size());
   SmallVector<void *> nodePointers(numNodes);
@@ -472,4 +500,8 @@ void shardc::detail::runFusedGroup(const FusedGroup &group,
   }
   if (streamed)
     streamOutFence();
+  for (size_t k = 0; k < numNodes; ++k)
+    scratchPool.give(std::move(nodeBlocks[k]), group.nodes[k].width);
+  for (auto [i, leaf] : llvm::enumerate(group.leaves))
+    scratchPool.give(std::move(viewBlocks[i]), leaf.width);
 }

@@ -12,6 +12,7 @@
 #include "shardc/Interpreter/Interpreter.h"
 
 #include "ElementwiseFusion.h"
+#include "FunctionPlan.h"
 #include "KernelImpl.h"
 
 #include "shardc/Dialect/ShardingRule.h"
@@ -22,8 +23,6 @@
 #include "shardc/Support/NumericCheck.h"
 #include "shardc/Support/RandomTensor.h"
 
-#include "mlir/IR/Verifier.h"
-
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
@@ -32,44 +31,17 @@ using namespace mlir;
 using namespace shardc;
 using llvm::SmallVector;
 
-/// The ops the interpreter can run.
-static bool isSupportedOp(Operation *op) {
-  return isa_and_nonnull<ShardcDialect>(op->getDialect()) && !isa<MeshOp>(op) &&
-         op->getNumResults() == 1 && op->getNumRegions() == 0;
-}
-
-/// Checks a value's type is executable and within the byte budget.
-static LogicalResult checkValue(Value value, Operation *anchor,
-                                uint64_t maxBytes) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return anchor->emitError()
-           << describeValue(value) << " has type " << value.getType()
-           << "; only statically shaped tensors can be "
-              "executed";
-  std::optional<DType> dtype = executableDType(type.getElementType());
-  if (!dtype)
-    return anchor->emitError()
-           << describeValue(value) << " has type " << type
-           << "; only f32, bf16, f16, i1, i32 and i64 are executed ("
-           << type.getElementType() << " is not supported yet)";
-  if (llvm::Error err = checkTensorFits(type.getShape(), maxBytes, *dtype))
-    return anchor->emitError()
-           << describeValue(value) << ": " << llvm::toString(std::move(err));
-  return success();
-}
-
-/// Checks `args` against `func`'s signature and every value of its body
-/// against the options, before anything is computed.
-static LogicalResult preflight(func::FuncOp func, Block &body,
-                               llvm::ArrayRef<Tensor> args,
-                               const InterpreterOptions &options) {
+/// Checks `args` against `func`'s signature, before anything is computed
+/// (the body is checked by getFunctionPlan).
+static LogicalResult checkArguments(func::FuncOp func, Block &body,
+                                    llvm::ArrayRef<Tensor> args) {
   if (body.getNumArguments() != args.size())
     return func.emitError()
            << "@" << func.getSymName() << " takes " << body.getNumArguments()
            << " inputs but " << args.size() << " were given";
   for (auto [arg, tensor] : llvm::zip(body.getArguments(), args)) {
-    if (failed(checkValue(arg, func, std::numeric_limits<uint64_t>::max())))
+    if (failed(shardc::detail::checkExecutableValue(
+            arg, func, std::numeric_limits<uint64_t>::max())))
       return failure();
     auto type = cast<RankedTensorType>(arg.getType());
     if (tensor.shape() != type.getShape() ||
@@ -78,45 +50,19 @@ static LogicalResult preflight(func::FuncOp func, Block &body,
              << describeValue(arg) << " of @" << func.getSymName()
              << " expects " << type << " but was given " << tensor.describe();
   }
-  for (Operation &op : body) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      if (&op != body.getTerminator() ||
-          ret.getNumOperands() != func.getNumResults())
-        return op.emitError("the function must end with a return of its "
-                            "results");
-      continue;
-    }
-    if (!isSupportedOp(&op))
-      return op.emitError() << "'" << op.getName()
-                            << "' cannot be executed by the interpreter";
-    for (Value result : op.getResults())
-      if (failed(checkValue(result, &op, options.maxTensorBytes)))
-        return failure();
-  }
-  if (!isa<func::ReturnOp>(body.back()))
-    return func.emitError("the function body must end with func.return");
-  // Last, so that the messages above (about sizes and dtypes) win; the
-  // kernels rely on the verified invariants.
-  return mlir::verify(func);
+  return success();
 }
 
 namespace {
 /// Values computed so far, each owned until its last use.
 class Environment {
 public:
-  /// With a fusion `plan`, an op fused into later groups reads its operands
-  /// where the last of those groups runs.
+  /// `lastUse` is the function plan's: where each value is last read.
   Environment(Block &body, llvm::ArrayRef<Tensor> args,
-              const shardc::detail::FusionPlan *plan) {
+              const llvm::DenseMap<Value, size_t> &lastUse)
+      : lastUse(lastUse) {
     for (auto [arg, tensor] : llvm::zip(body.getArguments(), args))
       inputs[arg] = &tensor;
-    for (auto [index, op] : llvm::enumerate(body)) {
-      size_t at = plan ? plan->position(&op) : index;
-      for (Value result : op.getResults())
-        lastUse[result] = at; // unused values die where they are born
-      for (Value operand : op.getOperands())
-        lastUse[operand] = std::max(lastUse.lookup(operand), at);
-    }
   }
 
   const Tensor *lookup(Value value) const {
@@ -160,7 +106,7 @@ public:
 private:
   llvm::DenseMap<Value, const Tensor *> inputs;
   llvm::DenseMap<Value, Tensor> owned;
-  llvm::DenseMap<Value, size_t> lastUse;
+  const llvm::DenseMap<Value, size_t> &lastUse;
 };
 } // namespace
 
@@ -281,16 +227,19 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     return func.emitError() << "@" << func.getSymName()
                             << " must have a single block to be interpreted";
   Block &body = func.getBody().front();
-  if (failed(preflight(func, body, args, options)))
+  if (failed(checkArguments(func, body, args)))
     return failure();
-
   // Chains of elementwise ops run as single passes (ElementwiseFusion.h),
   // with the bits of running them op by op; tracking non-finite values
-  // needs every value materialized, so it runs them op by op.
-  std::optional<shardc::detail::FusionPlan> fusion;
-  if (!options.nonFiniteSources)
-    fusion.emplace(body);
-  Environment env(body, args, fusion ? &*fusion : nullptr);
+  // needs every value materialized, so it runs them op by op. The checks
+  // of the body and the plans are made once per function (FunctionPlan.h).
+  FailureOr<std::shared_ptr<const shardc::detail::FunctionPlan>> plan =
+      shardc::detail::getFunctionPlan(func, options.maxTensorBytes,
+                                      /*fuse=*/!options.nonFiniteSources);
+  if (failed(plan))
+    return failure();
+  const std::optional<shardc::detail::FusionPlan> &fusion = (*plan)->fusion;
+  Environment env(body, args, (*plan)->lastUse);
   shardc::detail::MeshTopologyCache meshes;
   std::optional<NonFiniteTracker> nonFinite;
   if (options.nonFiniteSources) {
@@ -402,7 +351,7 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
                          "`shardc exec`"));
     else
       result = evaluateTensorOp(&op, operands, options.maxTensorBytes,
-                                /*verifyOp=*/false); // preflight verified
+                                /*verifyOp=*/false); // the plan verified
     if (failed(result))
       return failure();
     if (options.sumRoundingProbe && sumsOverAFactor(&op))

@@ -160,6 +160,46 @@ TEST_F(InterpreterTest, ValuesOverTheBudgetAreRefusedBeforeRunning) {
       << diagnostics;
 }
 
+TEST_F(InterpreterTest, AFunctionChangedInPlaceIsCheckedAndPlannedAgain) {
+  // The checks and plans of a function are kept across calls
+  // (lib/Interpreter/FunctionPlan.h); an edit of the same function must
+  // not run the old plan, nor skip the checks of the new IR.
+  OwningOpRef<ModuleOp> m = parse(R"(
+    func.func @main(%x: tensor<4xf32>, %w: tensor<2xf32>) -> tensor<4xf32> {
+      %y = shardc.add %x, %x : tensor<4xf32>
+      %z = shardc.mul %y, %y : tensor<4xf32>
+      return %z : tensor<4xf32>
+    })");
+  ASSERT_TRUE(m);
+  SmallVector<Tensor> args;
+  args.push_back(llvm::cantFail(Tensor::fromValues({4}, {1, 2, 3, 4})));
+  args.push_back(llvm::cantFail(Tensor::fromValues({2}, {5, 6})));
+  for (int call = 0; call < 2; ++call) {
+    FailureOr<SmallVector<Tensor>> out = run(*m, args);
+    ASSERT_TRUE(succeeded(out)) << diagnostics;
+    EXPECT_EQ((*out)[0].at({3}), 64.0f); // (4 + 4)^2
+  }
+  func::FuncOp func = getFunc(*m, "main");
+  Block &body = func.getBody().front();
+  Operation &mul = *std::next(body.begin());
+  mul.setOperand(1, body.getArgument(0)); // %z = %y * %x
+  FailureOr<SmallVector<Tensor>> changed = run(*m, args);
+  ASSERT_TRUE(succeeded(changed)) << diagnostics;
+  EXPECT_EQ((*changed)[0].at({3}), 32.0f); // (4 + 4) * 4
+  // A budget the kept plan was not checked against is checked.
+  InterpreterOptions small;
+  small.maxTensorBytes = 8;
+  EXPECT_TRUE(failed(run(*m, args, small)));
+  EXPECT_NE(diagnostics.find("more than the limit of 8 bytes"),
+            std::string::npos)
+      << diagnostics;
+  diagnostics.clear();
+  // An edit the verifier rejects fails, however often the function ran.
+  mul.setOperand(1, body.getArgument(1)); // tensor<2xf32>
+  EXPECT_TRUE(failed(run(*m, args)));
+  EXPECT_FALSE(diagnostics.empty());
+}
+
 TEST_F(InterpreterTest, TracesNonFiniteValuesToWhereTheyFirstAppear) {
   // %l is NaN where %x < 0 and %big overflows to +inf where %y > 1: each
   // result names the first value, in program order, whose NaN or inf it
