@@ -469,6 +469,7 @@ StepProfile Estimator::profile() {
     }
   }
   prof.sendSeconds = pipelineSendSeconds();
+  prof.communicationOverlaps = machine.timeSharing(mesh.getNumDevices()) <= 1;
   accountRoles(e);
   accountLiveness(e);
   return prof;
@@ -486,7 +487,7 @@ StepEstimate shardc::scheduleStep(const StepProfile &prof,
   // time-sharing the host's cores leave no core idle (another device's
   // work fills the wait), so their communication's own work (the
   // rendezvous, the copies) adds to the step whole.
-  bool overlaps = machine.timeSharing(mesh.getNumDevices()) <= 1;
+  bool overlaps = prof.communicationOverlaps;
   auto beyond = [&](double k, double c) {
     return overlaps ? std::max(0.0, k - c) : k;
   };

@@ -117,6 +117,10 @@ struct StepProfile {
   double nk = 0, nku = 0, nc = 0, ncu = 0;
   /// One stage boundary's send of one micro-batch.
   double sendSeconds = 0;
+  /// Whether communication can hide behind compute: not when the devices
+  /// time-share the host's cores (MachineModel::timeSharing), where no core
+  /// idles while one waits.
+  bool communicationOverlaps = true;
 };
 
 /// The walk of estimateStep, under `options`' precision, ZeRO stage,
