@@ -40,7 +40,9 @@ struct CollectiveRecord {
 struct TraceSpan {
   int64_t device;
   std::string name;
-  std::string category; ///< "compute" or "communication"
+  /// "compute" or "communication": also the device's track it is drawn on,
+  /// so a collective running beside compute shows as overlapping spans.
+  std::string category;
   double startSeconds;
   double durationSeconds;
 };
@@ -63,7 +65,19 @@ struct SimulationReport {
   std::vector<int64_t> peakBytesPerDevice;
   std::vector<int64_t> commBytesPerDevice;
   std::vector<double> flopsPerDevice;
+  /// Every op one after the other: compute plus communication
+  /// (docs/cost-model.md#time); what the auto-sharder minimizes.
   double estimatedSeconds = 0;
+  /// The step with asynchronous collectives: each device computes on one
+  /// track and communicates on another, every op starting when its operands
+  /// are ready and its track is free, so a collective whose result nothing
+  /// needs yet (a gradient's reduction) overlaps the compute after it.
+  /// `stepSeconds = computeSeconds + exposedCommunicationSeconds`.
+  double stepSeconds = 0;
+  double computeSeconds = 0;
+  double communicationSeconds = 0; ///< every collective's time, overlapped or not
+  double exposedCommunicationSeconds = 0;
+  /// The overlapped schedule's spans (stepSeconds long).
   std::vector<TraceSpan> trace;
 };
 
@@ -93,8 +107,9 @@ combineCollectiveGroup(mlir::Operation *op,
                        llvm::ArrayRef<const Tensor *> inputs,
                        uint64_t maxTensorBytes);
 
-/// Writes `report.trace` as a Chrome trace event file (one track per
-/// device; Perfetto and chrome://tracing open it).
+/// Writes `report.trace` as a Chrome trace event file (one process per
+/// device with a compute and a communication track; Perfetto and
+/// chrome://tracing open it).
 void writeChromeTrace(const SimulationReport &report, llvm::raw_ostream &os);
 
 } // namespace shardc
