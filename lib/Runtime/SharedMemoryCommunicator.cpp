@@ -442,8 +442,8 @@ SharedMemoryCommunicator::reduceScatter(const Tensor &local,
 }
 
 llvm::Expected<Tensor>
-shardc::detail::reduceScatterBlock(ArrayRef<const Tensor *> inputs,
-                                   int64_t dim, int64_t parts, int64_t index,
+shardc::detail::reduceScatterBlock(ArrayRef<const Tensor *> inputs, int64_t dim,
+                                   int64_t parts, int64_t index,
                                    Reduction kind) {
   // Reducing this member's block of every input adds the same elements in
   // the same order as reducing everything and slicing (the simulator).

@@ -35,10 +35,9 @@ SharedMemoryWorld::startedSlot(const std::vector<int64_t> &key, uint64_t seq) {
   return &it->second.slots[seq - it->second.firstSeq];
 }
 
-FailureOr<uint64_t> SharedMemoryWorld::startReduction(int64_t device,
-                                                      const CollectiveCall &call,
-                                                      Tensor local,
-                                                      std::string &why) {
+FailureOr<uint64_t>
+SharedMemoryWorld::startReduction(int64_t device, const CollectiveCall &call,
+                                  Tensor local, std::string &why) {
   Lock lock(mutex);
   std::string what = call.describe();
   if (aborted) {
@@ -135,8 +134,8 @@ FailureOr<Tensor> SharedMemoryWorld::finishReduction(
 namespace {
 class StartedReduction : public PendingCollective {
 public:
-  using Compute = std::function<llvm::Expected<Tensor>(ArrayRef<const Tensor *>,
-                                                       int64_t)>;
+  using Compute =
+      std::function<llvm::Expected<Tensor>(ArrayRef<const Tensor *>, int64_t)>;
   StartedReduction(SharedMemoryWorld &world, SharedMemoryCommunicator &self,
                    CollectiveCall call, uint64_t seq, Compute compute)
       : world(world), self(self), call(std::move(call)), seq(seq),
@@ -151,6 +150,7 @@ public:
       result = finish();
     return std::move(*result);
   }
+  bool isComplete() const override { return result.has_value(); }
 
 private:
   FailureOr<Tensor> finish() {
@@ -195,11 +195,11 @@ SharedMemoryCommunicator::startAllReduce(Tensor local, ArrayRef<int64_t> group,
   call.reduction = static_cast<int>(kind);
   if (failed(prepare("all_reduce", local, group, call)))
     return failure();
-  return start(call, std::move(local),
-               [kind](ArrayRef<const Tensor *> in,
-                      int64_t) -> llvm::Expected<Tensor> {
-                 return reduceTensors(in, kind);
-               });
+  return start(
+      call, std::move(local),
+      [kind](ArrayRef<const Tensor *> in, int64_t) -> llvm::Expected<Tensor> {
+        return reduceTensors(in, kind);
+      });
 }
 
 FailureOr<std::unique_ptr<PendingCollective>>
@@ -207,8 +207,7 @@ SharedMemoryCommunicator::startReduceScatter(Tensor local,
                                              ArrayRef<int64_t> group,
                                              int64_t dim, Reduction kind) {
   if (!world->overlapsReductions())
-    return Communicator::startReduceScatter(std::move(local), group, dim,
-                                            kind);
+    return Communicator::startReduceScatter(std::move(local), group, dim, kind);
   CollectiveCall call;
   call.dim = dim;
   call.reduction = static_cast<int>(kind);

@@ -11,7 +11,6 @@
 #include "shardc/Runtime/TensorBlocks.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/JSON.h"
 
 #include <cstring>
 
@@ -407,33 +406,8 @@ FailureOr<std::vector<std::vector<Tensor>>> shardc::simulateOnMesh(
 
 void shardc::writeChromeTrace(const SimulationReport &report,
                               llvm::raw_ostream &os) {
-  // Per device a process with two threads: Perfetto draws the compute and
-  // the communication track one above the other, so overlap is visible.
-  llvm::json::Array events;
-  auto meta = [&](StringRef what, int64_t pid, int64_t tid, std::string name) {
-    events.push_back(
-        llvm::json::Object{{"name", what},
-                           {"ph", "M"},
-                           {"pid", pid},
-                           {"tid", tid},
-                           {"args", llvm::json::Object{{"name", name}}}});
-  };
-  for (int64_t d = 0; d < report.numDevices; ++d) {
-    meta("process_name", d, 0, "device " + std::to_string(d));
-    meta("thread_name", d, 0, "compute");
-    meta("thread_name", d, 1, "communication");
-  }
-  for (const TraceSpan &span : report.trace)
-    events.push_back(llvm::json::Object{{"name", span.name},
-                                        {"cat", span.category},
-                                        {"ph", "X"},
-                                        {"pid", span.device},
-                                        {"tid", span.category == "compute"
-                                                    ? int64_t(0)
-                                                    : int64_t(1)},
-                                        {"ts", span.startSeconds * 1e6},
-                                        {"dur", span.durationSeconds * 1e6}});
-  llvm::json::Object root{{"traceEvents", std::move(events)},
-                          {"displayTimeUnit", "ns"}};
-  os << llvm::json::Value(std::move(root)) << "\n";
+  std::vector<int64_t> devices;
+  for (int64_t d = 0; d < report.numDevices; ++d)
+    devices.push_back(d);
+  writeChromeTrace(devices, report.trace, os);
 }

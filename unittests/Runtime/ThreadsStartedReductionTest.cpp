@@ -40,8 +40,7 @@ class ThreadsStartedReductionTest : public RuntimeTestBase {};
 
 TEST_F(ThreadsStartedReductionTest, GiveTheBlockingCallsBits) {
   constexpr int64_t n = 4;
-  MeshTopology mesh =
-      llvm::cantFail(MeshTopology::create({"a", "b"}, {2, 2}));
+  MeshTopology mesh = llvm::cantFail(MeshTopology::create({"a", "b"}, {2, 2}));
   for (bool overlap : {true, false}) {
     ThreadsOptions options = testOptions();
     options.overlapReductions = overlap;
@@ -132,8 +131,8 @@ TEST_F(ThreadsStartedReductionTest, MismatchedStartsFail) {
       context, 2,
       [&](Communicator &comm) -> LogicalResult {
         Reduction kind = comm.deviceId() == 0 ? Reduction::Sum : Reduction::Max;
-        auto p = comm.startAllReduce(Tensor::scalar(1), comm.everyDevice(),
-                                     kind);
+        auto p =
+            comm.startAllReduce(Tensor::scalar(1), comm.everyDevice(), kind);
         if (failed(p))
           return failure();
         return failed((*p)->wait()) ? failure() : success();

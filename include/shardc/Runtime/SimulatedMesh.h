@@ -15,6 +15,7 @@
 
 #include "shardc/Analysis/CostModel.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Runtime/ChromeTrace.h"
 #include "shardc/Support/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,17 +35,6 @@ struct CollectiveRecord {
   int64_t bytesPerDevice = 0; ///< bytes each device sends
   double seconds = 0;         ///< estimated duration
   std::string value;          ///< the value it moves ("h", ...)
-};
-
-/// One span of the timeline, for the Chrome trace.
-struct TraceSpan {
-  int64_t device;
-  std::string name;
-  /// "compute" or "communication": also the device's track it is drawn on,
-  /// so a collective running beside compute shows as overlapping spans.
-  std::string category;
-  double startSeconds;
-  double durationSeconds;
 };
 
 /// What a training step keeps per device, in bytes, by role (ZeRO's
@@ -75,7 +65,8 @@ struct SimulationReport {
   /// `stepSeconds = computeSeconds + exposedCommunicationSeconds`.
   double stepSeconds = 0;
   double computeSeconds = 0;
-  double communicationSeconds = 0; ///< every collective's time, overlapped or not
+  /// Every collective's time, overlapped or not.
+  double communicationSeconds = 0;
   double exposedCommunicationSeconds = 0;
   /// The overlapped schedule's spans (stepSeconds long).
   std::vector<TraceSpan> trace;
