@@ -493,15 +493,27 @@ StepEstimate shardc::scheduleStep(const StepProfile &prof,
   };
   double perMicrobatch = cf + cb + kc + beyond(kp, cf + cb);
   // The interleaved schedule's devices hold v chunks, each of which sends
-  // its micro-batch's activation on and receives its gradient back; the
-  // stages wait for them (the sends are on the pipeline's critical path).
+  // its micro-batch's activation on and receives its gradient back.
   double v = options.schedule == PipelineScheduleKind::Interleaved
                  ? double(options.virtualStages)
                  : 1.0;
-  double sends = 2 * v * prof.sendSeconds;
+  double send = prof.sendSeconds;
+  double sends = 2 * v * send;
+  // Once the pipeline is full the sends are asynchronous: a chunk's
+  // activation travels while its device runs the next step of the
+  // schedule, at least a chunk's backward (1F1B and interleaved alternate
+  // forwards and backwards; GPipe's next step is a longer forward), and
+  // its gradient while the device runs at least a chunk's forward. Only
+  // what outlasts that compute is exposed (all of it when the devices
+  // time-share the cores). The fill and drain wait for every hop (the
+  // bubble, below).
+  double chunkForward = cf / (p * v), chunkBackward = cb / (p * v);
+  double exposedSends =
+      v * (beyond(send, chunkBackward) + beyond(send, chunkForward));
   e.computeSeconds = (m * (cf + cb) + cu) / p;
   e.exposedCommunicationSeconds =
-      (m * (kc + beyond(kp, cf + cb)) + beyond(kg, cb) + ku) / p + m * sends;
+      (m * (kc + beyond(kp, cf + cb)) + beyond(kg, cb) + ku) / p +
+      m * exposedSends;
   e.pipelineSendSeconds = m * sends;
   // A stage's share of a micro-batch is perMicrobatch / p, and its sends;
   // the first micro-batch reaches the last stage, and the last leaves the

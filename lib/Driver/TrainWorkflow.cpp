@@ -8,6 +8,7 @@
 
 #include "shardc/Driver/TrainWorkflow.h"
 
+#include "shardc/Driver/OutputFile.h"
 #include "shardc/Driver/ReferenceCheck.h"
 
 #include "shardc/Dialect/FunctionInterface.h"
@@ -254,6 +255,10 @@ trainSharded(TrainingSetup &setup, const TrainWorkflowOptions &options,
       for (auto [k, name] : llvm::enumerate(engine.inputNames()))
         if (options.data->feeds(name))
           setup.inputs[k] = options.data->batch(name, s);
+    // Only the last step is traced: recording costs a clock read per
+    // communicator call.
+    if (!options.tracePath.empty() && s + 1 == options.steps)
+      engine.backend().setTracing(true);
     FailureOr<float> loss = engine.trainStep(setup.inputs, optimizer);
     if (failed(loss))
       return failure();
@@ -417,6 +422,23 @@ static FailureOr<bool> checkTraining(const TrainingSetup &setup,
   return ok;
 }
 
+/// --trace: the last step's spans, by each process for its local devices.
+static LogicalResult writeTrace(ShardedEngine &engine,
+                                const TrainWorkflowOptions &options) {
+  if (options.tracePath.empty())
+    return success();
+  MeshBackend &backend = engine.backend();
+  std::vector<TraceSpan> spans = backend.lastTrace();
+  backend.setTracing(false);
+  std::string path = options.tracePath;
+  int64_t first = backend.localDevices().front();
+  if (backend.kind() == BackendKind::Mpi && first != 0)
+    path += ".rank" + std::to_string(first);
+  return writeText(path, [&](llvm::raw_ostream &out) {
+    writeChromeTrace(backend.localDevices(), spans, out);
+  });
+}
+
 FailureOr<bool> shardc::runTrainWorkflow(OwningOpRef<ModuleOp> module,
                                          ArrayRef<Tensor> args,
                                          const TrainWorkflowOptions &options,
@@ -426,7 +448,7 @@ FailureOr<bool> shardc::runTrainWorkflow(OwningOpRef<ModuleOp> module,
   if (failed(setup))
     return failure();
   FailureOr<std::vector<float>> losses = trainSharded(*setup, options, os);
-  if (failed(losses))
+  if (failed(losses) || failed(writeTrace(*setup->engine, options)))
     return failure();
   // The global parameters are assembled (gathered from every rank under
   // mpi) only for what reads them: the check, --out-dir, --save.

@@ -24,6 +24,7 @@ public:
   explicit CompletedCollective(FailureOr<Tensor> result)
       : result(std::move(result)) {}
   FailureOr<Tensor> wait() override { return std::move(result); }
+  bool isComplete() const override { return true; }
 
 private:
   FailureOr<Tensor> result;

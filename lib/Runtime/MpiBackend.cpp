@@ -11,11 +11,13 @@
 
 #include "MpiSupport.h"
 #include "RetainFreedMemory.h"
+#include "TracingCommunicator.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
 
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace shardc;
@@ -182,8 +184,18 @@ FailureOr<DeviceTensors> MpiBackend::run(func::FuncOp spmd,
   InterpreterOptions options;
   options.communicator = communicator.get();
   ScopedBlasThreads blas(kDeviceBlasThreads); // the bits of every backend
+  std::optional<detail::DeviceTimeline> timeline;
+  std::optional<detail::TracingCommunicator> traced;
+  trace.clear();
+  if (tracing) {
+    timeline.emplace(device, detail::DeviceTimeline::Clock::now());
+    traced.emplace(*communicator, *timeline);
+    options.communicator = &*traced;
+  }
   FailureOr<SmallVector<Tensor>> results =
       interpretFunction(spmd, args.front(), options);
+  if (timeline)
+    trace = timeline->finish();
   if (failed(results))
     return fail("see the error above");
   DeviceTensors out(1);

@@ -436,23 +436,28 @@ SharedMemoryCommunicator::reduceScatter(const Tensor &local,
       failed(checkDim(call, "dim", dim, local.rank(),
                       dim >= 0 && dim < local.rank() ? local.dim(dim) : 0, n)))
     return failure();
+  return run(call, local, [&](ArrayRef<const Tensor *> in, int64_t index) {
+    return reduceScatterBlock(in, dim, n, index, kind);
+  });
+}
+
+llvm::Expected<Tensor>
+shardc::detail::reduceScatterBlock(ArrayRef<const Tensor *> inputs, int64_t dim,
+                                   int64_t parts, int64_t index,
+                                   Reduction kind) {
   // Reducing this member's block of every input adds the same elements in
   // the same order as reducing everything and slicing (the simulator).
-  return run(call, local,
-             [&](ArrayRef<const Tensor *> in,
-                 int64_t index) -> llvm::Expected<Tensor> {
-               std::vector<Tensor> blocks;
-               SmallVector<const Tensor *> refs;
-               for (const Tensor *t : in) {
-                 llvm::Expected<Tensor> b = trySliceBlock(*t, dim, n, index);
-                 if (!b)
-                   return b.takeError();
-                 blocks.push_back(std::move(*b));
-               }
-               for (const Tensor &b : blocks)
-                 refs.push_back(&b);
-               return reduceTensors(refs, kind);
-             });
+  std::vector<Tensor> blocks;
+  SmallVector<const Tensor *> refs;
+  for (const Tensor *t : inputs) {
+    llvm::Expected<Tensor> b = trySliceBlock(*t, dim, parts, index);
+    if (!b)
+      return b.takeError();
+    blocks.push_back(std::move(*b));
+  }
+  for (const Tensor &b : blocks)
+    refs.push_back(&b);
+  return reduceTensors(refs, kind);
 }
 
 FailureOr<Tensor> SharedMemoryCommunicator::allToAll(const Tensor &local,

@@ -12,6 +12,14 @@
 // until every member has finished reading before it returns, so no buffer is
 // freed while another thread reads it.
 //
+// A reduction may also be *started* (Communicator::startAllReduce): the
+// member hands its tensor over to a slot of the group and computes on; the
+// k-th reduction each member starts on a group meets the others' k-th, in
+// slots apart from the blocking rendezvous, so the blocking collectives of
+// the ops after it run meanwhile. The slot owns the tensors, so a member
+// that has its result goes on without waiting for the others to read
+// (SharedMemoryStartedReduction.cpp).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SHARDC_LIB_RUNTIME_SHAREDMEMORYCOMMUNICATOR_H
@@ -31,6 +39,13 @@
 #include <vector>
 
 namespace shardc::detail {
+
+/// Member `index`'s block of the reduction of `inputs` (group order) over
+/// `dim` in `parts` blocks: the same elements added in the same order as
+/// reducing everything and slicing (the simulator's reduce_scatter).
+llvm::Expected<Tensor> reduceScatterBlock(llvm::ArrayRef<const Tensor *> inputs,
+                                          int64_t dim, int64_t parts,
+                                          int64_t index, Reduction kind);
 
 /// What a collective call is, compared across the members of a group: they
 /// must all make the same call.
@@ -63,6 +78,7 @@ public:
   int64_t numDevices() const { return deviceCount; }
   mlir::MLIRContext *getContext() const { return context; }
   uint64_t maxTensorBytes() const { return options.maxTensorBytes; }
+  bool overlapsReductions() const { return options.overlapReductions; }
 
   /// Device `device`'s program has returned; if it `failed`, the run aborts
   /// (the first failing device is remembered). Wakes every waiter.
@@ -90,6 +106,25 @@ public:
   /// Aborts the run on behalf of `device` (if nobody failed before).
   void abort(int64_t device);
 
+  /// Hands `local` over as `device`'s part of its next started reduction
+  /// on `call.group`; returns the reduction's sequence number on the group.
+  /// Fails if another member started a different call there.
+  mlir::FailureOr<uint64_t> startReduction(int64_t device,
+                                           const CollectiveCall &call,
+                                           Tensor local, std::string &why);
+  /// Whether every member of `group` has started its reduction `seq`.
+  bool startedByAll(llvm::ArrayRef<int64_t> group, uint64_t seq);
+  /// Waits until every member has started reduction `seq` of `call.group`,
+  /// then lets `compute` build this device's result from the members'
+  /// tensors (group order). Waits as the blocking collectives do (abort,
+  /// deadlock, timeout).
+  mlir::FailureOr<Tensor> finishReduction(
+      int64_t device, const CollectiveCall &call, uint64_t seq,
+      llvm::function_ref<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
+                                                int64_t groupIndex)>
+          compute,
+      std::string &why);
+
 private:
   using Lock = std::unique_lock<std::mutex>;
 
@@ -100,6 +135,23 @@ private:
     int64_t arrived = 0, done = 0;
     uint64_t generation = 0;
   };
+  /// One started reduction: the call and the tensors its members handed
+  /// over (owned here until every member has computed its result).
+  struct StartedSlot {
+    CollectiveCall call;
+    std::vector<Tensor> inputs;
+    std::vector<bool> posted;
+    int64_t arrived = 0, done = 0;
+  };
+  /// A group's started reductions not yet finished by every member, oldest
+  /// first; slot k is sequence number firstSeq + k.
+  struct StartedReductions {
+    std::deque<StartedSlot> slots;
+    uint64_t firstSeq = 0;
+    std::map<int64_t, uint64_t> nextSeq; ///< per member
+  };
+  /// The slot of `seq` on the group of `key`, or null if finished.
+  StartedSlot *startedSlot(const std::vector<int64_t> &key, uint64_t seq);
   /// A blocked device: what it waits for and whether that has happened.
   struct Waiter {
     std::string what;
@@ -137,6 +189,7 @@ private:
   uint64_t barrierGeneration = 0;
   std::vector<std::deque<Tensor>> queues; // [src * n + dest]
   std::map<std::vector<int64_t>, Rendezvous> rendezvous;
+  std::map<std::vector<int64_t>, StartedReductions> started;
 };
 
 /// One device's view of a SharedMemoryWorld.
@@ -171,14 +224,31 @@ public:
   mlir::FailureOr<Tensor>
   collectivePermute(const Tensor &local, llvm::ArrayRef<int64_t> group,
                     llvm::ArrayRef<std::pair<int64_t, int64_t>> pairs) override;
+  /// Started reductions complete where the interpreter first needs them
+  /// (or earlier, between ops, once every member has started them), when
+  /// ThreadsOptions::overlapReductions; otherwise at once.
+  mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  startAllReduce(Tensor local, llvm::ArrayRef<int64_t> group,
+                 Reduction kind) override;
+  mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  startReduceScatter(Tensor local, llvm::ArrayRef<int64_t> group, int64_t dim,
+                     Reduction kind) override;
   using Communicator::allGather;
   using Communicator::allReduce;
   using Communicator::allToAll;
   using Communicator::reduceScatter;
 
-private:
   /// Emits `message` as an error and aborts the run.
   mlir::LogicalResult fail(const llvm::Twine &message);
+
+private:
+  /// Starts `call` with `local`; `compute` (copied: it runs later) builds
+  /// this member's result.
+  mlir::FailureOr<std::unique_ptr<PendingCollective>>
+  start(const CollectiveCall &call, Tensor local,
+        std::function<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
+                                             int64_t)>
+            compute);
   /// Checks `group` (this device in it, ids in range, no repeats) and
   /// `dim`s of `local`; fills `call`.
   mlir::LogicalResult prepare(llvm::StringRef kind, const Tensor &local,

@@ -11,7 +11,6 @@
 #include "shardc/Runtime/TensorBlocks.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/JSON.h"
 
 #include <cstring>
 
@@ -56,8 +55,14 @@ private:
   LogicalResult runCollective(Operation *op);
   void define(Value v, std::vector<Tensor> perDevice);
   void release(Value v);
-  void advance(Operation *op, StringRef name, StringRef category,
-               double seconds);
+  /// Runs `op` for `seconds` on its track of every device (the devices'
+  /// timelines are identical: one SPMD program, the same local sizes):
+  /// in program order on the track, once every operand is ready. Adds it
+  /// to the serial total too.
+  void schedule(Operation *op, StringRef name, StringRef category,
+                double seconds);
+  /// When `op`'s operands are all ready on the overlapped timeline.
+  double operandsReady(Operation *op) const;
 
   func::FuncOp func;
   MeshOp mesh;
@@ -67,7 +72,17 @@ private:
   int64_t numDevices;
   llvm::DenseMap<Value, std::vector<Tensor>> values;
   std::vector<int64_t> liveBytes;
+  /// The serial clock (estimatedSeconds).
   double now = 0;
+  /// The overlapped timeline: when each value is ready, when the compute
+  /// track is next free (it runs ops in program order) and the
+  /// communication track's busy intervals, sorted (a collective takes the
+  /// first idle interval long enough after its operand is ready, so a
+  /// gradient's reduction starts when the gradient is final, not after a
+  /// reduction that comes before it in the program but later in time).
+  llvm::DenseMap<Value, double> readyAt;
+  double computeFree = 0;
+  std::vector<std::pair<double, double>> communicationBusy;
 };
 
 void LockstepExecutor::define(Value v, std::vector<Tensor> perDevice) {
@@ -88,11 +103,39 @@ void LockstepExecutor::release(Value v) {
   values.erase(it);
 }
 
-void LockstepExecutor::advance(Operation *op, StringRef name,
-                               StringRef category, double seconds) {
-  for (int64_t d = 0; d < numDevices; ++d)
-    report.trace.push_back({d, name.str(), category.str(), now, seconds});
+double LockstepExecutor::operandsReady(Operation *op) const {
+  double ready = 0;
+  for (Value v : op->getOperands())
+    ready = std::max(ready, readyAt.lookup(v));
+  return ready;
+}
+
+void LockstepExecutor::schedule(Operation *op, StringRef name,
+                                StringRef category, double seconds) {
   now += seconds;
+  bool communication = category == "communication";
+  (communication ? report.communicationSeconds : report.computeSeconds) +=
+      seconds;
+  double start = operandsReady(op);
+  if (!communication) {
+    start = std::max(start, computeFree);
+    computeFree = start + seconds;
+  } else {
+    auto it = communicationBusy.begin();
+    for (; it != communicationBusy.end(); ++it) {
+      if (it->second <= start)
+        continue; // ends before we could start
+      if (start + seconds <= it->first)
+        break; // fits in the gap before it
+      start = it->second;
+    }
+    communicationBusy.insert(it, {start, start + seconds});
+  }
+  report.stepSeconds = std::max(report.stepSeconds, start + seconds);
+  for (Value v : op->getResults())
+    readyAt[v] = start + seconds;
+  for (int64_t d = 0; d < numDevices; ++d)
+    report.trace.push_back({d, name.str(), category.str(), start, seconds});
 }
 
 } // namespace
@@ -235,8 +278,11 @@ LogicalResult LockstepExecutor::runCollective(Operation *op) {
   record.value = nameOf(op->getOperand(0));
   for (int64_t d = 0; d < numDevices; ++d)
     report.commBytesPerDevice[d] += record.bytesPerDevice;
-  advance(op, record.kind + " " + record.value, "communication",
-          record.seconds);
+  if (record.seconds > 0)
+    schedule(op, record.kind + " " + record.value, "communication",
+             record.seconds);
+  else
+    readyAt[op->getResult(0)] = operandsReady(op);
   report.collectives.push_back(std::move(record));
   define(op->getResult(0), std::move(out));
   return success();
@@ -293,6 +339,8 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
         }
       }
       report.estimatedSeconds = now;
+      report.exposedCommunicationSeconds =
+          report.stepSeconds - report.computeSeconds;
       return results;
     }
     if (isa<CollectiveOpInterface>(op)) {
@@ -327,10 +375,13 @@ LockstepExecutor::run(std::vector<std::vector<Tensor>> deviceArgs) {
       for (int64_t d = 0; d < numDevices; ++d)
         report.flopsPerDevice[d] += flops;
       if (flops > 0)
-        advance(&op,
-                op.getName().stripDialect().str() + " " +
-                    nameOf(op.getResult(0)),
-                "compute", flops / options.machine.flopsPerSecond);
+        schedule(&op,
+                 op.getName().stripDialect().str() + " " +
+                     nameOf(op.getResult(0)),
+                 "compute", flops / options.machine.flopsPerSecond);
+      else // free (a view, a constant): ready with its operands
+        for (Value v : op.getResults())
+          readyAt[v] = operandsReady(&op);
       define(op.getResult(0), std::move(out));
     }
     for (Value v : op.getOperands())
@@ -355,23 +406,8 @@ FailureOr<std::vector<std::vector<Tensor>>> shardc::simulateOnMesh(
 
 void shardc::writeChromeTrace(const SimulationReport &report,
                               llvm::raw_ostream &os) {
-  llvm::json::Array events;
+  std::vector<int64_t> devices;
   for (int64_t d = 0; d < report.numDevices; ++d)
-    events.push_back(llvm::json::Object{
-        {"name", "thread_name"},
-        {"ph", "M"},
-        {"pid", 0},
-        {"tid", d},
-        {"args", llvm::json::Object{{"name", "device " + std::to_string(d)}}}});
-  for (const TraceSpan &span : report.trace)
-    events.push_back(llvm::json::Object{{"name", span.name},
-                                        {"cat", span.category},
-                                        {"ph", "X"},
-                                        {"pid", 0},
-                                        {"tid", span.device},
-                                        {"ts", span.startSeconds * 1e6},
-                                        {"dur", span.durationSeconds * 1e6}});
-  llvm::json::Object root{{"traceEvents", std::move(events)},
-                          {"displayTimeUnit", "ns"}};
-  os << llvm::json::Value(std::move(root)) << "\n";
+    devices.push_back(d);
+  writeChromeTrace(devices, report.trace, os);
 }

@@ -6,6 +6,7 @@
 #include "DevicePool.h"
 #include "RetainFreedMemory.h"
 #include "SharedMemoryCommunicator.h"
+#include "TracingCommunicator.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -106,16 +107,28 @@ public:
              << "the threads backend runs " << numDevices()
              << " devices but was given arguments for " << args.size();
     DeviceTensors results(numDevices());
+    // One clock for every device, so that their tracks line up.
+    std::vector<DeviceTimeline> timelines;
+    std::vector<std::vector<TraceSpan>> deviceSpans(numDevices());
+    trace.clear();
+    if (tracing)
+      for (int64_t d = 0; d < numDevices(); ++d)
+        timelines.emplace_back(d, DeviceTimeline::Clock::now());
     LogicalResult status = runOnPool(
         pool, spmd->getContext(), options,
         [&](int64_t d, Communicator &communicator) -> LogicalResult {
+          std::optional<TracingCommunicator> traced;
+          if (tracing)
+            traced.emplace(communicator, timelines[d]);
           InterpreterOptions interpreterOptions;
-          interpreterOptions.communicator = &communicator;
+          interpreterOptions.communicator = traced ? &*traced : &communicator;
           interpreterOptions.maxTensorBytes = options.maxTensorBytes;
           FailureOr<SmallVector<Tensor>> out =
               interpretFunction(spmd, args[d], interpreterOptions);
           if (failed(out))
             return failure();
+          if (tracing)
+            deviceSpans[d] = timelines[d].finish();
           for (Tensor &t : *out)
             results[d].push_back(std::move(t));
           return success();
@@ -123,8 +136,13 @@ public:
         spmd.getLoc());
     if (failed(status))
       return failure();
+    for (std::vector<TraceSpan> &spans : deviceSpans)
+      for (TraceSpan &span : spans)
+        trace.push_back(std::move(span));
     return results;
   }
+
+  std::vector<TraceSpan> lastTrace() const override { return trace; }
 
   FailureOr<std::vector<Tensor>>
   gatherBlocks(std::vector<Tensor> localBlocks) override {
@@ -142,6 +160,7 @@ private:
   DevicePool pool;
   std::vector<int64_t> devices;
   std::mutex runMutex;
+  std::vector<TraceSpan> trace;
 };
 } // namespace
 

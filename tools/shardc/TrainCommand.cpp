@@ -61,6 +61,13 @@ static cl::opt<std::string>
                       "(np.load) or .safetensors"),
              cl::init(""), cl::sub(shardc::trainCommand));
 
+static cl::opt<std::string> trainTracePath(
+    "trace",
+    cl::desc("Write the last step's timeline as a Chrome trace (Perfetto): "
+             "each device's compute and communication tracks (mpi: rank R "
+             "writes <path>.rank<R>)"),
+    cl::init(""), cl::sub(shardc::trainCommand));
+
 /// The training options of the command line, checked; fails after a
 /// diagnostic.
 static LogicalResult parseTrainOptions(shardc::TrainWorkflowOptions &options) {
@@ -95,6 +102,7 @@ static LogicalResult parseTrainOptions(shardc::TrainWorkflowOptions &options) {
   options.tolerance = trainTolerance;
   options.outDir = trainOutDir;
   options.savePath = savePath;
+  options.tracePath = trainTracePath;
   options.givenByFile = isInputGivenByFile;
   // Rank 0 alone reports progress, whichever backend each rank runs. Under
   // mpirun the bar is never drawn: Open MPI hands every rank a

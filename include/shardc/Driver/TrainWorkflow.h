@@ -43,6 +43,11 @@ struct TrainWorkflowOptions {
   std::string outDir;
   /// Write the final parameters to this checkpoint ("": not).
   std::string savePath;
+  /// Write the last step's timeline here as a Chrome trace ("": not):
+  /// every device's compute and communication tracks (ChromeTrace.h). On
+  /// mpi each rank writes its own device's, rank R to `<path>.rank<R>`
+  /// (rank 0 to `path`).
+  std::string tracePath;
   /// Mini-batches of a data file; null: the fixed batch of the inputs.
   const TrainingData *data = nullptr;
   /// Whether an input's value came from a file (kept as given); the others

@@ -79,6 +79,10 @@ public:
   /// Lets the transport move data without waiting; the interpreter calls it
   /// between ops. Errors are kept for wait().
   virtual void progress() {}
+  /// Whether the result is here, so that wait() returns at once (a trace
+  /// ends the collective's span there). The default, false, lets the span
+  /// run until wait().
+  virtual bool isComplete() const { return false; }
   /// The collective's result, once every member has joined it; the same
   /// failures (and timeouts) as the blocking call.
   virtual mlir::FailureOr<Tensor> wait() = 0;

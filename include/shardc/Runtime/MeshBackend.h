@@ -13,6 +13,7 @@
 #define SHARDC_RUNTIME_MESHBACKEND_H
 
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Runtime/ChromeTrace.h"
 #include "shardc/Support/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,6 +53,16 @@ public:
   /// process: the local ones are moved in, the others fetched (mpi).
   virtual mlir::FailureOr<std::vector<Tensor>>
   gatherBlocks(std::vector<Tensor> localBlocks) = 0;
+
+  /// Record the timeline of the next runs (ChromeTrace.h): the local
+  /// devices' compute and communication spans, simulated time on sim,
+  /// wall-clock time from the run's start on threads and mpi.
+  void setTracing(bool on) { tracing = on; }
+  /// The last run's spans, if it was traced (else empty).
+  virtual std::vector<TraceSpan> lastTrace() const { return {}; }
+
+protected:
+  bool tracing = false;
 };
 
 } // namespace shardc

@@ -85,6 +85,9 @@ public:
   /// The communicator run() uses, for hand-written SPMD code.
   MpiCommunicator &getCommunicator() { return *communicator; }
 
+  /// This rank's device's spans (each rank records its own).
+  std::vector<TraceSpan> lastTrace() const override { return trace; }
+
 private:
   friend mlir::FailureOr<std::unique_ptr<MpiBackend>>
   createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options);
@@ -93,6 +96,7 @@ private:
   std::unique_ptr<MpiCommunicator> communicator;
   llvm::SmallVector<int64_t, 1> local;
   bool abortOnFailure;
+  std::vector<TraceSpan> trace;
 };
 
 /// Fails with a diagnostic at `mesh` unless MPI is initialized and the job

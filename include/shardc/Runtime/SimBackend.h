@@ -32,6 +32,9 @@ public:
 
   /// The report of the last successful run().
   const SimulationReport &lastReport() const { return report; }
+  std::vector<TraceSpan> lastTrace() const override {
+    return tracing ? report.trace : std::vector<TraceSpan>();
+  }
 
 private:
   SimBackend(MeshOp mesh, const SimulationOptions &options, int64_t numDevices);

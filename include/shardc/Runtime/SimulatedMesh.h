@@ -15,6 +15,7 @@
 
 #include "shardc/Analysis/CostModel.h"
 #include "shardc/Dialect/ShardcDialect.h"
+#include "shardc/Runtime/ChromeTrace.h"
 #include "shardc/Support/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,15 +37,6 @@ struct CollectiveRecord {
   std::string value;          ///< the value it moves ("h", ...)
 };
 
-/// One span of the timeline, for the Chrome trace.
-struct TraceSpan {
-  int64_t device;
-  std::string name;
-  std::string category; ///< "compute" or "communication"
-  double startSeconds;
-  double durationSeconds;
-};
-
 /// What a training step keeps per device, in bytes, by role (ZeRO's
 /// accounting): the arguments marked `shardc.param` and
 /// `shardc.optimizer_state`, and the results marked `shardc.gradient_of`.
@@ -63,7 +55,20 @@ struct SimulationReport {
   std::vector<int64_t> peakBytesPerDevice;
   std::vector<int64_t> commBytesPerDevice;
   std::vector<double> flopsPerDevice;
+  /// Every op one after the other: compute plus communication
+  /// (docs/cost-model.md#time); what the auto-sharder minimizes.
   double estimatedSeconds = 0;
+  /// The step with asynchronous collectives: each device computes on one
+  /// track and communicates on another, every op starting when its operands
+  /// are ready and its track is free, so a collective whose result nothing
+  /// needs yet (a gradient's reduction) overlaps the compute after it.
+  /// `stepSeconds = computeSeconds + exposedCommunicationSeconds`.
+  double stepSeconds = 0;
+  double computeSeconds = 0;
+  /// Every collective's time, overlapped or not.
+  double communicationSeconds = 0;
+  double exposedCommunicationSeconds = 0;
+  /// The overlapped schedule's spans (stepSeconds long).
   std::vector<TraceSpan> trace;
 };
 
@@ -93,8 +98,9 @@ combineCollectiveGroup(mlir::Operation *op,
                        llvm::ArrayRef<const Tensor *> inputs,
                        uint64_t maxTensorBytes);
 
-/// Writes `report.trace` as a Chrome trace event file (one track per
-/// device; Perfetto and chrome://tracing open it).
+/// Writes `report.trace` as a Chrome trace event file (one process per
+/// device with a compute and a communication track; Perfetto and
+/// chrome://tracing open it).
 void writeChromeTrace(const SimulationReport &report, llvm::raw_ostream &os);
 
 } // namespace shardc

@@ -50,6 +50,12 @@ struct ThreadsOptions {
   /// Process-wide, applied once by the first backend or runOnThreads that
   /// asks for it.
   bool retainFreedMemory = true;
+  /// Start a gradient's all_reduce / reduce_scatter where the backward pass
+  /// computes it and complete it where its result is first used (or
+  /// between ops, once every member has started it), as the mpi backend's
+  /// --mpi-overlap does: devices do not wait for one another in the middle
+  /// of the backward pass. The same bits either way.
+  bool overlapReductions = true;
   /// Byte budget of every tensor a device computes.
   uint64_t maxTensorBytes = defaultMaxTensorBytes();
 };
