@@ -86,9 +86,10 @@ public:
   }
   Location final() const { return loc; }
 
-  Value op(StringRef part, StringRef mnemonic, ValueRange operands) {
-    return buildElementwise(b, at(part), mnemonic, operands);
-  }
+  /// Builds elementwise ops whose value is the part `part`.
+  GradientBuilder ops(StringRef part) { return GradientBuilder(b, at(part)); }
+  /// Builds the last op, which keeps the composite's location.
+  GradientBuilder last() { return GradientBuilder(b, loc); }
   Value splat(StringRef part, Type type, double v) {
     return buildSplatConstant(b, at(part), type, v);
   }
@@ -115,9 +116,8 @@ public:
     double count = 1;
     for (int64_t d : dims)
       count *= static_cast<double>(shapeOf(x)[d]);
-    Value mean =
-        op(part, "div",
-           {sum, splat((part + "_count").str(), sum.getType(), count)});
+    Value mean = ops(part).div(
+        sum, splat((part + "_count").str(), sum.getType(), count));
     return expand(part, mean, x, dims);
   }
 
@@ -133,8 +133,8 @@ private:
 /// carries no gradient (their values do not depend on it).
 static Value shiftByMax(Expansion &e, Value x, int64_t axis) {
   Value max = e.reduceMax("max", x, {axis});
-  Value fixed = e.op("max_detached", "stop_gradient", {max});
-  return e.op("shifted", "sub", {x, e.expand("max", fixed, x, {axis})});
+  Value fixed = e.ops("max_detached").stopGradient(max);
+  return e.ops("shifted").sub(x, e.expand("max", fixed, x, {axis}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -153,10 +153,9 @@ Value SoftmaxOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   int64_t axis =
       axesOf({static_cast<int64_t>(getAxis())}, rankOf(getInput()))[0];
-  Value exps = e.op("exp", "exp", {shiftByMax(e, getInput(), axis)});
+  Value exps = e.ops("exp").exp(shiftByMax(e, getInput(), axis));
   Value sum = e.reduceSum("sum", exps, {axis});
-  return buildElementwise(b, e.final(), "div",
-                          {exps, e.expand("sum", sum, exps, {axis})});
+  return e.last().div(exps, e.expand("sum", sum, exps, {axis}));
 }
 
 Value LogSoftmaxOp::decompose(OpBuilder &b) {
@@ -164,11 +163,9 @@ Value LogSoftmaxOp::decompose(OpBuilder &b) {
   int64_t axis =
       axesOf({static_cast<int64_t>(getAxis())}, rankOf(getInput()))[0];
   Value shifted = shiftByMax(e, getInput(), axis);
-  Value sum = e.reduceSum("sum", e.op("exp", "exp", {shifted}), {axis});
-  Value lse = e.op("logsumexp", "log", {sum});
-  return buildElementwise(
-      b, e.final(), "sub",
-      {shifted, e.expand("logsumexp", lse, shifted, {axis})});
+  Value sum = e.reduceSum("sum", e.ops("exp").exp(shifted), {axis});
+  Value lse = e.ops("logsumexp").log(sum);
+  return e.last().sub(shifted, e.expand("logsumexp", lse, shifted, {axis}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,16 +235,14 @@ Value LayerNormOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  Value centered = e.op("centered", "sub", {x, e.meanLike("mean", x, axes)});
-  Value var =
-      e.meanLike("var", e.op("square", "mul", {centered, centered}), axes);
+  Value centered = e.ops("centered").sub(x, e.meanLike("mean", x, axes));
+  Value var = e.meanLike("var", e.ops("square").mul(centered, centered), axes);
   Value eps = e.splat("epsilon", x.getType(), getEpsilon().convertToDouble());
-  Value scale = e.op("rstd", "rsqrt", {e.op("var_eps", "add", {var, eps})});
-  Value normalized = e.op("normalized", "mul", {centered, scale});
+  Value scale = e.ops("rstd").rsqrt(e.ops("var_eps").add(var, eps));
+  Value normalized = e.ops("normalized").mul(centered, scale);
   Value gamma = e.broadcastOn("gamma", getGamma(), x, axes);
   Value beta = e.broadcastOn("beta", getBeta(), x, axes);
-  return buildElementwise(b, e.final(), "add",
-                          {e.op("scaled", "mul", {normalized, gamma}), beta});
+  return e.last().add(e.ops("scaled").mul(normalized, gamma), beta);
 }
 
 // x * rsqrt(mean(x^2) + eps) * gamma.
@@ -255,14 +250,11 @@ Value RmsNormOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  Value meanSquare = e.meanLike("ms", e.op("square", "mul", {x, x}), axes);
+  Value meanSquare = e.meanLike("ms", e.ops("square").mul(x, x), axes);
   Value eps = e.splat("epsilon", x.getType(), getEpsilon().convertToDouble());
-  Value scale =
-      e.op("rrms", "rsqrt", {e.op("ms_eps", "add", {meanSquare, eps})});
-  Value normalized = e.op("normalized", "mul", {x, scale});
-  return buildElementwise(
-      b, e.final(), "mul",
-      {normalized, e.broadcastOn("gamma", getGamma(), x, axes)});
+  Value scale = e.ops("rrms").rsqrt(e.ops("ms_eps").add(meanSquare, eps));
+  Value normalized = e.ops("normalized").mul(x, scale);
+  return e.last().mul(normalized, e.broadcastOn("gamma", getGamma(), x, axes));
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,8 +288,7 @@ Value MeanOp::decompose(OpBuilder &b) {
   double count = 1;
   for (int64_t d : dims)
     count *= static_cast<double>(shapeOf(x)[d]);
-  return buildElementwise(b, e.final(), "div",
-                          {sum, e.splat("count", sum.getType(), count)});
+  return e.last().div(sum, e.splat("count", sum.getType(), count));
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,8 +332,8 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
   Value logits = getLogits(), labels = getLabels();
   int64_t classDim = rankOf(logits) - 1;
   Value shifted = shiftByMax(e, logits, classDim);
-  Value sum = e.reduceSum("sum", e.op("exp", "exp", {shifted}), {classDim});
-  Value lse = e.op("logsumexp", "log", {sum});
+  Value sum = e.reduceSum("sum", e.ops("exp").exp(shifted), {classDim});
+  Value lse = e.ops("logsumexp").log(sum);
 
   auto labelType = cast<RankedTensorType>(labels.getType());
   auto classIdType =
@@ -355,13 +346,12 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
   Value picked = e.reduceSum(
       "picked", buildSelect(b, e.at("masked"), oneHot, shifted, zeros),
       {classDim});
-  Value perPosition = e.op("per_position", "sub", {lse, picked});
+  Value perPosition = e.ops("per_position").sub(lse, picked);
   SmallVector<int64_t> all = iota(0, classDim);
   Value total = e.reduceSum("total", perPosition, all);
   double count = static_cast<double>(
       cast<RankedTensorType>(perPosition.getType()).getNumElements());
-  return buildElementwise(b, e.final(), "div",
-                          {total, e.splat("count", total.getType(), count)});
+  return e.last().div(total, e.splat("count", total.getType(), count));
 }
 
 //===----------------------------------------------------------------------===//
@@ -427,7 +417,7 @@ LogSoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc, Value g,
   int64_t axis = axesOf({static_cast<int64_t>(getAxis())}, rankOf(y))[0];
   Value total =
       gb.broadcast(gb.reduceSum(g, {axis}), y, otherDims(rankOf(y), {axis}));
-  out[0] = gb.sub(g, gb.mul(gb.op("exp", {y}), total));
+  out[0] = gb.sub(g, gb.mul(gb.exp(y), total));
   return success();
 }
 
@@ -462,8 +452,8 @@ LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   Value negatedMean = rowMean(gb, gb.neg(x), axes, count);
   Value centered = gb.add(x, gb.broadcast(negatedMean, x, kept));
   Value var = rowMean(gb, gb.mul(centered, centered), axes, count);
-  Value rstd = gb.op(
-      "rsqrt", {gb.add(var, gb.splat(var, getEpsilon().convertToDouble()))});
+  Value rstd =
+      gb.rsqrt(gb.add(var, gb.splat(var, getEpsilon().convertToDouble())));
   Value rscale = gb.broadcast(rstd, x, kept);
   Value xhat = gb.mul(centered, rscale);
   if (want(wanted, 0)) {
@@ -491,9 +481,8 @@ LogicalResult RmsNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   // ops (see above).
   Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), axes);
   Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -count));
-  Value rrms = gb.op(
-      "rsqrt", {gb.add(meanSquare,
-                       gb.splat(meanSquare, getEpsilon().convertToDouble()))});
+  Value rrms = gb.rsqrt(
+      gb.add(meanSquare, gb.splat(meanSquare, getEpsilon().convertToDouble())));
   Value rscale = gb.broadcast(rrms, x, kept);
   Value xhat = gb.mul(x, rscale);
   if (want(wanted, 0)) {
