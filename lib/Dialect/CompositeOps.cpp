@@ -421,20 +421,52 @@ LogSoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc, Value g,
   return success();
 }
 
-/// The cotangent of a norm's input, given its normalized input `xhat`,
-/// the reciprocal scale `rscale` (broadcast), `dy = g * gamma` and whether
-/// the norm subtracts the mean:
-/// rscale * (dy - [mean(dy)] - xhat * mean(dy * xhat)), means over `axes`.
-static Value normInputCotangent(GradientBuilder &gb, Value xhat, Value rscale,
-                                Value dy, ArrayRef<int64_t> axes,
-                                ArrayRef<int64_t> kept, double count,
-                                bool centered) {
-  Value projection =
-      gb.broadcast(rowMean(gb, gb.mul(dy, xhat), axes, count), xhat, kept);
-  Value inner = dy;
-  if (centered)
-    inner = gb.sub(dy, gb.broadcast(rowMean(gb, dy, axes, count), xhat, kept));
-  return gb.mul(gb.sub(inner, gb.mul(xhat, projection)), rscale);
+namespace {
+/// What the two norms' gradient rules share: the dims a row spans (`axes`)
+/// and the others (`kept`), its element count, and, once `normalize` has
+/// run, the reciprocal scale broadcast over the rows and the normalized
+/// input.
+struct NormRows {
+  NormRows(Value x, ArrayRef<int64_t> normAxes)
+      : axes(axesOf(normAxes, rankOf(x))), kept(otherDims(rankOf(x), axes)),
+        count(countOver(x, axes)) {}
+
+  /// `base * rsqrt(statistic + epsilon)`, the row statistic (a variance,
+  /// a mean square) broadcast back over its row.
+  void normalize(GradientBuilder &gb, Value base, Value statistic,
+                 double epsilon) {
+    Value rstd = gb.rsqrt(gb.add(statistic, gb.splat(statistic, epsilon)));
+    rscale = gb.broadcast(rstd, base, kept);
+    xhat = gb.mul(base, rscale);
+  }
+
+  SmallVector<int64_t> axes, kept;
+  double count;
+  Value rscale, xhat;
+};
+} // namespace
+
+/// The cotangents of a norm's input (out[0]) and gamma (out[1]), where
+/// wanted, given its normalized rows, the result cotangent `g` and whether
+/// the norm subtracts the mean. With `dy = g * gamma`:
+/// d input = rscale * (dy - [mean(dy)] - xhat * mean(dy * xhat)),
+/// d gamma = the sum of `g * xhat` over the rows.
+static void normCotangents(GradientBuilder &gb, const NormRows &rows, Value g,
+                           Value gamma, bool centered, ArrayRef<bool> wanted,
+                           SmallVectorImpl<Value> &out) {
+  Value xhat = rows.xhat;
+  if (want(wanted, 0)) {
+    Value dy = gb.mul(g, gb.broadcast(gamma, xhat, rows.axes));
+    Value projection = gb.broadcast(
+        rowMean(gb, gb.mul(dy, xhat), rows.axes, rows.count), xhat, rows.kept);
+    Value inner = dy;
+    if (centered)
+      inner = gb.sub(dy, gb.broadcast(rowMean(gb, dy, rows.axes, rows.count),
+                                      xhat, rows.kept));
+    out[0] = gb.mul(gb.sub(inner, gb.mul(xhat, projection)), rows.rscale);
+  }
+  if (want(wanted, 1))
+    out[1] = gb.reduceSum(gb.mul(g, xhat), rows.kept);
 }
 
 LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
@@ -444,27 +476,16 @@ LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   clearCotangents(*this, out);
   GradientBuilder gb(b, loc);
   Value x = getInput();
-  SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  SmallVector<int64_t> kept = otherDims(rankOf(x), axes);
-  double count = countOver(x, axes);
+  NormRows rows(x, getAxes());
   // x - mean as x + mean(-x): the expansion's `centered`, by other ops
   // (see above).
-  Value negatedMean = rowMean(gb, gb.neg(x), axes, count);
-  Value centered = gb.add(x, gb.broadcast(negatedMean, x, kept));
-  Value var = rowMean(gb, gb.mul(centered, centered), axes, count);
-  Value rstd =
-      gb.rsqrt(gb.add(var, gb.splat(var, getEpsilon().convertToDouble())));
-  Value rscale = gb.broadcast(rstd, x, kept);
-  Value xhat = gb.mul(centered, rscale);
-  if (want(wanted, 0)) {
-    Value dy = gb.mul(g, gb.broadcast(getGamma(), x, axes));
-    out[0] = normInputCotangent(gb, xhat, rscale, dy, axes, kept, count,
-                                /*centered=*/true);
-  }
-  if (want(wanted, 1))
-    out[1] = gb.reduceSum(gb.mul(g, xhat), kept);
+  Value negatedMean = rowMean(gb, gb.neg(x), rows.axes, rows.count);
+  Value centered = gb.add(x, gb.broadcast(negatedMean, x, rows.kept));
+  Value var = rowMean(gb, gb.mul(centered, centered), rows.axes, rows.count);
+  rows.normalize(gb, centered, var, getEpsilon().convertToDouble());
+  normCotangents(gb, rows, g, getGamma(), /*centered=*/true, wanted, out);
   if (want(wanted, 2))
-    out[2] = gb.reduceSum(g, kept);
+    out[2] = gb.reduceSum(g, rows.kept);
   return success();
 }
 
@@ -474,24 +495,13 @@ LogicalResult RmsNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   clearCotangents(*this, out);
   GradientBuilder gb(b, loc);
   Value x = getInput();
-  SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  SmallVector<int64_t> kept = otherDims(rankOf(x), axes);
-  double count = countOver(x, axes);
+  NormRows rows(x, getAxes());
   // mean(x * x) as sum(x * -x) / -count: the expansion's bits, by other
   // ops (see above).
-  Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), axes);
-  Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -count));
-  Value rrms = gb.rsqrt(
-      gb.add(meanSquare, gb.splat(meanSquare, getEpsilon().convertToDouble())));
-  Value rscale = gb.broadcast(rrms, x, kept);
-  Value xhat = gb.mul(x, rscale);
-  if (want(wanted, 0)) {
-    Value dy = gb.mul(g, gb.broadcast(getGamma(), x, axes));
-    out[0] = normInputCotangent(gb, xhat, rscale, dy, axes, kept, count,
-                                /*centered=*/false);
-  }
-  if (want(wanted, 1))
-    out[1] = gb.reduceSum(gb.mul(g, xhat), kept);
+  Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), rows.axes);
+  Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -rows.count));
+  rows.normalize(gb, x, meanSquare, getEpsilon().convertToDouble());
+  normCotangents(gb, rows, g, getGamma(), /*centered=*/false, wanted, out);
   return success();
 }
 
