@@ -1,16 +1,20 @@
 //===- CollectiveOps.cpp - the collective ops -----------------------------===//
 //
 // What a collective is (CollectiveOpInterface, its kind's byte and message
-// formulas) and the collectives' verifiers, with those of axis_index, the
-// other SPMD-only op. They name a mesh by symbol, so their checks run in
-// verifySymbolUses, where the symbol table is cached.
+// formulas), what its attributes allow and the result shape they give
+// (CollectiveShapes.h: the verifiers, the JSON importer and the
+// interpreter all ask here) and the collectives' verifiers, with those of
+// axis_index, the other SPMD-only op. They name a mesh by symbol, so their
+// checks run in verifySymbolUses, where the symbol table is cached.
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardc/Dialect/CollectiveShapes.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/UnevenDims.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -143,36 +147,205 @@ static FailureOr<int64_t> verifyGroup(Operation *op,
   return groupSizeOf(mesh, axes);
 }
 
-static LogicalResult checkDim(Operation *op, int64_t dim, int64_t rank,
-                              StringRef name) {
-  if (dim < 0 || dim >= rank)
-    return op->emitOpError()
-           << name << " " << dim << " is out of range for rank " << rank;
-  return success();
+std::optional<CollectiveKind>
+shardc::symbolizeCollectiveKind(StringRef mnemonic) {
+  for (CollectiveKind kind :
+       {CollectiveKind::AllReduce, CollectiveKind::ReduceScatter,
+        CollectiveKind::AllGather, CollectiveKind::AllToAll,
+        CollectiveKind::AllSlice, CollectiveKind::CollectivePermute})
+    if (stringifyCollectiveKind(kind) == mnemonic)
+      return kind;
+  return std::nullopt;
 }
 
-/// Expects `result` to be `input` with each dim of `gathers` concatenated
-/// from the group's `n` blocks and each dim of `splits` cut into `n`. An
-/// uneven dim (docs/sharding.md#uneven-dims) is padded: a cut dim becomes
-/// ceil(size / n), and a gathered dim may drop padding past the size the
-/// result type gives, as long as the input is that size's block
-/// (ceil(result / n)).
-static LogicalResult
-checkScaledType(Operation *op, RankedTensorType input, RankedTensorType result,
-                ArrayRef<std::pair<int64_t, int64_t>> gathers,
-                ArrayRef<std::pair<int64_t, int64_t>> splits) {
-  SmallVector<int64_t> shape(input.getShape());
-  for (auto [d, n] : splits)
-    shape[d] = paddedBlockSize(shape[d], n);
-  for (auto [d, n] : gathers) {
-    // The gathered size the result names, if its block is the input's.
-    if (result.getRank() == input.getRank() &&
-        paddedBlockSize(result.getDimSize(d), n) == shape[d])
-      shape[d] = result.getDimSize(d);
-    else
-      shape[d] *= n;
+bool shardc::concatenatesBlocks(CollectiveKind kind) {
+  return kind == CollectiveKind::AllGather || kind == CollectiveKind::AllToAll;
+}
+
+int64_t shardc::getCutDim(CollectiveOpInterface op) {
+  switch (op.getCollectiveKind()) {
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllSlice:
+  case CollectiveKind::AllToAll:
+    return op.getCollectiveDim();
+  default:
+    return -1;
   }
-  auto expected = RankedTensorType::get(shape, input.getElementType());
+}
+
+int64_t shardc::getConcatenatedDim(CollectiveOpInterface op) {
+  switch (op.getCollectiveKind()) {
+  case CollectiveKind::AllGather:
+    return op.getCollectiveDim();
+  case CollectiveKind::AllToAll:
+    return op.getCollectiveConcatDim();
+  default:
+    return -1;
+  }
+}
+
+std::pair<int64_t, int64_t> shardc::concatenatedSizes(int64_t block,
+                                                      int64_t groupSize) {
+  if (block <= 0 || groupSize <= 1)
+    return {block * groupSize, block * groupSize};
+  // Blocks of `block` hold a dim of size s exactly when ceil(s / groupSize)
+  // is `block`.
+  return {(block - 1) * groupSize + 1, block * groupSize};
+}
+
+/// A `pairs` entry as (source, target): a two-integer array (the textual
+/// form `[[0, 1]]` and the JSON importer build these) or a two-element i64
+/// array attribute.
+static std::optional<std::pair<int64_t, int64_t>> asPair(Attribute entry) {
+  if (auto pair = dyn_cast<DenseI64ArrayAttr>(entry); pair && pair.size() == 2)
+    return std::make_pair(pair[0], pair[1]);
+  auto arr = dyn_cast<ArrayAttr>(entry);
+  if (arr && arr.size() == 2 && isa<IntegerAttr>(arr[0]) &&
+      isa<IntegerAttr>(arr[1]))
+    return std::make_pair(cast<IntegerAttr>(arr[0]).getInt(),
+                          cast<IntegerAttr>(arr[1]).getInt());
+  return std::nullopt;
+}
+
+/// `[0, 1, 2]`: a `pairs` entry as a user wrote it, integers without
+/// their type.
+static std::string entryText(Attribute entry) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (auto ints = dyn_cast<DenseI64ArrayAttr>(entry)) {
+    os << "[";
+    llvm::interleaveComma(ints.asArrayRef(), os);
+    os << "]";
+  } else if (auto arr = dyn_cast<ArrayAttr>(entry)) {
+    os << "[";
+    llvm::interleaveComma(arr, os, [&](Attribute a) {
+      if (auto n = dyn_cast<IntegerAttr>(a))
+        os << n.getInt();
+      else
+        os << a;
+    });
+    os << "]";
+  } else {
+    os << entry;
+  }
+  return out;
+}
+
+SmallVector<std::pair<int64_t, int64_t>>
+CollectivePermuteOp::getSourceTargetPairs() {
+  SmallVector<std::pair<int64_t, int64_t>> out;
+  for (Attribute a : getPairs())
+    if (std::optional<std::pair<int64_t, int64_t>> pair = asPair(a))
+      out.push_back(*pair);
+  return out;
+}
+
+/// Every pair is [source, target] group indices, no source and no target
+/// twice.
+static std::optional<CollectiveProblem> checkPairs(CollectivePermuteOp op,
+                                                   int64_t groupSize) {
+  llvm::DenseSet<int64_t> sources, targets;
+  for (auto [i, entry] : llvm::enumerate(op.getPairs())) {
+    auto problem = [&, i = i](const Twine &why) {
+      return CollectiveProblem{"pairs", static_cast<int64_t>(i), why.str()};
+    };
+    std::optional<std::pair<int64_t, int64_t>> pair = asPair(entry);
+    if (!pair)
+      return problem("pairs must be a list of [source, target] integer "
+                     "pairs, got " +
+                     entryText(entry));
+    auto [s, t] = *pair;
+    if (s < 0 || s >= groupSize || t < 0 || t >= groupSize)
+      return problem("pair [" + Twine(s) + ", " + Twine(t) +
+                     "] is outside the group of size " + Twine(groupSize));
+    if (!sources.insert(s).second)
+      return problem("source " + Twine(s) + " appears twice");
+    if (!targets.insert(t).second)
+      return problem("target " + Twine(t) + " appears twice");
+  }
+  return std::nullopt;
+}
+
+std::optional<CollectiveProblem>
+shardc::checkCollective(CollectiveOpInterface op, ArrayRef<int64_t> input,
+                        int64_t groupSize) {
+  CollectiveKind kind = op.getCollectiveKind();
+  if (kind == CollectiveKind::CollectivePermute)
+    return checkPairs(cast<CollectivePermuteOp>(op.getOperation()), groupSize);
+  if (kind == CollectiveKind::AllReduce)
+    return std::nullopt;
+  int64_t rank = input.size();
+  auto outOfRange = [&](StringRef name,
+                        int64_t dim) -> std::optional<CollectiveProblem> {
+    if (dim >= 0 && dim < rank)
+      return std::nullopt;
+    return CollectiveProblem{
+        name.str(), -1,
+        (name + " " + Twine(dim) + " is out of range for rank " + Twine(rank))
+            .str()};
+  };
+  StringRef concatName = "dim";
+  if (kind == CollectiveKind::AllToAll) {
+    int64_t split = op.getCollectiveDim(), concat = op.getCollectiveConcatDim();
+    concatName = "concat_dim";
+    if (auto problem = outOfRange("split_dim", split))
+      return problem;
+    if (auto problem = outOfRange("concat_dim", concat))
+      return problem;
+    if (split == concat)
+      return CollectiveProblem{"concat_dim", -1,
+                               "split_dim and concat_dim must differ (both "
+                               "are " +
+                                   std::to_string(split) + ")"};
+  } else if (auto problem = outOfRange("dim", op.getCollectiveDim())) {
+    return problem;
+  }
+  int64_t concat = getConcatenatedDim(op), whole = 0;
+  if (concat >= 0 && __builtin_mul_overflow(input[concat], groupSize, &whole))
+    return CollectiveProblem{concatName.str(), -1,
+                             "gathering dim " + std::to_string(concat) +
+                                 " over " + std::to_string(groupSize) +
+                                 " devices overflows 64 bits"};
+  return std::nullopt;
+}
+
+SmallVector<int64_t>
+shardc::getCollectiveResultShape(CollectiveOpInterface op,
+                                 ArrayRef<int64_t> input, int64_t groupSize,
+                                 std::optional<int64_t> concatenatedSize) {
+  SmallVector<int64_t> shape(input);
+  if (int64_t cut = getCutDim(op); cut >= 0)
+    shape[cut] = paddedBlockSize(shape[cut], groupSize);
+  if (int64_t concat = getConcatenatedDim(op); concat >= 0)
+    shape[concat] =
+        concatenatedSize ? *concatenatedSize : shape[concat] * groupSize;
+  return shape;
+}
+
+/// Checks `op`'s attributes and its result type over a group of
+/// `groupSize` devices. A concatenated dim may drop the padding of an
+/// uneven dim: the result type names the size it keeps.
+static LogicalResult verifyCollectiveShape(CollectiveOpInterface op,
+                                           int64_t groupSize) {
+  auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!input || !result)
+    return op->emitOpError("needs ranked tensors");
+  if (std::optional<CollectiveProblem> problem =
+          checkCollective(op, input.getShape(), groupSize))
+    return op->emitOpError() << problem->message;
+  std::optional<int64_t> kept;
+  int64_t concat = getConcatenatedDim(op);
+  if (concat >= 0 && result.getRank() == input.getRank()) {
+    auto [lowest, highest] =
+        concatenatedSizes(input.getDimSize(concat), groupSize);
+    int64_t size = result.getDimSize(concat);
+    if (size >= lowest && size <= highest)
+      kept = size;
+  }
+  auto expected = RankedTensorType::get(
+      getCollectiveResultShape(op, input.getShape(), groupSize, kept),
+      input.getElementType());
   if (expected != result)
     return op->emitOpError() << "result type " << result
                              << " does not match the expected " << expected;
@@ -189,15 +362,6 @@ SHARDC_GROUP_SIZE(AllSliceOp)
 SHARDC_GROUP_SIZE(CollectivePermuteOp)
 #undef SHARDC_GROUP_SIZE
 
-LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
-  if (failed(n) ||
-      failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
-    return failure();
-  return checkScaledType(*this, getInput().getType(), getResult().getType(),
-                         {{getDim(), *n}}, {});
-}
-
 /// A sum of booleans is no boolean: i1 reduces with max (which is `or`).
 static LogicalResult checkReductionOfType(Operation *op, ReductionKind kind,
                                           Type type) {
@@ -208,81 +372,45 @@ static LogicalResult checkReductionOfType(Operation *op, ReductionKind kind,
   return success();
 }
 
+/// The checks every collective shares: its mesh and axes, then its
+/// attributes and result type against its group.
+static LogicalResult verifyCollective(CollectiveOpInterface op,
+                                      SymbolTableCollection &symbols) {
+  FailureOr<int64_t> n =
+      verifyGroup(op, symbols, op.getMeshAttr(), op.getAxes());
+  if (failed(n))
+    return failure();
+  return verifyCollectiveShape(op, *n);
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  return verifyCollective(*this, symbols);
+}
+
 LogicalResult
 ReduceScatterOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(checkReductionOfType(*this, getReduction(), getInput().getType())))
     return failure();
-  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
-  if (failed(n) ||
-      failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
-    return failure();
-  return checkScaledType(*this, getInput().getType(), getResult().getType(), {},
-                         {{getDim(), *n}});
+  return verifyCollective(*this, symbols);
 }
 
 LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(checkReductionOfType(*this, getReduction(), getInput().getType())))
     return failure();
-  return verifyGroup(*this, symbols, getMeshAttr(), getAxes());
+  return verifyCollective(*this, symbols);
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
-  int64_t rank = getInput().getType().getRank();
-  if (failed(n) || failed(checkDim(*this, getSplitDim(), rank, "split_dim")) ||
-      failed(checkDim(*this, getConcatDim(), rank, "concat_dim")))
-    return failure();
-  if (getSplitDim() == getConcatDim())
-    return emitOpError("split_dim and concat_dim must differ");
-  return checkScaledType(*this, getInput().getType(), getResult().getType(),
-                         {{getConcatDim(), *n}}, {{getSplitDim(), *n}});
+  return verifyCollective(*this, symbols);
 }
 
 LogicalResult AllSliceOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
-  if (failed(n) ||
-      failed(checkDim(*this, getDim(), getInput().getType().getRank(), "dim")))
-    return failure();
-  return checkScaledType(*this, getInput().getType(), getResult().getType(), {},
-                         {{getDim(), *n}});
-}
-
-SmallVector<std::pair<int64_t, int64_t>>
-CollectivePermuteOp::getSourceTargetPairs() {
-  SmallVector<std::pair<int64_t, int64_t>> out;
-  for (Attribute a : getPairs()) {
-    auto pair = dyn_cast<DenseI64ArrayAttr>(a);
-    auto arr = dyn_cast<ArrayAttr>(a);
-    if (pair && pair.size() == 2)
-      out.push_back({pair[0], pair[1]});
-    else if (arr && arr.size() == 2 && isa<IntegerAttr>(arr[0]) &&
-             isa<IntegerAttr>(arr[1]))
-      out.push_back({cast<IntegerAttr>(arr[0]).getInt(),
-                     cast<IntegerAttr>(arr[1]).getInt()});
-  }
-  return out;
+  return verifyCollective(*this, symbols);
 }
 
 LogicalResult
 CollectivePermuteOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  FailureOr<int64_t> n = verifyGroup(*this, symbols, getMeshAttr(), getAxes());
-  if (failed(n))
-    return failure();
-  auto pairs = getSourceTargetPairs();
-  if (pairs.size() != getPairs().size())
-    return emitOpError("pairs must be a list of [source, target] integer "
-                       "pairs");
-  llvm::DenseSet<int64_t> sources, targets;
-  for (auto [s, t] : pairs) {
-    if (s < 0 || s >= *n || t < 0 || t >= *n)
-      return emitOpError() << "pair [" << s << ", " << t
-                           << "] is outside the group of size " << *n;
-    if (!sources.insert(s).second)
-      return emitOpError() << "source " << s << " appears twice";
-    if (!targets.insert(t).second)
-      return emitOpError() << "target " << t << " appears twice";
-  }
-  return success();
+  return verifyCollective(*this, symbols);
 }
 
 //===----------------------------------------------------------------------===//

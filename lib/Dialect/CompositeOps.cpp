@@ -86,9 +86,10 @@ public:
   }
   Location final() const { return loc; }
 
-  Value op(StringRef part, StringRef mnemonic, ValueRange operands) {
-    return buildElementwise(b, at(part), mnemonic, operands);
-  }
+  /// Builds elementwise ops whose value is the part `part`.
+  GradientBuilder ops(StringRef part) { return GradientBuilder(b, at(part)); }
+  /// Builds the last op, which keeps the composite's location.
+  GradientBuilder last() { return GradientBuilder(b, loc); }
   Value splat(StringRef part, Type type, double v) {
     return buildSplatConstant(b, at(part), type, v);
   }
@@ -115,9 +116,8 @@ public:
     double count = 1;
     for (int64_t d : dims)
       count *= static_cast<double>(shapeOf(x)[d]);
-    Value mean =
-        op(part, "div",
-           {sum, splat((part + "_count").str(), sum.getType(), count)});
+    Value mean = ops(part).div(
+        sum, splat((part + "_count").str(), sum.getType(), count));
     return expand(part, mean, x, dims);
   }
 
@@ -133,8 +133,8 @@ private:
 /// carries no gradient (their values do not depend on it).
 static Value shiftByMax(Expansion &e, Value x, int64_t axis) {
   Value max = e.reduceMax("max", x, {axis});
-  Value fixed = e.op("max_detached", "stop_gradient", {max});
-  return e.op("shifted", "sub", {x, e.expand("max", fixed, x, {axis})});
+  Value fixed = e.ops("max_detached").stopGradient(max);
+  return e.ops("shifted").sub(x, e.expand("max", fixed, x, {axis}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -153,10 +153,9 @@ Value SoftmaxOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   int64_t axis =
       axesOf({static_cast<int64_t>(getAxis())}, rankOf(getInput()))[0];
-  Value exps = e.op("exp", "exp", {shiftByMax(e, getInput(), axis)});
+  Value exps = e.ops("exp").exp(shiftByMax(e, getInput(), axis));
   Value sum = e.reduceSum("sum", exps, {axis});
-  return buildElementwise(b, e.final(), "div",
-                          {exps, e.expand("sum", sum, exps, {axis})});
+  return e.last().div(exps, e.expand("sum", sum, exps, {axis}));
 }
 
 Value LogSoftmaxOp::decompose(OpBuilder &b) {
@@ -164,11 +163,9 @@ Value LogSoftmaxOp::decompose(OpBuilder &b) {
   int64_t axis =
       axesOf({static_cast<int64_t>(getAxis())}, rankOf(getInput()))[0];
   Value shifted = shiftByMax(e, getInput(), axis);
-  Value sum = e.reduceSum("sum", e.op("exp", "exp", {shifted}), {axis});
-  Value lse = e.op("logsumexp", "log", {sum});
-  return buildElementwise(
-      b, e.final(), "sub",
-      {shifted, e.expand("logsumexp", lse, shifted, {axis})});
+  Value sum = e.reduceSum("sum", e.ops("exp").exp(shifted), {axis});
+  Value lse = e.ops("logsumexp").log(sum);
+  return e.last().sub(shifted, e.expand("logsumexp", lse, shifted, {axis}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -238,16 +235,14 @@ Value LayerNormOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  Value centered = e.op("centered", "sub", {x, e.meanLike("mean", x, axes)});
-  Value var =
-      e.meanLike("var", e.op("square", "mul", {centered, centered}), axes);
+  Value centered = e.ops("centered").sub(x, e.meanLike("mean", x, axes));
+  Value var = e.meanLike("var", e.ops("square").mul(centered, centered), axes);
   Value eps = e.splat("epsilon", x.getType(), getEpsilon().convertToDouble());
-  Value scale = e.op("rstd", "rsqrt", {e.op("var_eps", "add", {var, eps})});
-  Value normalized = e.op("normalized", "mul", {centered, scale});
+  Value scale = e.ops("rstd").rsqrt(e.ops("var_eps").add(var, eps));
+  Value normalized = e.ops("normalized").mul(centered, scale);
   Value gamma = e.broadcastOn("gamma", getGamma(), x, axes);
   Value beta = e.broadcastOn("beta", getBeta(), x, axes);
-  return buildElementwise(b, e.final(), "add",
-                          {e.op("scaled", "mul", {normalized, gamma}), beta});
+  return e.last().add(e.ops("scaled").mul(normalized, gamma), beta);
 }
 
 // x * rsqrt(mean(x^2) + eps) * gamma.
@@ -255,14 +250,11 @@ Value RmsNormOp::decompose(OpBuilder &b) {
   Expansion e(b, *this);
   Value x = getInput();
   SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  Value meanSquare = e.meanLike("ms", e.op("square", "mul", {x, x}), axes);
+  Value meanSquare = e.meanLike("ms", e.ops("square").mul(x, x), axes);
   Value eps = e.splat("epsilon", x.getType(), getEpsilon().convertToDouble());
-  Value scale =
-      e.op("rrms", "rsqrt", {e.op("ms_eps", "add", {meanSquare, eps})});
-  Value normalized = e.op("normalized", "mul", {x, scale});
-  return buildElementwise(
-      b, e.final(), "mul",
-      {normalized, e.broadcastOn("gamma", getGamma(), x, axes)});
+  Value scale = e.ops("rrms").rsqrt(e.ops("ms_eps").add(meanSquare, eps));
+  Value normalized = e.ops("normalized").mul(x, scale);
+  return e.last().mul(normalized, e.broadcastOn("gamma", getGamma(), x, axes));
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,8 +288,7 @@ Value MeanOp::decompose(OpBuilder &b) {
   double count = 1;
   for (int64_t d : dims)
     count *= static_cast<double>(shapeOf(x)[d]);
-  return buildElementwise(b, e.final(), "div",
-                          {sum, e.splat("count", sum.getType(), count)});
+  return e.last().div(sum, e.splat("count", sum.getType(), count));
 }
 
 //===----------------------------------------------------------------------===//
@@ -341,8 +332,8 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
   Value logits = getLogits(), labels = getLabels();
   int64_t classDim = rankOf(logits) - 1;
   Value shifted = shiftByMax(e, logits, classDim);
-  Value sum = e.reduceSum("sum", e.op("exp", "exp", {shifted}), {classDim});
-  Value lse = e.op("logsumexp", "log", {sum});
+  Value sum = e.reduceSum("sum", e.ops("exp").exp(shifted), {classDim});
+  Value lse = e.ops("logsumexp").log(sum);
 
   auto labelType = cast<RankedTensorType>(labels.getType());
   auto classIdType =
@@ -355,13 +346,12 @@ Value CrossEntropyOp::decompose(OpBuilder &b) {
   Value picked = e.reduceSum(
       "picked", buildSelect(b, e.at("masked"), oneHot, shifted, zeros),
       {classDim});
-  Value perPosition = e.op("per_position", "sub", {lse, picked});
+  Value perPosition = e.ops("per_position").sub(lse, picked);
   SmallVector<int64_t> all = iota(0, classDim);
   Value total = e.reduceSum("total", perPosition, all);
   double count = static_cast<double>(
       cast<RankedTensorType>(perPosition.getType()).getNumElements());
-  return buildElementwise(b, e.final(), "div",
-                          {total, e.splat("count", total.getType(), count)});
+  return e.last().div(total, e.splat("count", total.getType(), count));
 }
 
 //===----------------------------------------------------------------------===//
@@ -427,24 +417,56 @@ LogSoftmaxOp::buildOperandCotangents(OpBuilder &b, Location loc, Value g,
   int64_t axis = axesOf({static_cast<int64_t>(getAxis())}, rankOf(y))[0];
   Value total =
       gb.broadcast(gb.reduceSum(g, {axis}), y, otherDims(rankOf(y), {axis}));
-  out[0] = gb.sub(g, gb.mul(gb.op("exp", {y}), total));
+  out[0] = gb.sub(g, gb.mul(gb.exp(y), total));
   return success();
 }
 
-/// The cotangent of a norm's input, given its normalized input `xhat`,
-/// the reciprocal scale `rscale` (broadcast), `dy = g * gamma` and whether
-/// the norm subtracts the mean:
-/// rscale * (dy - [mean(dy)] - xhat * mean(dy * xhat)), means over `axes`.
-static Value normInputCotangent(GradientBuilder &gb, Value xhat, Value rscale,
-                                Value dy, ArrayRef<int64_t> axes,
-                                ArrayRef<int64_t> kept, double count,
-                                bool centered) {
-  Value projection =
-      gb.broadcast(rowMean(gb, gb.mul(dy, xhat), axes, count), xhat, kept);
-  Value inner = dy;
-  if (centered)
-    inner = gb.sub(dy, gb.broadcast(rowMean(gb, dy, axes, count), xhat, kept));
-  return gb.mul(gb.sub(inner, gb.mul(xhat, projection)), rscale);
+namespace {
+/// What the two norms' gradient rules share: the dims a row spans (`axes`)
+/// and the others (`kept`), its element count, and, once `normalize` has
+/// run, the reciprocal scale broadcast over the rows and the normalized
+/// input.
+struct NormRows {
+  NormRows(Value x, ArrayRef<int64_t> normAxes)
+      : axes(axesOf(normAxes, rankOf(x))), kept(otherDims(rankOf(x), axes)),
+        count(countOver(x, axes)) {}
+
+  /// `base * rsqrt(statistic + epsilon)`, the row statistic (a variance,
+  /// a mean square) broadcast back over its row.
+  void normalize(GradientBuilder &gb, Value base, Value statistic,
+                 double epsilon) {
+    Value rstd = gb.rsqrt(gb.add(statistic, gb.splat(statistic, epsilon)));
+    rscale = gb.broadcast(rstd, base, kept);
+    xhat = gb.mul(base, rscale);
+  }
+
+  SmallVector<int64_t> axes, kept;
+  double count;
+  Value rscale, xhat;
+};
+} // namespace
+
+/// The cotangents of a norm's input (out[0]) and gamma (out[1]), where
+/// wanted, given its normalized rows, the result cotangent `g` and whether
+/// the norm subtracts the mean. With `dy = g * gamma`:
+/// d input = rscale * (dy - [mean(dy)] - xhat * mean(dy * xhat)),
+/// d gamma = the sum of `g * xhat` over the rows.
+static void normCotangents(GradientBuilder &gb, const NormRows &rows, Value g,
+                           Value gamma, bool centered, ArrayRef<bool> wanted,
+                           SmallVectorImpl<Value> &out) {
+  Value xhat = rows.xhat;
+  if (want(wanted, 0)) {
+    Value dy = gb.mul(g, gb.broadcast(gamma, xhat, rows.axes));
+    Value projection = gb.broadcast(
+        rowMean(gb, gb.mul(dy, xhat), rows.axes, rows.count), xhat, rows.kept);
+    Value inner = dy;
+    if (centered)
+      inner = gb.sub(dy, gb.broadcast(rowMean(gb, dy, rows.axes, rows.count),
+                                      xhat, rows.kept));
+    out[0] = gb.mul(gb.sub(inner, gb.mul(xhat, projection)), rows.rscale);
+  }
+  if (want(wanted, 1))
+    out[1] = gb.reduceSum(gb.mul(g, xhat), rows.kept);
 }
 
 LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
@@ -454,27 +476,16 @@ LogicalResult LayerNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   clearCotangents(*this, out);
   GradientBuilder gb(b, loc);
   Value x = getInput();
-  SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  SmallVector<int64_t> kept = otherDims(rankOf(x), axes);
-  double count = countOver(x, axes);
+  NormRows rows(x, getAxes());
   // x - mean as x + mean(-x): the expansion's `centered`, by other ops
   // (see above).
-  Value negatedMean = rowMean(gb, gb.neg(x), axes, count);
-  Value centered = gb.add(x, gb.broadcast(negatedMean, x, kept));
-  Value var = rowMean(gb, gb.mul(centered, centered), axes, count);
-  Value rstd = gb.op(
-      "rsqrt", {gb.add(var, gb.splat(var, getEpsilon().convertToDouble()))});
-  Value rscale = gb.broadcast(rstd, x, kept);
-  Value xhat = gb.mul(centered, rscale);
-  if (want(wanted, 0)) {
-    Value dy = gb.mul(g, gb.broadcast(getGamma(), x, axes));
-    out[0] = normInputCotangent(gb, xhat, rscale, dy, axes, kept, count,
-                                /*centered=*/true);
-  }
-  if (want(wanted, 1))
-    out[1] = gb.reduceSum(gb.mul(g, xhat), kept);
+  Value negatedMean = rowMean(gb, gb.neg(x), rows.axes, rows.count);
+  Value centered = gb.add(x, gb.broadcast(negatedMean, x, rows.kept));
+  Value var = rowMean(gb, gb.mul(centered, centered), rows.axes, rows.count);
+  rows.normalize(gb, centered, var, getEpsilon().convertToDouble());
+  normCotangents(gb, rows, g, getGamma(), /*centered=*/true, wanted, out);
   if (want(wanted, 2))
-    out[2] = gb.reduceSum(g, kept);
+    out[2] = gb.reduceSum(g, rows.kept);
   return success();
 }
 
@@ -484,25 +495,13 @@ LogicalResult RmsNormOp::buildOperandCotangents(OpBuilder &b, Location loc,
   clearCotangents(*this, out);
   GradientBuilder gb(b, loc);
   Value x = getInput();
-  SmallVector<int64_t> axes = axesOf(getAxes(), rankOf(x));
-  SmallVector<int64_t> kept = otherDims(rankOf(x), axes);
-  double count = countOver(x, axes);
+  NormRows rows(x, getAxes());
   // mean(x * x) as sum(x * -x) / -count: the expansion's bits, by other
   // ops (see above).
-  Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), axes);
-  Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -count));
-  Value rrms = gb.op(
-      "rsqrt", {gb.add(meanSquare,
-                       gb.splat(meanSquare, getEpsilon().convertToDouble()))});
-  Value rscale = gb.broadcast(rrms, x, kept);
-  Value xhat = gb.mul(x, rscale);
-  if (want(wanted, 0)) {
-    Value dy = gb.mul(g, gb.broadcast(getGamma(), x, axes));
-    out[0] = normInputCotangent(gb, xhat, rscale, dy, axes, kept, count,
-                                /*centered=*/false);
-  }
-  if (want(wanted, 1))
-    out[1] = gb.reduceSum(gb.mul(g, xhat), kept);
+  Value negatedSum = gb.reduceSum(gb.mul(x, gb.neg(x)), rows.axes);
+  Value meanSquare = gb.div(negatedSum, gb.splat(negatedSum, -rows.count));
+  rows.normalize(gb, x, meanSquare, getEpsilon().convertToDouble());
+  normCotangents(gb, rows, g, getGamma(), /*centered=*/false, wanted, out);
   return success();
 }
 

@@ -18,6 +18,7 @@
 #include "TensorOpHelpers.h"
 
 #include "shardc/Dialect/CostOpInterface.h"
+#include "shardc/Dialect/IndexingShapes.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
 
@@ -25,9 +26,8 @@ using namespace mlir;
 using namespace shardc;
 using namespace shardc::detail;
 
-/// `numpy.take`'s shape: `table` with dim `axis` replaced by `ids`.
-static SmallVector<int64_t> takeShape(ArrayRef<int64_t> table,
-                                      ArrayRef<int64_t> ids, int64_t axis) {
+SmallVector<int64_t> shardc::takeShape(ArrayRef<int64_t> table,
+                                       ArrayRef<int64_t> ids, int64_t axis) {
   SmallVector<int64_t> shape(table.begin(), table.begin() + axis);
   shape.append(ids.begin(), ids.end());
   shape.append(table.begin() + axis + 1, table.end());

@@ -10,7 +10,7 @@
 
 #include "JsonWriter.h"
 
-#include "shardc/Dialect/CollectiveOpInterface.h"
+#include "shardc/Dialect/CollectiveShapes.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcDialect.h"
@@ -480,11 +480,7 @@ static void exportConcatenatedSize(Operation *op, OrderedJson &entry) {
   auto collective = dyn_cast<CollectiveOpInterface>(op);
   if (!collective)
     return;
-  int64_t dim = collective.getCollectiveKind() == CollectiveKind::AllToAll
-                    ? collective.getCollectiveConcatDim()
-                    : collective.getCollectiveKind() == CollectiveKind::AllGather
-                          ? collective.getCollectiveDim()
-                          : -1;
+  int64_t dim = getConcatenatedDim(collective);
   MeshOp mesh = lookupMesh(op, collective.getMeshAttr());
   auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
   auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());

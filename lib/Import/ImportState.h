@@ -245,11 +245,12 @@ mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry);
 mlir::FailureOr<mlir::Operation *>
 buildOp(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands);
 
-/// Builds a collective entry (JsonCollectives.cpp), computing its result
-/// shape from the mesh axis sizes.
+/// Builds a collective entry (JsonCollectives.cpp) from its attributes as
+/// read from its fields, computing its result shape from the mesh axis
+/// sizes.
 mlir::FailureOr<mlir::Operation *>
-buildCollective(const OpEntry &op, llvm::ArrayRef<mlir::Value> operands,
-                mlir::Location loc);
+buildCollective(const OpEntry &op, mlir::Value input,
+                const mlir::NamedAttrList &attrs, mlir::Location loc);
 
 /// True for the collectives whose entry may give `"size"`: the true size of
 /// the dim they concatenate, dropping an uneven dim's padding.

@@ -287,16 +287,13 @@ static LogicalResult broadcastOperands(const OpEntry &op,
   return success();
 }
 
-/// Builds a non-collective op from its fields.
+/// Builds an op from its fields.
 static FailureOr<Operation *>
 buildFromFields(const OpEntry &op, llvm::ArrayRef<Value> inputs, Location loc) {
   SmallVector<Value> operands(inputs);
   ImportState &st = op.entry.state();
   const JVal &e = op.entry;
   ResultTypeSource source = op.resultType;
-  if (source == ResultTypeSource::FromMesh)
-    return buildCollective(op, operands, loc);
-
   NamedAttrList attrs;
   Type resultType;
   for (const OpField &field : op.fields.attrs) {
@@ -308,6 +305,8 @@ buildFromFields(const OpEntry &op, llvm::ArrayRef<Value> inputs, Location loc) {
     if (value->attr)
       attrs.append(field.name, value->attr);
   }
+  if (source == ResultTypeSource::FromMesh)
+    return buildCollective(op, operands.front(), attrs, loc);
   switch (source) {
   case ResultTypeSource::SameAsOperand:
     if (failed(broadcastOperands(op, operands)))

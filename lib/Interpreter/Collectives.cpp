@@ -1,8 +1,9 @@
 //===- Collectives.cpp - running collectives on one device ----------------===//
 //
 // The interpreter's side of a collective: find the mesh, resolve this
-// device's group, validate the op's dims against the local operand, and hand
-// the data to the Communicator. all_slice moves no data, so it is computed
+// device's group, check the op's attributes against the local operand and
+// the group (CollectiveShapes.h, as the verifier does), and hand the data
+// to the Communicator. all_slice moves no data, so it is computed
 // here from the group index alone, as is axis_index (the group index
 // itself).
 //
@@ -10,9 +11,8 @@
 
 #include "KernelImpl.h"
 
+#include "shardc/Dialect/CollectiveShapes.h"
 #include "shardc/Dialect/ShardingVerifier.h"
-
-#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -30,16 +30,6 @@ FailureOr<MeshTopology> shardc::getMeshTopology(MeshOp mesh) {
   return std::move(*topology);
 }
 
-/// Checks that `dim` indexes the operand.
-static LogicalResult checkDim(Operation *op, const Tensor &input,
-                              StringRef what, int64_t dim) {
-  if (dim < 0 || dim >= input.rank())
-    return op->emitError() << "'" << op->getName() << "' " << what << " " << dim
-                           << " is out of range for operand "
-                           << input.describe();
-  return success();
-}
-
 /// `t` with dim `dim` padded to `parts` blocks of ceil(size / parts): the
 /// communicators split evenly, and the padding of an uneven dim
 /// (docs/sharding.md#uneven-dims) goes to the last members.
@@ -48,21 +38,6 @@ static llvm::Expected<Tensor> padToBlocks(const Tensor &t, int64_t dim,
   if (parts <= 0 || t.dim(dim) % parts == 0)
     return t.clone();
   return tryResizeDim(t, dim, (t.dim(dim) + parts - 1) / parts * parts);
-}
-
-static LogicalResult checkPairs(CollectivePermuteOp op, int64_t groupSize) {
-  auto pairs = op.getSourceTargetPairs();
-  if (pairs.size() != op.getPairs().size())
-    return op.emitError("pairs must be a list of [source, target] pairs");
-  llvm::DenseSet<int64_t> sources, targets;
-  for (auto [s, t] : pairs)
-    if (s < 0 || s >= groupSize || t < 0 || t >= groupSize ||
-        !sources.insert(s).second || !targets.insert(t).second)
-      return op.emitError() << "pair [" << s << ", " << t
-                            << "] is out of range or repeats a device of "
-                               "the group of size "
-                            << groupSize;
-  return success();
 }
 
 namespace {
@@ -131,12 +106,16 @@ resolveSite(Operation *op, const Tensor &input, Communicator *communicator,
     return op->emitError() << "device id " << device << " is outside mesh "
                            << meshRef << " of " << topology.numDevices()
                            << " devices";
+  SmallVector<int64_t> group = topology.groupOf(device, axes);
+  if (std::optional<CollectiveProblem> problem = checkCollective(
+          collective, input.shape(), static_cast<int64_t>(group.size())))
+    return op->emitError() << "'" << op->getName() << "' " << problem->message;
   site.collective = collective;
   site.resultType = resultType;
   site.topology = &topology;
   site.axes = std::move(axes);
   site.device = device;
-  site.group = topology.groupOf(device, site.axes);
+  site.group = std::move(group);
   return site;
 }
 
@@ -178,8 +157,6 @@ shardc::detail::startCollective(Operation *op, Tensor input,
   } else {
     int64_t dim = collective.getCollectiveDim();
     int64_t parts = static_cast<int64_t>(site->group.size());
-    if (failed(checkDim(op, input, "dim", dim)))
-      return failure();
     if (input.dim(dim) % parts != 0) {
       // An uneven dim: padded to equal blocks (padToBlocks).
       llvm::Expected<Tensor> padded = tryResizeDim(
@@ -247,13 +224,10 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
   int64_t dim = collective.getCollectiveDim();
   switch (collective.getCollectiveKind()) {
   case CollectiveKind::AllGather:
-    if (succeeded(checkDim(op, input, "dim", dim)))
-      result = dropPadding(
-          viaCommunicator(communicator->allGather(input, group, dim)), dim);
+    result = dropPadding(
+        viaCommunicator(communicator->allGather(input, group, dim)), dim);
     break;
   case CollectiveKind::ReduceScatter: {
-    if (failed(checkDim(op, input, "dim", dim)))
-      break;
     FailureOr<Tensor> padded = reshaped(padToBlocks(input, dim, groupSize));
     if (succeeded(padded))
       result = viaCommunicator(communicator->reduceScatter(
@@ -267,13 +241,6 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
     break;
   case CollectiveKind::AllToAll: {
     int64_t concatDim = collective.getCollectiveConcatDim();
-    if (failed(checkDim(op, input, "split_dim", dim)) ||
-        failed(checkDim(op, input, "concat_dim", concatDim)))
-      break;
-    if (dim == concatDim) {
-      result = op->emitError("split_dim and concat_dim must differ");
-      break;
-    }
     FailureOr<Tensor> padded = reshaped(padToBlocks(input, dim, groupSize));
     if (succeeded(padded))
       result = dropPadding(viaCommunicator(communicator->allToAll(
@@ -282,16 +249,11 @@ shardc::detail::evaluateCollective(Operation *op, const Tensor &input,
     break;
   }
   case CollectiveKind::CollectivePermute: {
-    auto permute = dyn_cast<CollectivePermuteOp>(op);
-    if (!permute || failed(checkPairs(permute, groupSize)))
-      break;
     result = viaCommunicator(communicator->collectivePermute(
-        input, group, permute.getSourceTargetPairs()));
+        input, group, collective.getCollectivePairs()));
     break;
   }
   case CollectiveKind::AllSlice: {
-    if (failed(checkDim(op, input, "dim", dim)))
-      break;
     llvm::Expected<Tensor> block = trySlicePaddedBlock(
         input, dim, groupSize, topology.groupIndex(device, axes));
     if (!block)

@@ -12,6 +12,8 @@
 
 #include "KernelImpl.h"
 
+#include "shardc/Dialect/IndexingShapes.h"
+
 #include <algorithm>
 
 using namespace mlir;
@@ -116,15 +118,6 @@ LogicalResult shapeError(Operation *op, StringRef what, const Tensor &t,
   return op->emitError() << "'" << op->getName() << "' " << what << " "
                          << t.describe() << " should have shape "
                          << formatShape(expected);
-}
-
-/// `table` with dim `axis` replaced by `ids`.
-llvm::SmallVector<int64_t> takeShape(ArrayRef<int64_t> table,
-                                     ArrayRef<int64_t> ids, int64_t axis) {
-  llvm::SmallVector<int64_t> shape(table.begin(), table.begin() + axis);
-  shape.append(ids.begin(), ids.end());
-  shape.append(table.begin() + axis + 1, table.end());
-  return shape;
 }
 
 /// Calls `f(tableTag, idTag)` with the table's and the ids' element types.

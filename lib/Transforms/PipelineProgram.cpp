@@ -1,6 +1,6 @@
 //===- PipelineProgram.cpp - one program per pipeline stage ---------------===//
 //
-// How the loss function becomes the stage programs (Pipeline.h):
+// How the loss function becomes the stage programs (PipelineParallel.h):
 //
 //  1. The function is cloned at the micro-batch size: every non-parameter
 //     argument's dim 0 is divided by m and the result types are inferred
@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardc/Transforms/Pipeline.h"
+#include "shardc/Transforms/PipelineParallel.h"
 
 #include "PipelineMicrobatch.h"
 #include "PipelineSharding.h"

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "shardc/Transforms/Pipeline.h"
+#include "shardc/Transforms/PipelineParallel.h"
 
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/ValueNames.h"

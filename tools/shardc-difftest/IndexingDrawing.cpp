@@ -17,6 +17,8 @@
 
 #include "ProgramBuilder.h"
 
+#include "shardc/Dialect/IndexingShapes.h"
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::difftest;
@@ -75,15 +77,6 @@ Value IndexingDrawer::maybeSharded(Value table) {
                                              .getShape(),
                                          /*allowPartial=*/false)),
                    pb.info(table));
-}
-
-/// `shape` with dim `axis` replaced by `ids`.
-SmallVector<int64_t> takeShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> ids,
-                               int64_t axis) {
-  SmallVector<int64_t> out(shape.begin(), shape.begin() + axis);
-  out.append(ids.begin(), ids.end());
-  out.append(shape.begin() + axis + 1, shape.end());
-  return out;
 }
 
 Value IndexingDrawer::gather(Value table) {

@@ -427,8 +427,8 @@ TEST(JsonErrors, Collectives) {
   EXPECT_TRUE(importFails(op(R"("axes": ["x", "x"], "dim": 0)"),
                           "lists mesh axis \"x\" twice"));
   EXPECT_TRUE(importFails(op(R"("axes": ["x"], "dim": 2)"),
-                          "dim: dim 2 is out of range: input \"a\" is "
-                          "tensor<8x4xf32> (rank 2)"));
+                          "dim: dim 2 is out of range for rank 2 (input "
+                          "\"a\" is tensor<8x4xf32>)"));
   EXPECT_TRUE(
       importFails(op(R"("axes": ["x"])"), "missing required field \"dim\""));
   // A dim the group does not divide is cut into padded blocks
@@ -470,7 +470,8 @@ TEST(JsonErrors, Collectives) {
             R"({"op": "collective_permute", "inputs": ["a"], "output": "b",
                 "axes": ["y"], "pairs": [[0, 1, 2]]})",
             R"({"name": "b"})"),
-      "must be a [source, target] pair, got 3 numbers"));
+      "pairs[0]: pairs must be a list of [source, target] integer pairs, got "
+      "[0, 1, 2]"));
 }
 
 TEST(JsonErrors, ConstraintNeedsSharding) {

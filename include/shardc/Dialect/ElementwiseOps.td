@@ -40,6 +40,15 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
   list<string> operandDomains = [];
   bit correctlyRounded = 0;
   string continuity = "Continuous";
+  // The gradient rule is defined out of the class (extraClassDefinition, in
+  // ShardcOps.cpp.inc), where every op class is declared: a rule may build
+  // another op of the family by its class (`gb.build<CosOp>`).
+  code cotangentsDecl = [{
+    ::mlir::LogicalResult buildOperandCotangents(
+        ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
+        ::llvm::ArrayRef<bool> wanted,
+        ::llvm::SmallVectorImpl<::mlir::Value> &out);
+  }];
   code elementwiseDecl = [{
     /// The op's kernel on whole arrays (Eigen arrays in the interpreter).
     template <typename Array>
@@ -107,8 +116,9 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
   let assemblyFormat = "$input attr-dict `:` type($result)";
   // `gradient` returns the operand's cotangent (null: zero everywhere) from
   // `gb`, `g`, the operand `x` and the result `y`.
-  let extraClassDeclaration = elementwiseDecl # [{
-    ::mlir::LogicalResult buildOperandCotangents(
+  let extraClassDeclaration = elementwiseDecl # cotangentsDecl;
+  let extraClassDefinition = shardcOpDefinition # [{
+    ::mlir::LogicalResult $cppClass::buildOperandCotangents(
         ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
         ::llvm::ArrayRef<bool> wanted,
         ::llvm::SmallVectorImpl<::mlir::Value> &out) {
@@ -248,7 +258,7 @@ def Shardc_ErfOp : Shardc_UnaryElementwiseOp<"erf",
     "x.unaryExpr([](float v) { return std::erf(v); })",
     // erf'(x) = 2/sqrt(pi) e^(-x^2); 1.128... is 2/sqrt(pi).
     [{
-      ::mlir::Value e = gb.op("exp", {gb.neg(gb.mul(x, x))});
+      ::mlir::Value e = gb.exp(gb.neg(gb.mul(x, x)));
       return gb.mul(g, gb.mul(gb.splat(x, 1.1283791670955126), e));
     }]>;
 // std::sin and std::cos element by element, as erf: Eigen's SIMD sin and
@@ -256,14 +266,14 @@ def Shardc_ErfOp : Shardc_UnaryElementwiseOp<"erf",
 // depend on its position in the tensor.
 def Shardc_SinOp : Shardc_UnaryElementwiseOp<"sin", "sin(x)",
     "x.unaryExpr([](float v) { return std::sin(v); })",
-    [{ return gb.mul(g, gb.op("cos", {x})); }]> {
+    [{ return gb.mul(g, gb.build<CosOp>({x})); }]> {
   // A last-bit difference in a large argument is one of order one in the
   // result.
   let operandDomains = ["OperandDomain::bounded(4)"];
 }
 def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
     "x.unaryExpr([](float v) { return std::cos(v); })",
-    [{ return gb.neg(gb.mul(g, gb.op("sin", {x}))); }]> {
+    [{ return gb.neg(gb.mul(g, gb.build<SinOp>({x}))); }]> {
   // As sin.
   let operandDomains = ["OperandDomain::bounded(4)"];
 }
@@ -316,8 +326,9 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
   // `gradient` sets `lhsGrad` where `wantLhs` and `rhsGrad` where `wantRhs`
   // (left null: zero), from `gb`, `g`, the operands `a`, `b` and the result
   // `y`; it runs only when at least one is wanted.
-  let extraClassDeclaration = elementwiseDecl # [{
-    ::mlir::LogicalResult buildOperandCotangents(
+  let extraClassDeclaration = elementwiseDecl # cotangentsDecl;
+  let extraClassDefinition = shardcOpDefinition # [{
+    ::mlir::LogicalResult $cppClass::buildOperandCotangents(
         ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
         ::llvm::ArrayRef<bool> wanted,
         ::llvm::SmallVectorImpl<::mlir::Value> &out) {
@@ -421,9 +432,9 @@ def Shardc_MinOp : Shardc_BinaryElementwiseOp<"min", "min(lhs, rhs)",
 def Shardc_PowOp : Shardc_BinaryElementwiseOp<"pow", "lhs ^ rhs",
     "a.binaryExpr(b, [](float u, float v) { return std::pow(u, v); })", [{
       if (wantLhs)
-        lhsGrad = gb.mul(g, gb.mul(b, gb.op("pow", {a, gb.sub(b, gb.splat(b, 1.0))})));
+        lhsGrad = gb.mul(g, gb.mul(b, gb.build<PowOp>({a, gb.sub(b, gb.splat(b, 1.0))})));
       if (wantRhs)
-        rhsGrad = gb.mul(g, gb.mul(y, gb.op("log", {a})));
+        rhsGrad = gb.mul(g, gb.mul(y, gb.log(a)));
     }]> {
   // A positive base; an exponent in [-2, 2] keeps the result finite.
   let operandDomains = ["OperandDomain::positive()",

@@ -3,7 +3,14 @@
 // Gradient rules (DifferentiableOpInterface) build their cotangents out of
 // ordinary shardc ops, all at one location. The elementwise ops' rules are
 // expressions over this builder written in their ODS definitions
-// (`gb.mul(g, gb.step(x))` is relu's), so it must not name op classes.
+// (`gb.mul(g, gb.step(x))` is relu's), and the composites' expansions are
+// built with it too. Each elementwise op is built by its class, so a
+// misspelt op is a compile error, not a verifier error at run time: the
+// ops other families' rules use have a method here, defined with the
+// elementwise ops in lib/Dialect/ElementwiseOps.cpp; a rule in
+// ElementwiseOps.td, the family's own file, builds any other of them with
+// `build<OpClass>` (`gb.build<CosOp>({x})` is sin's). This header is
+// included before the op classes are declared, so it names none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,16 +31,23 @@ public:
   mlir::Value splat(mlir::Value like, double v) {
     return buildSplatConstant(b, loc, like.getType(), v);
   }
-  mlir::Value add(mlir::Value x, mlir::Value y) { return op("add", {x, y}); }
-  mlir::Value sub(mlir::Value x, mlir::Value y) { return op("sub", {x, y}); }
-  mlir::Value mul(mlir::Value x, mlir::Value y) { return op("mul", {x, y}); }
-  mlir::Value div(mlir::Value x, mlir::Value y) { return op("div", {x, y}); }
-  mlir::Value neg(mlir::Value x) { return op("neg", {x}); }
-  mlir::Value step(mlir::Value x) { return op("step", {x}); }
-  mlir::Value tanh(mlir::Value x) { return op("tanh", {x}); }
-  /// Any elementwise op, by mnemonic.
-  mlir::Value op(llvm::StringRef mnemonic, mlir::ValueRange operands) {
-    return buildElementwise(b, loc, mnemonic, operands);
+  mlir::Value add(mlir::Value x, mlir::Value y);
+  mlir::Value sub(mlir::Value x, mlir::Value y);
+  mlir::Value mul(mlir::Value x, mlir::Value y);
+  mlir::Value div(mlir::Value x, mlir::Value y);
+  mlir::Value neg(mlir::Value x);
+  mlir::Value step(mlir::Value x);
+  mlir::Value tanh(mlir::Value x);
+  mlir::Value exp(mlir::Value x);
+  mlir::Value log(mlir::Value x);
+  mlir::Value rsqrt(mlir::Value x);
+  /// `x` as a constant to autodiff (`shardc.stop_gradient`).
+  mlir::Value stopGradient(mlir::Value x);
+  /// The elementwise op `OpT` on `operands`, of the first one's type.
+  template <typename OpT> mlir::Value build(mlir::ValueRange operands) {
+    return OpT::create(b, loc, mlir::TypeRange{operands.front().getType()},
+                       operands)
+        ->getResult(0);
   }
   /// `x` broadcast to `like`'s shape, its dims landing on `dims`.
   mlir::Value broadcast(mlir::Value x, mlir::Value like,

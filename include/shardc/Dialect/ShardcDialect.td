@@ -132,7 +132,9 @@ class Shardc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Shardc_Dialect, mnemonic, !listconcat(traits,
         [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
          DeclareOpInterfaceMethods<Shardc_OpFieldsOpInterface>])> {
-  let extraClassDefinition = [{
+  // What every shardc op defines; a class that adds definitions of its own
+  // sets extraClassDefinition to this followed by them.
+  code shardcOpDefinition = [{
     void $cppClass::getAsmResultNames(::mlir::OpAsmSetValueNameFn setNameFn) {
       ::shardc::setResultNameFromLoc(getOperation(), setNameFn);
     }
@@ -140,6 +142,7 @@ class Shardc_Op<string mnemonic, list<Trait> traits = []>
   }] # Shardc_OpFieldsBody<arguments>.body # [{
     }
   }];
+  let extraClassDefinition = shardcOpDefinition;
 }
 
 class Shardc_Attr<string name, string attrMnemonic, list<Trait> traits = []>

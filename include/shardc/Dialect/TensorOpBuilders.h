@@ -4,8 +4,8 @@
 // optimizer's update, the partitioner, cleanup) use these instead of naming
 // op classes, so an op's class appears only in its ODS definition, its
 // family file and its kernel file. Each function is defined in the file of
-// its op family (lib/Dialect/*Ops.cpp); the elementwise ones build the op
-// named by its ODS mnemonic, so a new elementwise op needs no code here.
+// its op family (lib/Dialect/*Ops.cpp); the elementwise ones (and
+// GradientBuilder's) in ElementwiseOps.cpp, by class.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,32 +20,16 @@ namespace shardc {
 
 class ShardingAttr;
 
-/// The elementwise op `shardc.<mnemonic>` on `operands`, with the first
-/// operand's type as its result type.
-mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
-                             llvm::StringRef mnemonic,
-                             mlir::ValueRange operands);
-
-inline mlir::Value buildAdd(mlir::OpBuilder &b, mlir::Location loc,
-                            mlir::Value x, mlir::Value y) {
-  return buildElementwise(b, loc, "add", {x, y});
-}
-inline mlir::Value buildSub(mlir::OpBuilder &b, mlir::Location loc,
-                            mlir::Value x, mlir::Value y) {
-  return buildElementwise(b, loc, "sub", {x, y});
-}
-inline mlir::Value buildMul(mlir::OpBuilder &b, mlir::Location loc,
-                            mlir::Value x, mlir::Value y) {
-  return buildElementwise(b, loc, "mul", {x, y});
-}
-inline mlir::Value buildDiv(mlir::OpBuilder &b, mlir::Location loc,
-                            mlir::Value x, mlir::Value y) {
-  return buildElementwise(b, loc, "div", {x, y});
-}
-inline mlir::Value buildSqrt(mlir::OpBuilder &b, mlir::Location loc,
-                             mlir::Value x) {
-  return buildElementwise(b, loc, "sqrt", {x});
-}
+/// The elementwise ops passes build, each by its class (ElementwiseOps.cpp).
+mlir::Value buildAdd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value y);
+mlir::Value buildSub(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value y);
+mlir::Value buildMul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value y);
+mlir::Value buildDiv(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value y);
+mlir::Value buildSqrt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 
 /// `shardc.constant` of `value`.
 mlir::Value buildConstant(mlir::OpBuilder &b, mlir::Location loc,

@@ -17,7 +17,7 @@
 #include "shardc/Analysis/CostModel.h"
 #include "shardc/Runtime/MeshBackend.h"
 #include "shardc/Runtime/PipelineExecution.h"
-#include "shardc/Transforms/Pipeline.h"
+#include "shardc/Transforms/PipelineParallel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"

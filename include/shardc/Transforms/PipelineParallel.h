@@ -1,4 +1,4 @@
-//===- Pipeline.h - a training step split into pipeline stages --*- C++ -*-===//
+//===- PipelineParallel.h - a training step split into stages ---*- C++ -*-===//
 //
 // Pipeline parallelism (docs/pipeline.md). The global loss function's ops
 // are assigned to p contiguous stages, p the size of the pipeline axis of
@@ -15,8 +15,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SHARDC_TRANSFORMS_PIPELINE_H
-#define SHARDC_TRANSFORMS_PIPELINE_H
+#ifndef SHARDC_TRANSFORMS_PIPELINEPARALLEL_H
+#define SHARDC_TRANSFORMS_PIPELINEPARALLEL_H
 
 #include "shardc/Analysis/PipelineSchedule.h"
 #include "shardc/Dialect/ShardcDialect.h"
@@ -107,4 +107,4 @@ buildPipelineProgram(mlir::func::FuncOp func, const PipelineOptions &options);
 
 } // namespace shardc
 
-#endif // SHARDC_TRANSFORMS_PIPELINE_H
+#endif // SHARDC_TRANSFORMS_PIPELINEPARALLEL_H
