@@ -22,7 +22,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import moe
-from moe import DIM, EXPERTS, FF
+from moe import DIM, EXPERTS
+
+# Wider experts than moe.py's (FF 32): with a device's two experts at
+# 128 KB a weight, moving the weights takes longer than moving the tokens
+# (docs/onnx.md).
+FF = 1024
 
 
 class GatherMoE(nn.Module):
