@@ -69,8 +69,39 @@ static ShardingAttr withoutAxes(ShardingAttr s, ArrayRef<StringRef> axes) {
                            keep(s.getPartialAxes()));
 }
 
+/// Whether `rule` sums over a dim of one operand alone (no other operand
+/// or result has that factor): split, each device's result is a selection
+/// of its own block, as a gather's lookup among a table's local rows is,
+/// not a product of two split operands.
+static bool sumsOneOperandDim(const ShardingRule &rule) {
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+    if (rule.getFactor(f).kind != FactorKind::Reduction)
+      continue;
+    auto holds = [&](ArrayRef<DimFactors> dims) {
+      return llvm::any_of(dims, [&](const auto &factors) {
+        return llvm::is_contained(factors, f);
+      });
+    };
+    unsigned operands = 0;
+    for (unsigned i = 0; i < rule.getNumOperands(); ++i)
+      operands += holds(rule.getOperand(i));
+    bool inResult = false;
+    for (unsigned i = 0; i < rule.getNumResults(); ++i)
+      inResult |= holds(rule.getResult(i));
+    if (operands == 1 && !inResult)
+      return true;
+  }
+  return false;
+}
+
 bool FunctionPartitioner::isCarriedByReaders(Value v) {
-  if (v.use_empty())
+  // Only the sum a lookup in a split table leaves (the gathered expert
+  // weights): where a pending sum came through other ops (a reshape of a
+  // vocab-parallel embedding read by a projection), reducing it where it
+  // is stays the partitioner's usual choice.
+  auto producer = v.getDefiningOp<ShardingRuleOpInterface>();
+  if (!producer || v.use_empty() ||
+      !sumsOneOperandDim(producer.getShardingRule()))
     return false;
   for (OpOperand &use : v.getUses()) {
     Operation *reader = use.getOwner();
@@ -206,11 +237,43 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
       addMove(i, v, current.lookup(v).second, choice.operands[i]);
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
     ShardingAttr target = assigned[rule.getResultTensor(i)].sharding;
-    // A sum its readers all keep pending is reduced at their results, and
-    // priced there: here only the move of its blocks counts.
+    // A sum its readers all keep pending is reduced at their results: then
+    // the move of its blocks counts here, and, for each reader, the
+    // reduction of its result into the layout assigned to it (not listed
+    // as a move: the reader makes it). Where reducing the sum itself once
+    // is cheaper, the readers would do that, and it is priced so.
     if (choice.results[i].isPartial() && isCarriedByReaders(v)) {
       SmallVector<StringRef> pending = choice.results[i].getPartialAxes();
-      target = withPartial(withoutAxes(target, pending), pending);
+      double seconds = 0;
+      int64_t bytes = 0;
+      bool feasible = true;
+      auto add = [&](Value x, ShardingAttr from, ShardingAttr to) {
+        auto type = cast<RankedTensorType>(x.getType());
+        FailureOr<ReshardPlan> plan =
+            planReshard(from, to, mesh, type.getShape(), elementBytes(type));
+        feasible &= succeeded(plan);
+        if (succeeded(plan)) {
+          seconds += plan->seconds(machine, mesh);
+          bytes += plan->bytesPerDevice;
+        }
+      };
+      ShardingAttr kept = withPartial(withoutAxes(target, pending), pending);
+      add(v, choice.results[i], kept);
+      for (Operation *reader : v.getUsers())
+        for (Value r : reader->getResults()) {
+          ShardingAttr to = getAssigned(r);
+          add(r, withPartial(withoutAxes(to, pending), pending), to);
+        }
+      FailureOr<ReshardPlan> once =
+          planReshard(choice.results[i], target, mesh,
+                      cast<RankedTensorType>(v.getType()).getShape(),
+                      elementBytes(v.getType()));
+      if (feasible &&
+          (failed(once) || seconds < once->seconds(machine, mesh))) {
+        price.commSeconds += seconds;
+        price.bytes += bytes;
+        continue;
+      }
     }
     addMove(op->getNumOperands() + i, v, choice.results[i], target);
   }
