@@ -101,10 +101,11 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
         Unlike getPartialSumOperandSets, a value read by several such ops
         (a gathered weight read by the forward product and by its input
         gradient) may stay pending through all of them: the partitioner
-        keeps a sum pending through readers that all declare it here, and
-        prices its reduction at their results rather than at the value
-        (docs/partitioning.md, "Through contractions"). The auto-sharder
-        does not read it. Default: none.
+        keeps the sum a lookup in a split table leaves (an op summing a dim
+        of one operand alone) pending through readers that all declare it
+        here, and prices its reduction at their results rather than at the
+        value (docs/partitioning.md, "Through contractions"). The
+        auto-sharder does not read it. Default: none.
       }],
       "void", "getLinearOperands",
       (ins "::llvm::SmallVectorImpl<unsigned> &":$operands), [{}],
