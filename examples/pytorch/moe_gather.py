@@ -10,19 +10,26 @@ usage: python3 examples/pytorch/moe_gather.py OUT.onnx [--fold]
 
 (the commands of moe.py). The experts are SwiGLU feed-forwards, as in
 Mixtral and gpt-fast: w1 and w3 [E, ff, d], w2 [E, d, ff], stacked over
-the E = 4 experts; the two chosen experts' outputs are weighted by their
-gates renormalised to sum to 1. No auxiliary load-balancing loss.
+the E = 8 experts (ff = 4096); the two chosen experts' outputs are
+weighted by their gates renormalised to sum to 1. No auxiliary load-balancing loss.
 examples/plans/moe_gather_expert_parallel.json splits the batch over all
 four devices of data=2 x expert=2 and the experts over "expert";
-test/shardc/onnx-moe-gather.test runs it. The gather needs every expert's
-weights on every device, so that plan all-gathers them (docs/onnx.md).
+test/shardc/onnx-moe-gather.test runs it. Each device gathers only its
+own experts' rows (zeros for the others) and the products with the
+tokens are linear in them, so the plan moves tokens and partial products,
+not the weights (docs/onnx.md).
 """
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import moe
-from moe import DIM, EXPERTS, FF
+from moe import DIM
+
+# More and wider experts than moe.py's (4 of FF 32), Mixtral's top-2 of 8:
+# a device's four experts' weights then outweigh the tokens it exchanges
+# for them (docs/onnx.md).
+EXPERTS, FF = 8, 4096
 
 
 class GatherMoE(nn.Module):

@@ -73,6 +73,10 @@ private:
       llvm::ArrayRef<TensorShardingInput> assigned, ExtraViews extra,
       bool withMoves,
       llvm::function_ref<bool(const LayoutChoice &, const LayoutPrice &)> fn);
+  /// Whether every reader of `v` is linear in it on its own
+  /// (ShardingRuleOpInterface::getLinearOperands): a pending sum of `v` may
+  /// then stay pending through all of them, each reducing its own result.
+  bool isCarriedByReaders(mlir::Value v);
   /// `choice`'s price (LayoutPrice), with its moves if `withMoves`.
   LayoutPrice priceCandidate(mlir::Operation *op, const ShardingRule &rule,
                              llvm::ArrayRef<TensorShardingInput> assigned,

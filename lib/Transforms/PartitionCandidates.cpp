@@ -18,6 +18,7 @@
 #include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardingRule.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/UnevenDims.h"
 
 using namespace mlir;
@@ -52,6 +53,73 @@ ShardingAttr shardc::detail::withPartial(ShardingAttr s,
   return ShardingAttr::get(s.getContext(), s.getMesh(), dims, partial);
 }
 
+/// `s` with `axes` taken off its dims and its pending sums.
+static ShardingAttr withoutAxes(ShardingAttr s, ArrayRef<StringRef> axes) {
+  auto keep = [&](ArrayRef<StringRef> from) {
+    SmallVector<StringRef> kept;
+    for (StringRef a : from)
+      if (!llvm::is_contained(axes, a))
+        kept.push_back(a);
+    return kept;
+  };
+  SmallVector<SmallVector<StringRef>> dims;
+  for (size_t d = 0; d < s.getRank(); ++d)
+    dims.push_back(keep(s.getDimAxes(d)));
+  return ShardingAttr::get(s.getContext(), s.getMesh(), dims,
+                           keep(s.getPartialAxes()));
+}
+
+/// Whether `rule` sums over a dim of one operand alone (no other operand
+/// or result has that factor): split, each device's result is a selection
+/// of its own block, as a gather's lookup among a table's local rows is,
+/// not a product of two split operands.
+static bool sumsOneOperandDim(const ShardingRule &rule) {
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+    if (rule.getFactor(f).kind != FactorKind::Reduction)
+      continue;
+    auto holds = [&](ArrayRef<DimFactors> dims) {
+      return llvm::any_of(dims, [&](const auto &factors) {
+        return llvm::is_contained(factors, f);
+      });
+    };
+    unsigned operands = 0;
+    for (unsigned i = 0; i < rule.getNumOperands(); ++i)
+      operands += holds(rule.getOperand(i));
+    bool inResult = false;
+    for (unsigned i = 0; i < rule.getNumResults(); ++i)
+      inResult |= holds(rule.getResult(i));
+    if (operands == 1 && !inResult)
+      return true;
+  }
+  return false;
+}
+
+bool FunctionPartitioner::isCarriedByReaders(Value v) {
+  // Only the sum a lookup in a split table leaves (the gathered expert
+  // weights): where a pending sum came through other ops (a reshape of a
+  // vocab-parallel embedding read by a projection), reducing it where it
+  // is stays the partitioner's usual choice.
+  auto producer = v.getDefiningOp<ShardingRuleOpInterface>();
+  if (!producer || v.use_empty() ||
+      !sumsOneOperandDim(producer.getShardingRule()))
+    return false;
+  for (OpOperand &use : v.getUses()) {
+    Operation *reader = use.getOwner();
+    auto ruled = dyn_cast<ShardingRuleOpInterface>(reader);
+    if (!ruled || getConstrainedSharding(reader))
+      return false;
+    // Read through two operands (a product of v with itself), the reader
+    // is not linear in v.
+    if (llvm::count(reader->getOperands(), v) != 1)
+      return false;
+    SmallVector<unsigned, 2> linear;
+    ruled.getLinearOperands(linear);
+    if (!llvm::is_contained(linear, use.getOperandNumber()))
+      return false;
+  }
+  return true;
+}
+
 const LayoutChoice *
 FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
                                   ArrayRef<TensorShardingInput> assigned) {
@@ -80,6 +148,16 @@ FunctionPartitioner::chooseLayout(Operation *op, const ShardingRule &rule,
   if (!partialSets.empty())
     for (Value v : op->getOperands())
       key.push_back(v.hasOneUse());
+  // ... and in whether their operands' and results' readers all carry a
+  // pending sum (isCarriedByReaders).
+  SmallVector<unsigned, 2> linearOperands;
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.getLinearOperands(linearOperands);
+  key.push_back(-1 - int64_t(linearOperands.size()));
+  for (unsigned i : linearOperands)
+    key.push_back(isCarriedByReaders(op->getOperand(i)));
+  for (Value v : op->getResults())
+    key.push_back(isCarriedByReaders(v));
   bool found;
   if (const LayoutChoice *memo = choices.lookup(key, found); found)
     return memo;
@@ -157,9 +235,48 @@ FunctionPartitioner::priceCandidate(Operation *op, const ShardingRule &rule,
     // Moved into that layout already (for an earlier consumer): free.
     if (!moved.count({v, Attribute(choice.operands[i])}))
       addMove(i, v, current.lookup(v).second, choice.operands[i]);
-  for (auto [i, v] : llvm::enumerate(op->getResults()))
-    addMove(op->getNumOperands() + i, v, choice.results[i],
-            assigned[rule.getResultTensor(i)].sharding);
+  for (auto [i, v] : llvm::enumerate(op->getResults())) {
+    ShardingAttr target = assigned[rule.getResultTensor(i)].sharding;
+    // A sum its readers all keep pending is reduced at their results: then
+    // the move of its blocks counts here, and, for each reader, the
+    // reduction of its result into the layout assigned to it (not listed
+    // as a move: the reader makes it). Where reducing the sum itself once
+    // is cheaper, the readers would do that, and it is priced so.
+    if (choice.results[i].isPartial() && isCarriedByReaders(v)) {
+      SmallVector<StringRef> pending = choice.results[i].getPartialAxes();
+      double seconds = 0;
+      int64_t bytes = 0;
+      bool feasible = true;
+      auto add = [&](Value x, ShardingAttr from, ShardingAttr to) {
+        auto type = cast<RankedTensorType>(x.getType());
+        FailureOr<ReshardPlan> plan =
+            planReshard(from, to, mesh, type.getShape(), elementBytes(type));
+        feasible &= succeeded(plan);
+        if (succeeded(plan)) {
+          seconds += plan->seconds(machine, mesh);
+          bytes += plan->bytesPerDevice;
+        }
+      };
+      ShardingAttr kept = withPartial(withoutAxes(target, pending), pending);
+      add(v, choice.results[i], kept);
+      for (Operation *reader : v.getUsers())
+        for (Value r : reader->getResults()) {
+          ShardingAttr to = getAssigned(r);
+          add(r, withPartial(withoutAxes(to, pending), pending), to);
+        }
+      FailureOr<ReshardPlan> once =
+          planReshard(choice.results[i], target, mesh,
+                      cast<RankedTensorType>(v.getType()).getShape(),
+                      elementBytes(v.getType()));
+      if (feasible &&
+          (failed(once) || seconds < once->seconds(machine, mesh))) {
+        price.commSeconds += seconds;
+        price.bytes += bytes;
+        continue;
+      }
+    }
+    addMove(op->getNumOperands() + i, v, choice.results[i], target);
+  }
   // What a device holds of the op's tensors in this layout.
   auto held = [&](Value v, ShardingAttr layout) {
     auto type = cast<RankedTensorType>(v.getType());
@@ -233,6 +350,47 @@ void FunctionPartitioner::forEachCandidate(
     views.push_back(SmallVector<TensorShardingInput>(numTensors));
   }
 
+  // Sums kept pending through contractions (getLinearOperands), as a
+  // gather of a table split along its gathered dim leaves them: each
+  // device holds the rows of its experts and zeros for the others.
+  SmallVector<unsigned, 2> linearOperands;
+  if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
+    ruled.getLinearOperands(linearOperands);
+  // The assigned shardings with `axes` taken off every tensor but `keep`.
+  auto withoutSummed = [&](ArrayRef<StringRef> axes,
+                           std::optional<unsigned> keep) {
+    SmallVector<TensorShardingInput> view(assigned.begin(), assigned.end());
+    for (unsigned t = 0; t < numTensors; ++t)
+      if (t != keep && view[t].sharding)
+        view[t].sharding = withoutAxes(view[t].sharding, axes);
+    return view;
+  };
+  // A reader of such a sum: the layout that leaves its summed axes to it
+  // (its other tensors gathered over them), the operand where it is.
+  for (unsigned i : linearOperands) {
+    Value v = op->getOperand(i);
+    ShardingAttr layout = current.lookup(v).second;
+    if (!layout || !layout.isPartial() || !isCarriedByReaders(v))
+      continue;
+    SmallVector<StringRef> pending = layout.getPartialAxes();
+    SmallVector<TensorShardingInput> view = withoutSummed(pending, {});
+    view[i] = {withoutAxes(layout, pending), true};
+    views.push_back(std::move(view));
+  }
+  // Its producer: the sum an operand alone makes of the result (a table
+  // split along its gathered dim), the other tensors split as assigned
+  // over the remaining axes (the tokens over "data" only), where the
+  // readers would otherwise have the sum reduced at once.
+  if (llvm::any_of(op->getResults(),
+                   [&](Value r) { return isCarriedByReaders(r); }))
+    for (unsigned i = 0; i < rule.getNumOperands(); ++i) {
+      SmallVector<TensorShardingInput> one(numTensors);
+      one[i] = assigned[i];
+      AxisList pending = choices.factors.get(rule, mesh, one).getPartialAxes();
+      if (!pending.empty())
+        views.push_back(withoutSummed(pending, i));
+    }
+
   views.append(extra.begin(), extra.end());
   SmallVector<unsigned, 2> partialSets;
   if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
@@ -276,6 +434,30 @@ void FunctionPartitioner::forEachCandidate(
                                  : fs.getOperandSharding(i));
       for (unsigned i = 0; i < op->getNumResults(); ++i)
         c.results.push_back(withPartial(fs.getResultSharding(i), *axes));
+    }
+    // A sum every reader carries (isCarriedByReaders) stays pending through
+    // this one too when no factor is split over its axes; the reader's
+    // results are the summands.
+    for (unsigned i : linearOperands) {
+      Value v = op->getOperand(i);
+      ShardingAttr layout = current.lookup(v).second;
+      if (!layout || !layout.isPartial() || !isCarriedByReaders(v))
+        continue;
+      SmallVector<StringRef> pending = layout.getPartialAxes();
+      bool ok = true;
+      for (int64_t f = 0; f < rule.getNumFactors() && ok; ++f)
+        for (StringRef axis : fs.getFactorAxes(f))
+          ok &= !llvm::is_contained(pending, axis);
+      if (!ok)
+        continue;
+      LayoutChoice &c = variants.emplace_back();
+      c.factors = &fs;
+      for (unsigned j = 0; j < op->getNumOperands(); ++j)
+        c.operands.push_back(
+            j == i ? withPartial(fs.getOperandSharding(j), pending)
+                   : fs.getOperandSharding(j));
+      for (unsigned r = 0; r < op->getNumResults(); ++r)
+        c.results.push_back(withPartial(fs.getResultSharding(r), pending));
     }
     // Last: on a tie, a sum kept pending wins, since it may still meet
     // another one downstream and be reduced once for both.

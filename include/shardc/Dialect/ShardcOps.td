@@ -81,6 +81,13 @@ class Shardc_TensorOp<string mnemonic, list<Trait> traits = []>
 
 include "shardc/Dialect/ElementwiseOps.td"
 
+/// getLinearOperands of a contraction: linear in each operand on its own.
+defvar Shardc_ContractionLinearDecl = [{
+    void getLinearOperands(::llvm::SmallVectorImpl<unsigned> &operands) {
+      operands.append({0, 1});
+    }
+}];
+
 def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
   let summary = "Matrix product, optionally batched over equal leading dims.";
   let description = [{
@@ -99,6 +106,7 @@ def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
   let arguments = (ins Shardc_FloatTensor:$lhs, Shardc_FloatTensor:$rhs);
   let results = (outs Shardc_FloatTensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = Shardc_ContractionLinearDecl;
 }
 
 // A list of dims that may be left out, meaning none (a dot_general without
@@ -136,6 +144,7 @@ def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
     `contract` `=` $lhs_contracting_dims `x` $rhs_contracting_dims
     attr-dict `:` functional-type(operands, results)
   }];
+  let extraClassDeclaration = Shardc_ContractionLinearDecl;
 }
 
 /// getPartialSumOperandSets of an op linear in its single operand: a

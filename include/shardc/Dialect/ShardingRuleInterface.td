@@ -91,6 +91,24 @@ def Shardc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
       }],
       "void", "getPartialSumOperandSets",
       (ins "::llvm::SmallVectorImpl<unsigned> &":$sets), [{}],
+      [{ return; }]>,
+    InterfaceMethod<[{
+        The operands the op is linear in, each on its own: when operand `i`
+        alone is a pending sum over mesh axes no factor of the layout uses
+        (the other operands then replicated over them), the op computed on
+        the local summands gives the summands of its result. A contraction
+        gives both operands (`(Σa)·b = Σ(a·b)`, `a·(Σb) = Σ(a·b)`).
+        Unlike getPartialSumOperandSets, a value read by several such ops
+        (a gathered weight read by the forward product and by its input
+        gradient) may stay pending through all of them: the partitioner
+        keeps the sum a lookup in a split table leaves (an op summing a dim
+        of one operand alone) pending through readers that all declare it
+        here, and prices its reduction at their results rather than at the
+        value (docs/partitioning.md, "Through contractions"). The
+        auto-sharder does not read it. Default: none.
+      }],
+      "void", "getLinearOperands",
+      (ins "::llvm::SmallVectorImpl<unsigned> &":$operands), [{}],
       [{ return; }]>
   ];
 }
