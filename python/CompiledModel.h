@@ -1,8 +1,8 @@
 //===- CompiledModel.h - shardc.compile's result ----------------*- C++ -*-===//
 //
 // A ShardedEngine with its own MLIR context, behind the Python names of the
-// seed's lifecycle: load_checkpoint, forward, backward, train_step (and
-// parameters, spmd_program). Arrays cross as NumPy arrays; the GIL is
+// ShardedEngine's lifecycle: load_checkpoint, forward, backward, train_step
+// (and parameters, spmd_program). Arrays cross as NumPy arrays; the GIL is
 // released while the devices compute; a failure raises shardc.ShardcError
 // with the diagnostics.
 //

@@ -1,4 +1,4 @@
-//===- Devices.cpp - the seed's primitives for Python engines -------------===//
+//===- Devices.cpp - ShardedEngine's primitives for Python ----------------===//
 
 #include "Devices.h"
 #include "Arrays.h"
@@ -96,7 +96,7 @@ private:
 
 using Group = std::optional<std::vector<int64_t>>;
 
-/// The seed's primitives on one device.
+/// ShardedEngine's primitives on one device.
 class Device {
 public:
   explicit Device(std::shared_ptr<DeviceState> state)
@@ -121,7 +121,7 @@ public:
     py::array result = toArray(std::move(*tensor));
     if (out.is_none())
       return result;
-    // In place, as the seed's send_async into a destination buffer: the
+    // In place, as ShardedEngine's send_async into a destination buffer: the
     // shapes must agree, the dtype converts as NumPy's copyto does.
     py::module_::import("numpy").attr("copyto")(out, result);
     return out;
@@ -148,8 +148,8 @@ public:
     return Future(state, std::move(future));
   }
 
-  // Each collective spans every device, as in the seed, or the devices of
-  // `group` (in that order; this device among them): a row or column of a
+  // Each collective spans every device, as ShardedEngine's do, or the devices
+  // of `group` (in that order; this device among them): a row or column of a
   // mesh for 2D sharding.
   py::array allGather(const py::handle &array, int64_t axis,
                       const Group &group) {
@@ -427,7 +427,7 @@ void shardc::python::bindDevices(py::module_ &m) {
       .def("result", &Future::result, py::arg("timeout") = py::none())
       .def("done", &Future::done);
 
-  py::class_<Device>(m, "Device", "The seed's primitives on one device.")
+  py::class_<Device>(m, "Device", "ShardedEngine's primitives on one device.")
       .def_property_readonly("device_id", &Device::deviceId)
       .def_property_readonly("num_devices", &Device::numDevices)
       .def("barrier", &Device::barrier)

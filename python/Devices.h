@@ -1,4 +1,4 @@
-//===- Devices.h - the seed's primitives for Python engines -----*- C++ -*-===//
+//===- Devices.h - ShardedEngine's primitives for Python --------*- C++ -*-===//
 //
 // shardc.launch(fn, num_devices, backend) calls fn once per device; while
 // fn runs, the calling thread's current device is that device's

@@ -1,10 +1,10 @@
-"""shardc from Python: the seed's ShardedEngine over NumPy on real devices
+"""shardc from Python: the ShardedEngine interface over NumPy on real devices
 (shardc.launch), and the sharding compiler (shardc.compile).
 
     import shardc
 
     class Megatron(shardc.ShardedEngine):
-        ...                      # the seed's methods, with all_reduce etc.
+        ...                      # ShardedEngine's methods, with all_reduce etc.
 
     outs = shardc.launch(lambda: run(Megatron(...)), num_devices=4)
 

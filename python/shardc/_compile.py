@@ -1,5 +1,5 @@
 """shardc.compile: a model (a JSON graph, a .json or .mlir file) compiled
-into a sharded engine with the seed's lifecycle."""
+into a sharded engine with ShardedEngine's lifecycle."""
 import copy
 import json
 import os
@@ -50,7 +50,7 @@ def _apply_plan(graph, plan):
 
 
 class CompiledModel:
-    """A model compiled for a mesh: the seed's load_checkpoint, forward,
+    """A model compiled for a mesh: ShardedEngine's load_checkpoint, forward,
     backward and inference_loop, plus train_step, and what the compiler
     knows about it (explain, simulate, spmd_program)."""
 

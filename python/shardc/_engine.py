@@ -1,8 +1,8 @@
-"""The seed's ShardedEngine, with shardc's runtime underneath.
+"""The ShardedEngine interface, with shardc's runtime underneath.
 
 Subclass ShardedEngine and write load_checkpoint, forward and backward with
-the seed's primitives; run one instance per device with launch(). An engine
-built outside launch() is the only device of a one-device world (the seed's
+ShardedEngine's primitives; run one instance per device with launch(). An engine
+built outside launch() is the only device of a one-device world (ShardedEngine's
 SingleDevice runs that way).
 """
 from abc import ABC, abstractmethod
@@ -65,12 +65,12 @@ class _LoneDevice:
 
 
 class ShardedEngine(ABC):
-    """The seed's abstract engine. The device an instance runs on is the one
+    """The abstract ShardedEngine. The device an instance runs on is the one
     of the launch() call that built it."""
 
     def __new__(cls, *args, **kwargs):
-        # Subclasses need not call super().__init__() (the seed's do not):
-        # the device is bound here, when the instance is created.
+        # Subclasses need not call super().__init__() (the reference
+        # engines do not): the device is bound here, when the instance is created.
         self = super().__new__(cls)
         device = _shardc.current_device()
         self._shardc_device = device if device is not None else _LoneDevice()
@@ -109,8 +109,8 @@ class ShardedEngine(ABC):
         return self._shardc_device.send_async(src, dst, target_device_id)
 
     # --- Collective Communication ---
-    # Each spans every device, as in the seed, or with group=[ids] (beyond
-    # the seed) the devices listed, in that order: a row or a column of a
+    # Each spans every device, as ShardedEngine's do, or with group=[ids] (an
+    # extension) the devices listed, in that order: a row or a column of a
     # 2D mesh. Every member must make the same call.
     def all_gather(self, arr, axis: int = 0, *, group=None):
         """Concatenates arrays from all devices along the specified axis."""

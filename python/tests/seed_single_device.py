@@ -1,5 +1,5 @@
-# The seed's SingleDevice, as the seed writes it; only the import lines
-# differ (the seed imports its own pseudo-API, and `io` has no Reader or
+# The reference SingleDevice, as the reference writes it; only the import lines
+# differ (the reference imports its own pseudo-API, and `io` has no Reader or
 # Writer).
 from shardc import ShardedEngine
 import numpy as np

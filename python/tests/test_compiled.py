@@ -1,5 +1,5 @@
-"""shardc.compile: the seed's MLP compiled for 4 devices on the sim and
-threads backends, checked against the seed's SingleDevice; training steps
+"""shardc.compile: the reference MLP compiled for 4 devices on the sim and
+threads backends, checked against the reference SingleDevice; training steps
 checked against backward; the compiler's reports."""
 import json
 import os
@@ -17,7 +17,7 @@ PARAMS = {'layer_0/weights': RNG.standard_normal((MODEL, HIDDEN), np.float32),
 X = RNG.standard_normal((BATCH, MODEL), np.float32)
 DY = RNG.standard_normal((BATCH, MODEL), np.float32)
 
-# The seed's MLP with Megatron's two annotations; propagation does the rest.
+# The reference MLP with Megatron's two annotations; propagation does the rest.
 SEED_MLP = {
     "mesh": {"name": "mesh", "axes": [["model", 4]]},
     "inputs": [

@@ -1,5 +1,5 @@
-"""The seed's programs on shardc.launch: SingleDevice as the seed writes it,
-a hand-written Megatron and the tutorial's 2D-mesh MLP on 4 thread-devices,
+"""The reference ShardedEngine programs on shardc.launch: SingleDevice as
+the reference writes it, a hand-written Megatron and the tutorial's 2D-mesh MLP on 4 thread-devices,
 each checked against SingleDevice's forward and backward."""
 import os
 import subprocess
@@ -21,7 +21,7 @@ DY = RNG.standard_normal((BATCH, MODEL), np.float32)
 
 
 def reference():
-    """The seed's SingleDevice, unchanged, outside any launch."""
+    """The reference SingleDevice, unchanged, outside any launch."""
     engine = SingleDevice(MODEL, HIDDEN)
     engine.load_checkpoint(PARAMS)
     out = engine.forward(X)
