@@ -475,6 +475,27 @@ StepProfile Estimator::profile() {
   return prof;
 }
 
+StepProfile shardc::extrapolateInDepth(const StepProfile &one,
+                                       const StepProfile &two,
+                                       int64_t layers) {
+  StepProfile p = two;
+  double k = double(layers - 1);
+  for (double StepProfile::*field :
+       {&StepProfile::cf, &StepProfile::cb, &StepProfile::cu, &StepProfile::ff,
+        &StepProfile::fb, &StepProfile::fu, &StepProfile::fr, &StepProfile::kc,
+        &StepProfile::kp, &StepProfile::kg, &StepProfile::ku, &StepProfile::nk,
+        &StepProfile::nku, &StepProfile::nc, &StepProfile::ncu})
+    p.*field = one.*field + k * (two.*field - one.*field);
+  for (double StepEstimate::*field :
+       {&StepEstimate::globalParameters, &StepEstimate::parameters,
+        &StepEstimate::gradients, &StepEstimate::optimizerState,
+        &StepEstimate::activations, &StepEstimate::temporaries,
+        &StepEstimate::savedActivationsPerMicrobatch})
+    p.shared.*field =
+        one.shared.*field + k * (two.shared.*field - one.shared.*field);
+  return p;
+}
+
 StepEstimate shardc::scheduleStep(const StepProfile &prof,
                                   const EstimateOptions &options) {
   StepEstimate e = prof.shared;

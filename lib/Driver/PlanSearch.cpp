@@ -63,33 +63,6 @@ std::vector<int64_t> interleavings(int64_t stageLayers, int64_t microbatches,
   return out;
 }
 
-/// The linear extrapolation in depth, E(L) = E(1) + (L - 1)(E(2) - E(1)),
-/// of every additive figure (a layer adds the same states, saved values,
-/// FLOPs and seconds to each; the estimate divides them among stages).
-StepEstimate extrapolate(const StepEstimate &one, const StepEstimate &two,
-                         int64_t layers) {
-  StepEstimate e = two;
-  double k = double(layers - 1);
-  auto at = [&](double StepEstimate::*field) {
-    e.*field = one.*field + k * (two.*field - one.*field);
-  };
-  for (double StepEstimate::*field :
-       {&StepEstimate::globalParameters, &StepEstimate::parameters,
-        &StepEstimate::gradients, &StepEstimate::optimizerState,
-        &StepEstimate::activations, &StepEstimate::temporaries,
-        &StepEstimate::savedActivationsPerMicrobatch,
-        &StepEstimate::computeSeconds,
-        &StepEstimate::exposedCommunicationSeconds,
-        &StepEstimate::bubbleSeconds, &StepEstimate::pipelineSendSeconds,
-        &StepEstimate::criticalCommunicationSeconds,
-        &StepEstimate::prefetchCommunicationSeconds,
-        &StepEstimate::gradientCommunicationSeconds,
-        &StepEstimate::flopsPerDevice, &StepEstimate::modelFlopsPerDevice,
-        &StepEstimate::recomputeFlopsPerDevice})
-    at(field);
-  return e;
-}
-
 class Searcher {
 public:
   Searcher(const GraphVariant &graph, MLIRContext *ctx,
@@ -123,14 +96,19 @@ private:
   /// Builds and partitions the program of `c`'s key at `keptLayers`.
   FailureOr<Program> partition(const PlanCandidate &c, int64_t keptLayers);
 
+  /// The walk of `program` for `member`'s recompute policy (made once per
+  /// policy and kept in the program).
+  FailureOr<const StepProfile *> profileOf(Program &program,
+                                           const PlanCandidate &member);
+
   /// The estimate of `member` (of the program's key) on `program`.
   FailureOr<StepEstimate> estimate(Program &program,
                                    const PlanCandidate &member);
 
-  /// Builds the program of `group`'s key at `keptLayers` layers and
-  /// estimates each candidate of the group on it.
-  FailureOr<std::vector<StepEstimate>>
-  price(const std::vector<PlanCandidate> &group, int64_t keptLayers);
+  /// Builds the program of `group`'s key at `keptLayers` layers and walks
+  /// it for each candidate of the group.
+  FailureOr<std::vector<StepProfile>>
+  profile(const std::vector<PlanCandidate> &group, int64_t keptLayers);
 
   /// Prices the group on the representative problem (or the whole model,
   /// when it has at most two layers).
@@ -268,8 +246,8 @@ FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
   return program;
 }
 
-FailureOr<StepEstimate> Searcher::estimate(Program &program,
-                                           const PlanCandidate &member) {
+FailureOr<const StepProfile *>
+Searcher::profileOf(Program &program, const PlanCandidate &member) {
   EstimateOptions o = optionsOf(member);
   o.globalParameters = program.parameters;
   // Each recompute policy's program is walked once (profileStep); its
@@ -290,20 +268,29 @@ FailureOr<StepEstimate> Searcher::estimate(Program &program,
       return failure();
     it = program.profiles.emplace(member.recompute, std::move(*profile)).first;
   }
-  return scheduleStep(it->second, o);
+  return &it->second;
 }
 
-FailureOr<std::vector<StepEstimate>>
-Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
+FailureOr<StepEstimate> Searcher::estimate(Program &program,
+                                           const PlanCandidate &member) {
+  FailureOr<const StepProfile *> profile = profileOf(program, member);
+  if (failed(profile))
+    return failure();
+  return scheduleStep(**profile, optionsOf(member));
+}
+
+FailureOr<std::vector<StepProfile>>
+Searcher::profile(const std::vector<PlanCandidate> &group,
+                  int64_t keptLayers) {
   FailureOr<Program> program = partition(group.front(), keptLayers);
   if (failed(program))
     return failure();
-  std::vector<StepEstimate> out;
+  std::vector<StepProfile> out;
   for (const PlanCandidate &member : group) {
-    FailureOr<StepEstimate> e = estimate(*program, member);
-    if (failed(e))
+    FailureOr<const StepProfile *> p = profileOf(*program, member);
+    if (failed(p))
       return failure();
-    out.push_back(*e);
+    out.push_back(**p);
   }
   return out;
 }
@@ -311,22 +298,24 @@ Searcher::price(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
 LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> &group) {
   int64_t layers = graph.layers();
   if (layers <= 2) {
-    FailureOr<std::vector<StepEstimate>> whole = price(group, layers);
+    FailureOr<std::vector<StepProfile>> whole = profile(group, layers);
     if (failed(whole))
       return failure();
     for (size_t i = 0; i < group.size(); ++i) {
-      group[i].estimate = (*whole)[i];
+      group[i].estimate = scheduleStep((*whole)[i], optionsOf(group[i]));
       group[i].wholeModel = true;
     }
   } else {
-    FailureOr<std::vector<StepEstimate>> one = price(group, 1);
+    FailureOr<std::vector<StepProfile>> one = profile(group, 1);
     if (failed(one))
       return failure();
-    FailureOr<std::vector<StepEstimate>> two = price(group, 2);
+    FailureOr<std::vector<StepProfile>> two = profile(group, 2);
     if (failed(two))
       return failure();
     for (size_t i = 0; i < group.size(); ++i)
-      group[i].estimate = extrapolate((*one)[i], (*two)[i], layers);
+      group[i].estimate = scheduleStep(
+          extrapolateInDepth((*one)[i], (*two)[i], layers),
+          optionsOf(group[i]));
   }
   for (PlanCandidate &c : group)
     c.fits = fits(c.estimate);

@@ -123,6 +123,17 @@ struct StepProfile {
   bool communicationOverlaps = true;
 };
 
+/// The profile of the model `layers` deep from those of its first layer
+/// (`one`) and first two (`two`): every additive figure (seconds, FLOPs,
+/// kernels, collectives, parameters, memory by role) linearly,
+/// P(L) = P(1) + (L - 1)(P(2) - P(1)), since each layer adds the same to
+/// each; what a layer does not add (a stage boundary's send, the devices,
+/// the stages) is `two`'s. Extrapolate profiles, not estimates: the
+/// schedule's overlap (what communication shows beyond compute) is not
+/// linear in depth, and scheduleStep applies it to the extrapolated sums.
+StepProfile extrapolateInDepth(const StepProfile &one, const StepProfile &two,
+                               int64_t layers);
+
 /// The walk of estimateStep, under `options`' precision, ZeRO stage,
 /// pipeline axis and layer inputs (its micro-batches and schedule
 /// unused). Fails with a diagnostic on a pipeline axis the mesh lacks.
