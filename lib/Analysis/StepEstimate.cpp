@@ -476,8 +476,7 @@ StepProfile Estimator::profile() {
 }
 
 StepProfile shardc::extrapolateInDepth(const StepProfile &one,
-                                       const StepProfile &two,
-                                       int64_t layers) {
+                                       const StepProfile &two, int64_t layers) {
   StepProfile p = two;
   double k = double(layers - 1);
   for (double StepProfile::*field :

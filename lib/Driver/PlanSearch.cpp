@@ -280,8 +280,7 @@ FailureOr<StepEstimate> Searcher::estimate(Program &program,
 }
 
 FailureOr<std::vector<StepProfile>>
-Searcher::profile(const std::vector<PlanCandidate> &group,
-                  int64_t keptLayers) {
+Searcher::profile(const std::vector<PlanCandidate> &group, int64_t keptLayers) {
   FailureOr<Program> program = partition(group.front(), keptLayers);
   if (failed(program))
     return failure();
@@ -313,9 +312,9 @@ LogicalResult Searcher::priceGroup(std::vector<PlanCandidate> &group) {
     if (failed(two))
       return failure();
     for (size_t i = 0; i < group.size(); ++i)
-      group[i].estimate = scheduleStep(
-          extrapolateInDepth((*one)[i], (*two)[i], layers),
-          optionsOf(group[i]));
+      group[i].estimate =
+          scheduleStep(extrapolateInDepth((*one)[i], (*two)[i], layers),
+                       optionsOf(group[i]));
   }
   for (PlanCandidate &c : group)
     c.fits = fits(c.estimate);

@@ -32,8 +32,7 @@ StepProfile layersProfile(double layers) {
 }
 
 TEST(StepProfileTest, ExtrapolatesTheSumsAndSchedulesAfter) {
-  StepProfile deep =
-      extrapolateInDepth(layersProfile(1), layersProfile(2), 10);
+  StepProfile deep = extrapolateInDepth(layersProfile(1), layersProfile(2), 10);
   StepProfile exact = layersProfile(10);
   EXPECT_DOUBLE_EQ(deep.cf, exact.cf);
   EXPECT_DOUBLE_EQ(deep.cb, exact.cb);
