@@ -356,6 +356,17 @@ void FunctionPartitioner::forEachCandidate(
   SmallVector<unsigned, 2> linearOperands;
   if (auto ruled = dyn_cast<ShardingRuleOpInterface>(op))
     ruled.getLinearOperands(linearOperands);
+  // The axes of the sum pending on operand `i` when every reader of it
+  // carries that sum (isCarriedByReaders), with the operand's layout.
+  auto carriedSum = [&](unsigned i)
+      -> std::optional<std::pair<ShardingAttr, SmallVector<StringRef>>> {
+    Value v = op->getOperand(i);
+    ShardingAttr layout = current.lookup(v).second;
+    if (!layout || !layout.isPartial() || !isCarriedByReaders(v))
+      return std::nullopt;
+    SmallVector<StringRef> pending = layout.getPartialAxes();
+    return std::make_pair(layout, std::move(pending));
+  };
   // The assigned shardings with `axes` taken off every tensor but `keep`.
   auto withoutSummed = [&](ArrayRef<StringRef> axes,
                            std::optional<unsigned> keep) {
@@ -368,11 +379,10 @@ void FunctionPartitioner::forEachCandidate(
   // A reader of such a sum: the layout that leaves its summed axes to it
   // (its other tensors gathered over them), the operand where it is.
   for (unsigned i : linearOperands) {
-    Value v = op->getOperand(i);
-    ShardingAttr layout = current.lookup(v).second;
-    if (!layout || !layout.isPartial() || !isCarriedByReaders(v))
+    auto carried = carriedSum(i);
+    if (!carried)
       continue;
-    SmallVector<StringRef> pending = layout.getPartialAxes();
+    auto &[layout, pending] = *carried;
     SmallVector<TensorShardingInput> view = withoutSummed(pending, {});
     view[i] = {withoutAxes(layout, pending), true};
     views.push_back(std::move(view));
@@ -439,11 +449,10 @@ void FunctionPartitioner::forEachCandidate(
     // this one too when no factor is split over its axes; the reader's
     // results are the summands.
     for (unsigned i : linearOperands) {
-      Value v = op->getOperand(i);
-      ShardingAttr layout = current.lookup(v).second;
-      if (!layout || !layout.isPartial() || !isCarriedByReaders(v))
+      auto carried = carriedSum(i);
+      if (!carried)
         continue;
-      SmallVector<StringRef> pending = layout.getPartialAxes();
+      const SmallVector<StringRef> &pending = carried->second;
       bool ok = true;
       for (int64_t f = 0; f < rule.getNumFactors() && ok; ++f)
         for (StringRef axis : fs.getFactorAxes(f))
