@@ -35,7 +35,8 @@ using namespace shardc::detail;
 /// 2-layer GPT-3-shaped Adam step millions.
 static constexpr int64_t kExactMemoryTerms = 200000;
 /// Multipliers tried growing (x8 each) until a plan fits, then bisection
-/// steps between the last that did not fit and the first that did.
+/// steps between the last that did not fit and the first that did. The
+/// dearest, tried first, is 8^kGrowSteps times the first.
 static constexpr int kGrowSteps = 12;
 static constexpr int kBisectSteps = 6;
 
@@ -50,8 +51,13 @@ static int64_t memoryTerms(const AutoShardProblem &p) {
 }
 
 /// `p` without its budget, each byte a value's layout or a moved copy
-/// holds costing `lambda` seconds.
-static AutoShardProblem priceBytes(const AutoShardProblem &p, double lambda) {
+/// holds costing `lambda` seconds, the whole objective divided by
+/// `divisor`. A plan's rank does not change with the divisor; the solver's
+/// tolerances do: priced at many times its seconds, the bytes of a 175B
+/// model's step made objective coefficients of 1e12 microseconds, and one
+/// relaxation took 90 s (about 1 s at any other price).
+static AutoShardProblem priceBytes(const AutoShardProblem &p, double lambda,
+                                   double divisor = 1) {
   AutoShardProblem q = p;
   q.memoryBudget.reset();
   for (AutoShardProblem::Value &v : q.values) {
@@ -63,6 +69,15 @@ static AutoShardProblem priceBytes(const AutoShardProblem &p, double lambda) {
       for (auto [t, seconds] : llvm::enumerate(row))
         if ((!v.isSame[l][t] || v.hoisted) && seconds != kNoPlan)
           seconds += lambda * double(v.targetBytes[t]);
+  }
+  if (divisor != 1) {
+    for (AutoShardProblem::Node &node : q.nodes)
+      for (double &c : node.cost)
+        c /= divisor;
+    for (AutoShardProblem::Value &v : q.values)
+      for (std::vector<double> &row : v.moveSeconds)
+        for (double &seconds : row)
+          seconds /= divisor;
   }
   return q;
 }
@@ -109,25 +124,32 @@ FailureOr<AutoShardSolution> shardc::detail::solveByPricingBytes(
     }
     return true;
   };
-  auto probe = [&](double lambda) {
-    return consider(solveUnbudgeted(priceBytes(p, lambda), backstop));
-  };
-
-  // Priced so that the bytes first weigh about as much as the seconds.
+  // Priced so that the bytes first weigh about as much as the seconds;
+  // at `k` times that price the objective is divided by 1 + k, so that its
+  // coefficients stay near the plan's seconds however dear the bytes.
   double lambda = std::max(evaluateSeconds(p, unbudgeted), 1e-12) /
                   std::max(pricedBytes(p, unbudgeted), 1.0);
+  const double balanced = lambda;
+  auto probe = [&](double lambda) {
+    return consider(solveUnbudgeted(
+        priceBytes(p, lambda, 1 + lambda / balanced), backstop));
+  };
+  // The dearest price first: its plan holds about the fewest bytes the
+  // pricing reaches, and when even it does not fit, a cheaper price is
+  // unlikely to fit either (a deep step far over its budget fails after
+  // one probe, not after every price).
+  double dearest = balanced * std::pow(8.0, kGrowSteps);
   double lo = 0, hi = -1;
-  for (int step = 0; step < kGrowSteps && !backstop.passed(); ++step) {
-    if (probe(lambda)) {
-      hi = lambda;
-      break;
+  if (!backstop.passed() && probe(dearest)) {
+    hi = dearest;
+    for (int step = 0; step < kGrowSteps && !backstop.passed(); ++step) {
+      if (probe(lambda)) {
+        hi = lambda;
+        break;
+      }
+      lo = lambda;
+      lambda *= 8;
     }
-    lo = lambda;
-    lambda *= 8;
-  }
-  // (None fitting even when bytes outweigh seconds 8^12 times: the last
-  // probe was the plan of the fewest bytes, and no plan fits.)
-  if (hi > 0) {
     for (int step = 0; step < kBisectSteps && !backstop.passed(); ++step) {
       double mid = lo > 0 ? std::sqrt(lo * hi) : hi / 8;
       if (probe(mid))
