@@ -130,7 +130,7 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
-def ShardcOptimizer : Pass<"shardc-optimizer", "::mlir::ModuleOp"> {
+def ShardcTrainingStep : Pass<"shardc-training-step", "::mlir::ModuleOp"> {
   let summary = "Rewrites a loss function into one training step: gradients, then an SGD or Adam update.";
   let description = [{
     Takes a function whose first result is a scalar loss,
@@ -224,7 +224,7 @@ def ShardcRecompute : Pass<"shardc-recompute", "::mlir::func::FuncOp"> {
   let summary = "Activation recomputation: the backward pass recomputes forward values instead of keeping them.";
   let description = [{
     Rewrites a training step (a function whose first result is the loss and
-    some of whose results carry `shardc.gradient_of`, as `--shardc-optimizer`
+    some of whose results carry `shardc.gradient_of`, as `--shardc-training-step`
     makes it; global or partitioned) so that the backward pass reads copies
     of forward values it recomputes, rather than the forward values
     themselves (docs/recompute.md). The forward values then die at their
