@@ -1,4 +1,4 @@
-//===- ModelFiles.h - checkpoints and numeric checks, Python -*- C++ -*-===//
+//===- ModelFiles.h - checkpoints and numeric checks, Python ----*- C++ -*-===//
 //
 // What a Python test or script needs besides a compiled model: the tensors
 // of a checkpoint file (shardc.read_checkpoint) and the project's measure of

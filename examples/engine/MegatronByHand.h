@@ -1,4 +1,4 @@
-//===- MegatronByHand.h - the seed's MLP, tensor parallel by hand -*- C++ -*-===//
+//===- MegatronByHand.h - an MLP, tensor parallel by hand -------*- C++ -*-===//
 //
 // Megatron-LM's MLP written the way the seed writes sharded code: device d
 // holds columns d of W0 and rows d of W1, so the first matmul and the ReLU

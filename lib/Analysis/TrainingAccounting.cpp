@@ -1,4 +1,4 @@
-//===- TrainingAccounting.cpp - bytes per role, recompute's modes --------===//
+//===- TrainingAccounting.cpp - bytes per role, recompute's modes ---------===//
 
 #include "shardc/Analysis/TrainingAccounting.h"
 

@@ -55,7 +55,7 @@ shardc::partitionTraining(ModuleOp module, const EstimateRequest &request,
            << "the layer-input pattern \"" << options.layerInputs
            << "\" is no regex: " << why;
 
-  ShardcOptimizerOptions optimizer;
+  ShardcTrainingStepOptions optimizer;
   optimizer.optimizer = request.optimizer;
   // The step is recomputed as `train --recompute` runs it: the estimate
   // reads the pass's copies (docs/recompute.md).

@@ -59,9 +59,9 @@ shardc::runPipelineReference(ModuleOp reference, ArrayRef<Tensor> inputs,
   for (unsigned i = 0; i < original.getNumArguments(); ++i)
     argNames.push_back(getArgumentName(original, i));
   PassManager pm(reference.getContext(), ModuleOp::getOperationName());
-  ShardcOptimizerOptions optimizer;
+  ShardcTrainingStepOptions optimizer;
   optimizer.optimizer = options.pipeline.optimizer.optimizer;
-  pm.addPass(createShardcOptimizer(optimizer));
+  pm.addPass(createShardcTrainingStep(optimizer));
   if (failed(pm.run(reference)))
     return failure();
   func::FuncOp step = getEntryFunction(reference);

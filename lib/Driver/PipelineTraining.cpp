@@ -38,14 +38,10 @@ void shardc::feedResultsBack(func::FuncOp fn, std::vector<Tensor> &args,
 FailureOr<PipelineTrainingPlan>
 shardc::planPipelineTraining(func::FuncOp func,
                              const PipelineTrainingOptions &options) {
-  StringRef optimizer = options.pipeline.optimizer.optimizer;
-  if (optimizer != "sgd" && optimizer != "adam")
-    return func.emitError()
-           << "unknown optimizer '" << optimizer << "' (expected sgd or adam)";
+  // The stage programs' own checks (optimizer, micro-batches, axis, ...)
+  // are the builder's.
   if (options.steps < 1)
     return func.emitError() << "pipelined training needs at least 1 step";
-  if (options.pipeline.microbatches < 0)
-    return func.emitError() << "micro-batches must be at least 1";
   PipelineTrainingPlan plan;
   plan.func = func;
   // The reference runs on the model as given, before the stage programs

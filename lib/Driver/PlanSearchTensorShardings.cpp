@@ -56,7 +56,7 @@ shardc::solveTensorShardings(const GraphVariant &graph, MLIRContext *ctx,
     return failure();
   // The step the estimate prices (its optimizer; recompute and ZeRO, which
   // the search chooses afterwards, left out).
-  ShardcOptimizerOptions step;
+  ShardcTrainingStepOptions step;
   step.optimizer = request.base.optimizer;
   step.layerInputs = request.base.options.layerInputs;
   ShardcAutoShardOptions autoShard;

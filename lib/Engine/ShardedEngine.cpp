@@ -74,7 +74,7 @@ struct ShardedEngine::Impl {
   bool tapeValid = false;
   /// The pinned global program, kept to compile the training step from.
   OwningOpRef<ModuleOp> pinned;
-  /// The partitioned training step (--shardc-optimizer) and what it was
+  /// The partitioned training step (--shardc-training-step) and what it was
   /// compiled for.
   OwningOpRef<ModuleOp> stepModule;
   func::FuncOp step;
@@ -171,7 +171,7 @@ ShardedEngine::compile(OwningOpRef<ModuleOp> global,
     std::vector<std::string> names;
     for (unsigned i : impl->paramArgs)
       names.push_back(getArgumentName(func, i));
-    ShardcOptimizerOptions step =
+    ShardcTrainingStepOptions step =
         getOptimizerPassOptions(options.autoShardOptimizer, names);
     // The plan is chosen for the step without recompute: its copies are
     // laid out like their originals.
@@ -569,10 +569,10 @@ ShardedEngine::backward(ArrayRef<Tensor> outputGrads) {
   return out;
 }
 
-ShardcOptimizerOptions
+ShardcTrainingStepOptions
 shardc::getOptimizerPassOptions(const OptimizerOptions &optimizer,
                                 ArrayRef<std::string> params) {
-  ShardcOptimizerOptions options;
+  ShardcTrainingStepOptions options;
   options.optimizer =
       optimizer.kind == OptimizerOptions::Kind::Adam ? "adam" : "sgd";
   options.beta1 = optimizer.beta1;
@@ -598,14 +598,15 @@ static bool sameStepShape(const OptimizerOptions &a,
 }
 
 /// Compiles the training step for `optimizer` from the pinned program:
-/// propagate, --shardc-optimizer, propagate, partition, clean up.
+/// propagate, --shardc-training-step, propagate, partition, clean up.
 static LogicalResult compileStep(ShardedEngine::Impl &impl,
                                  const OptimizerOptions &optimizer) {
   OwningOpRef<ModuleOp> module = impl.pinned->clone();
   std::vector<std::string> params;
   for (unsigned i : impl.paramArgs)
     params.push_back(impl.args[i].name);
-  ShardcOptimizerOptions options = getOptimizerPassOptions(optimizer, params);
+  ShardcTrainingStepOptions options =
+      getOptimizerPassOptions(optimizer, params);
   if (failed(runPipeline(*module, [&](OpPassManager &pm) {
         buildTrainPipeline(pm, options, /*propagateFirst=*/true,
                            ShardingStage::Partition);
@@ -615,7 +616,7 @@ static LogicalResult compileStep(ShardedEngine::Impl &impl,
   StringRef key = ShardcDialect::getShardingAttrName();
 
   // Map the step's interface onto the engine's by the names and roles the
-  // optimizer pass gives it.
+  // training-step pass gives it.
   llvm::StringMap<unsigned> stepArg;
   for (unsigned i = 0; i < step.getNumArguments(); ++i)
     stepArg[getArgumentName(step, i)] = i;

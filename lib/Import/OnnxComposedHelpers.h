@@ -1,5 +1,4 @@
-//===- OnnxComposedHelpers.h - Builders shared by composed ONNX ops -*- C++
-//-*-===//
+//===- OnnxComposedHelpers.h - builders of composed ONNX ops ----*- C++ -*-===//
 //
 // The small builders the ONNX ops read as compositions of shardc ops
 // (OnnxComposedOps.cpp, OnnxSelectionOps.cpp, OnnxScatterGatherOps.cpp,

@@ -1,5 +1,4 @@
-//===- OnnxConvOps.cpp - ONNX Conv as im2col and a GEMM
-//---------------------===//
+//===- OnnxConvOps.cpp - ONNX Conv as im2col and a GEMM -------------------===//
 //
 // ONNX's Conv rewritten at import into shardc ops: im2col out of slices
 // (or, for patches, a reshape) and a dot_general with groups as a batch

@@ -1,5 +1,4 @@
-//===- OnnxEinsum.cpp - ONNX Einsum as dot_generals
-//-------------------------===//
+//===- OnnxEinsum.cpp - ONNX Einsum as dot_generals -----------------------===//
 //
 // ONNX's Einsum rewritten at import into dot_general, left to right, each
 // step contracting the labels no later operand and not the result has; a

@@ -1,5 +1,4 @@
-//===- OnnxNodeContext.cpp - what a node's converter reads and builds
-//------===//
+//===- OnnxNodeContext.cpp - what a node's converter reads and builds -----===//
 //
 // NodeContext is the API every ONNX op converter works through: the node's
 // inputs (values or host constants), its attributes checked and typed, the

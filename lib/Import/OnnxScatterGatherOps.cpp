@@ -1,5 +1,4 @@
-//===- OnnxScatterGatherOps.cpp - ONNX GatherElements, ScatterElements
-//------===//
+//===- OnnxScatterGatherOps.cpp - ONNX GatherElements, ScatterElements ----===//
 //
 // ONNX's element-indexed gather and scatter rewritten at import into
 // shardc ops:

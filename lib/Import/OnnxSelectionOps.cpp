@@ -1,5 +1,4 @@
-//===- OnnxSelectionOps.cpp - ONNX OneHot, ArgMax, TopK
-//---------------------===//
+//===- OnnxSelectionOps.cpp - ONNX OneHot, ArgMax, TopK -------------------===//
 //
 // ONNX's selection ops rewritten at import into shardc ops:
 //

@@ -1,4 +1,4 @@
-//===- MpiPendingReduction.cpp - reductions that complete later ----------===//
+//===- MpiPendingReduction.cpp - reductions that complete later -----------===//
 //
 // MpiCommunicator::startAllReduce / startReduceScatter: a reduction as MPI
 // nonblocking calls that are all started at once, in program order. MPI

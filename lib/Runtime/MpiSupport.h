@@ -1,5 +1,4 @@
-//===- MpiSupport.h - mpi.h and the helpers both MPI files share -*- C++
-//-*-===//
+//===- MpiSupport.h - mpi.h and shared MPI helpers --------------*- C++ -*-===//
 //
 // Private to lib/Runtime. Includes Open MPI's C API only: the C++ bindings
 // are deprecated and would need exceptions, which Debian's LLVM builds

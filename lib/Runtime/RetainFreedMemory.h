@@ -1,5 +1,4 @@
-//===- RetainFreedMemory.h - keep freed tensor buffers for reuse -*- C++
-//-*-===//
+//===- RetainFreedMemory.h - freed tensor buffers for reuse -----*- C++ -*-===//
 //
 // A training step frees and reallocates the same tensors every step. By
 // default glibc maps each buffer above its mmap threshold (32 MiB at most)

@@ -23,7 +23,7 @@ using namespace mlir;
 using namespace shardc;
 
 LogicalResult
-shardc::pinAutoShardPlan(ModuleOp module, const ShardcOptimizerOptions *step,
+shardc::pinAutoShardPlan(ModuleOp module, const ShardcTrainingStepOptions *step,
                          const ShardcAutoShardOptions &autoShard) {
   OwningOpRef<ModuleOp> planned = module.clone();
   PassManager pm(module.getContext(), ModuleOp::getOperationName());

@@ -1,6 +1,6 @@
 //===- MixedPrecision.h - a forward pass in bf16 or f16 ---------*- C++ -*-===//
 //
-// The mixed-precision training step (--shardc-optimizer precision=...,
+// The mixed-precision training step (--shardc-training-step precision=...,
 // docs/precision.md): the forward pass computes in bf16 or f16 on working
 // copies of the f32 parameters, so that its activations, and through
 // autodiff its gradients, are half floats, while the parameters the

@@ -1,5 +1,4 @@
-//===- PartitionCandidates.cpp - which layout an op is computed in
-//---------===//
+//===- PartitionCandidates.cpp - which layout an op is computed in --------===//
 //
 // The partitioner's choice for each op: the candidate layouts its sharding
 // rule allows, each from a different view of the shardings around it

@@ -138,6 +138,12 @@ private:
 } // namespace
 
 LogicalResult PipelineBuilder::checkFunction() {
+  StringRef optimizer = options.optimizer.optimizer;
+  if (optimizer != "sgd" && optimizer != "adam")
+    return func.emitError()
+           << "unknown optimizer '" << optimizer << "' (expected sgd or adam)";
+  if (options.microbatches < 0)
+    return func.emitError() << "micro-batches must be at least 1";
   if (!isRunnableSchedule(options.schedule))
     return func.emitError()
            << "the " << stringifyPipelineSchedule(options.schedule)

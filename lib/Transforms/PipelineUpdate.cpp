@@ -12,10 +12,9 @@ using namespace mlir;
 using namespace shardc;
 
 FailureOr<OwningOpRef<ModuleOp>>
-shardc::buildOptimizerStep(Location loc, MeshOp mesh,
-                           ArrayRef<Type> paramTypes,
+shardc::buildOptimizerStep(Location loc, MeshOp mesh, ArrayRef<Type> paramTypes,
                            ArrayRef<std::string> paramNames,
-                           const ShardcOptimizerOptions &options) {
+                           const ShardcTrainingStepOptions &options) {
   MLIRContext *ctx = loc.getContext();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b = OpBuilder::atBlockEnd(module->getBody());
@@ -47,10 +46,10 @@ shardc::buildOptimizerStep(Location loc, MeshOp mesh,
   }
   func::ReturnOp::create(b, loc, loss);
   PassManager pm(ctx, ModuleOp::getOperationName());
-  ShardcOptimizerOptions step = options;
+  ShardcTrainingStepOptions step = options;
   step.params.clear();
   step.zeroAxes.clear();
-  pm.addPass(createShardcOptimizer(step));
+  pm.addPass(createShardcTrainingStep(step));
   if (failed(pm.run(*module)))
     return mlir::emitError(loc) << "cannot build the " << options.optimizer
                                 << " update of a pipeline stage";

@@ -2,9 +2,9 @@
 //
 // A stage ends its step by updating its parameters with the gradients it
 // summed over the micro-batches. The update rule has one home, the
-// optimizer pass (--shardc-optimizer, SGD or Adam): the stage borrows it by
-// running the pass on the linear loss sum_k <p_k, g_k>, whose gradient with
-// respect to p_k is exactly g_k, and inlining the resulting step. Private
+// training-step pass (--shardc-training-step, SGD or Adam): the stage borrows
+// it by running the pass on the linear loss sum_k <p_k, g_k>, whose gradient
+// with respect to p_k is exactly g_k, and inlining the resulting step. Private
 // to the pipeline builder (PipelineProgram.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -27,14 +27,14 @@ namespace shardc {
 ///   @update(params..., gradients..., learning_rate, state...)
 ///       -> (linear loss, gradients..., next params..., next state...)
 /// the state and its attributes (`shardc.optimizer_state`, its initial
-/// value) as --shardc-optimizer adds them, the update reading the gradient
+/// value) as --shardc-training-step adds them, the update reading the gradient
 /// arguments directly (the linear loss and its VJP are left dead). Fails
 /// with a diagnostic at `loc`.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 buildOptimizerStep(mlir::Location loc, MeshOp mesh,
                    llvm::ArrayRef<mlir::Type> paramTypes,
                    llvm::ArrayRef<std::string> paramNames,
-                   const ShardcOptimizerOptions &options);
+                   const ShardcTrainingStepOptions &options);
 
 } // namespace shardc
 

@@ -72,12 +72,12 @@ void shardc::buildAutodiffPipeline(OpPassManager &pm,
 }
 
 void shardc::buildTrainPipeline(OpPassManager &pm,
-                                const ShardcOptimizerOptions &optimizer,
+                                const ShardcTrainingStepOptions &optimizer,
                                 bool propagateFirst, ShardingStage then,
                                 bool explain,
                                 const ShardcAutoShardOptions *autoShard) {
   differentiateExpanded(pm, propagateFirst, autoShard,
-                        createShardcOptimizer(optimizer));
+                        createShardcTrainingStep(optimizer));
   buildShardingStage(pm, then, explain, autoShard);
   // Last: the partitioner's cleanup would merge each recomputed copy back
   // into its original.
@@ -135,7 +135,8 @@ struct AutodiffPipelineOptions
 
 struct TrainPipelineOptions : PassPipelineOptions<TrainPipelineOptions> {
   Option<std::string> optimizer{
-      *this, "optimizer", llvm::cl::desc("As --shardc-optimizer's: sgd or adam"),
+      *this, "optimizer",
+      llvm::cl::desc("As --shardc-training-step's: sgd or adam"),
       llvm::cl::init("adam")};
   Option<double> beta1{*this, "beta1", llvm::cl::desc("Adam's beta1"),
                        llvm::cl::init(0.9)};
@@ -145,22 +146,24 @@ struct TrainPipelineOptions : PassPipelineOptions<TrainPipelineOptions> {
                          llvm::cl::init(1e-8)};
   ListOption<std::string> params{
       *this, "params",
-      llvm::cl::desc("As --shardc-optimizer's: the parameters to train")};
+      llvm::cl::desc("As --shardc-training-step's: the parameters to train")};
   ListOption<std::string> zeroAxes{
       *this, "zero-axes",
-      llvm::cl::desc("As --shardc-optimizer's: mesh axes to shard the "
+      llvm::cl::desc("As --shardc-training-step's: mesh axes to shard the "
                      "optimizer state over")};
   Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc("As --shardc-optimizer's: f32, bf16-mixed or f16-mixed"),
+      llvm::cl::desc(
+          "As --shardc-training-step's: f32, bf16-mixed or f16-mixed"),
       llvm::cl::init("f32")};
   Option<std::string> recompute{
       *this, "recompute",
-      llvm::cl::desc("As --shardc-optimizer's: none, selective or full"),
+      llvm::cl::desc("As --shardc-training-step's: none, selective or full"),
       llvm::cl::init("none")};
   Option<std::string> layerInputs{
       *this, "layer-inputs",
-      llvm::cl::desc("As --shardc-optimizer's: full recompute's layer inputs"),
+      llvm::cl::desc(
+          "As --shardc-training-step's: full recompute's layer inputs"),
       llvm::cl::init("^x0$|_res2$")};
   SHARDC_THEN_OPTION;
   Option<bool> explain{*this, "explain",
@@ -201,7 +204,7 @@ void shardc::registerShardcPipelines() {
       "sharding, as `shardc compile --train-step` and the engine's trainStep "
       "run them",
       [](OpPassManager &pm, const TrainPipelineOptions &options) {
-        ShardcOptimizerOptions optimizer;
+        ShardcTrainingStepOptions optimizer;
         optimizer.optimizer = options.optimizer;
         optimizer.beta1 = options.beta1;
         optimizer.beta2 = options.beta2;

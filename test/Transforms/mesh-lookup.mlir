@@ -1,6 +1,6 @@
 // RUN: shardc-opt --shardc-partition --split-input-file --verify-diagnostics %s
 // RUN: shardc-opt --shardc-propagate %S/Inputs/mesh-lookup-propagate.mlir | FileCheck %s --check-prefix=PROP
-// RUN: not shardc-opt --shardc-optimizer='optimizer=adam zero-axes=x' %S/Inputs/mesh-lookup-optimizer.mlir 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: not shardc-opt --shardc-training-step='optimizer=adam zero-axes=x' %S/Inputs/mesh-lookup-optimizer.mlir 2>&1 | FileCheck %s --check-prefix=OPT
 // The mesh a function runs on (shardc/Dialect/MeshLookup.h): the module's
 // only mesh, else the one its first sharded argument names.
 

@@ -52,7 +52,8 @@ LogicalResult buildProgram(const GeneratedCase &c, ModuleOp module) {
     optimizer.kind = c.train.adam ? OptimizerOptions::Kind::Adam
                                   : OptimizerOptions::Kind::Sgd;
     optimizer.zeroAxes = c.train.zeroAxes;
-    pm.addPass(createShardcOptimizer(getOptimizerPassOptions(optimizer, {})));
+    pm.addPass(
+        createShardcTrainingStep(getOptimizerPassOptions(optimizer, {})));
   }
   return pm.run(module);
 }

@@ -51,7 +51,7 @@ enum class ProgramKind {
   Forward,
   /// Its vector-Jacobian product (--shardc-autodiff, after propagation).
   Autodiff,
-  /// One optimizer step (--shardc-optimizer, after propagation); the first
+  /// One optimizer step (--shardc-training-step, after propagation); the first
   /// result is a scalar loss.
   TrainStep,
   /// A global program holding a collective: not a valid input to the

@@ -1,4 +1,4 @@
-//===- AutoShardExplain.h - explain --auto-shard: plan vs layouts -*- C++ -*-===//
+//===- AutoShardExplain.h - explain --auto-shard's verdicts -----*- C++ -*-===//
 //
 // `explain --auto-shard`'s comparison (docs/auto-sharding.md): the plan's
 // totals and those of the hand-written layouts of the same model, all

@@ -1,4 +1,4 @@
-//===- CollectiveExplain.h - explain's reshards and their consumers -*- C++ -*-===//
+//===- CollectiveExplain.h - explain's reshards and readers -----*- C++ -*-===//
 //
 // `shardc explain`'s report of the partitioned program's collectives: each
 // with its bytes, then, per reshard, the consumer that needed it and what

@@ -1,4 +1,4 @@
-//===- LongLineExcerpts.h - diagnostics on very long source lines -*- C++ -*-===//
+//===- LongLineExcerpts.h - diagnostics on long source lines ----*- C++ -*-===//
 //
 // A diagnostic shows the source line it points into, with a caret under the
 // column. A JSON model written on one line (as json.dump writes it) would

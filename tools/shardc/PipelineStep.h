@@ -1,4 +1,4 @@
-//===- PipelineStep.h - one pipelined training step, from any command -*- C++ -*-===//
+//===- PipelineStep.h - one pipelined training step -------------*- C++ -*-===//
 //
 // `shardc pipeline` runs a pipelined training step (docs/pipeline.md);
 // `shardc simulate` and `shardc explain` do the same when given

@@ -30,11 +30,12 @@ static cl::opt<std::string> autodiff(
 
 static cl::opt<std::string> trainStep(
     "train-step",
-    cl::desc("First rewrite the model, whose first output is a scalar loss, "
-             "into one optimizer step (--shardc-optimizer): gradients of the "
-             "\"param\" inputs, then the sgd or adam update; inputs "
-             "learning_rate and the optimizer state, outputs the gradients "
-             "and every parameter's and state's next value"),
+    cl::desc(
+        "First rewrite the model, whose first output is a scalar loss, "
+        "into one optimizer step (--shardc-training-step): gradients of the "
+        "\"param\" inputs, then the sgd or adam update; inputs "
+        "learning_rate and the optimizer state, outputs the gradients "
+        "and every parameter's and state's next value"),
     cl::value_desc("sgd|adam"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
     cl::sub(shardc::explainCommand), cl::sub(shardc::execCommand));
@@ -309,7 +310,7 @@ static LogicalResult addPipeline(OpPassManager &pm, bool propagateFirst,
                    << "' (expected sgd or adam)\n";
       return failure();
     }
-    ShardcOptimizerOptions options;
+    ShardcTrainingStepOptions options;
     options.optimizer = trainStep;
     options.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
     options.precision = *stepPrecision;

@@ -1,4 +1,4 @@
-//===- IndexingKernelsTest.cpp - gather, scatter_add, integer arithmetic -===//
+//===- IndexingKernelsTest.cpp - gather, scatter_add, integer arithmetic --===//
 //
 // The indexing kernels against hand-computed results (NumPy's take and
 // np.add.at), their out-of-range ids (a diagnostic, or skipped), and the

@@ -1,5 +1,4 @@
-//===- TestHelpers.h - parsing snippets and capturing diagnostics -*- C++
-//-*-===//
+//===- TestHelpers.h - parsing snippets, diagnostics ------------*- C++ -*-===//
 
 #ifndef SHARDC_UNITTESTS_INTERPRETER_TESTHELPERS_H
 #define SHARDC_UNITTESTS_INTERPRETER_TESTHELPERS_H

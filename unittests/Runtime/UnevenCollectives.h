@@ -1,4 +1,4 @@
-//===- UnevenCollectives.h - hand-written collectives on uneven pieces -*-===//
+//===- UnevenCollectives.h - collectives on uneven pieces -------*- C++ -*-===//
 //
 // A partitioned program written by hand in JSON whose collectives cut and
 // concatenate a dim of 7 that the group does not divide (docs/json-format.md,

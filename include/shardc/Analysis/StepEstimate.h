@@ -1,5 +1,4 @@
-//===- StepEstimate.h - memory and time of a training step, unrun -*- C++
-//-*-===//
+//===- StepEstimate.h - a training step's memory and time -------*- C++ -*-===//
 //
 // What one training step of a partitioned program costs each device on a
 // machine — peak memory by role, step time split into compute, exposed

@@ -1,5 +1,4 @@
-//===- FunctionInterface.h - a program's entry, inputs and outputs -*- C++
-//-*-===//
+//===- FunctionInterface.h - a program's entry and its I/O ------*- C++ -*-===//
 //
 // How the tools and the engine find a model's entry function; its inputs
 // and outputs are named by ValueNames.h.

@@ -23,7 +23,7 @@ def Shardc_Dialect : Dialect {
       `shardc.sharding` (an argument may also carry `shardc.name`, the name
       users bind inputs by, e.g. `--inputs x=x.npy`, and the unit attribute
       `shardc.param`, marking a trainable parameter that `--shardc-autodiff`
-      differentiates by default; `--shardc-optimizer` gives the optimizer's state arguments
+      differentiates by default; `--shardc-training-step` gives the optimizer's state arguments
       `shardc.optimizer_state = <initial value>` (a float), and marks
       the training step's results with `shardc.gradient_of = "w0"` (the
       gradient of argument `w0`) and `shardc.next = "w0"` (the value of

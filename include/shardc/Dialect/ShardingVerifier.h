@@ -1,5 +1,4 @@
-//===- ShardingVerifier.h - checking a sharding against its mesh -*- C++
-//-*-===//
+//===- ShardingVerifier.h - a sharding checked on its mesh ------*- C++ -*-===//
 //
 // A `#shardc.sharding` is only meaningful next to a mesh and a tensor type;
 // these helpers check that pairing wherever a sharding is attached.

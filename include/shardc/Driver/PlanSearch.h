@@ -1,5 +1,4 @@
-//===- PlanSearch.h - the whole parallel plan, chosen by estimate -*- C++
-//-*-===//
+//===- PlanSearch.h - the whole parallel plan, by estimate ------*- C++ -*-===//
 //
 // Given a model, a machine, a device count and a global batch — no mesh —
 // the whole-plan search chooses the mesh factorisation data × pipe × model,

@@ -40,7 +40,7 @@
 namespace shardc {
 
 /// Plain SGD (p -= lr * g) or Adam (Kingma & Ba, bias-corrected), compiled
-/// into the training step by --shardc-optimizer.
+/// into the training step by --shardc-training-step.
 struct OptimizerOptions {
   enum class Kind { Sgd, Adam } kind = Kind::Sgd;
   /// An input of the step: may change from one trainStep to the next.
@@ -86,10 +86,10 @@ struct EngineOptions {
   OptimizerOptions autoShardOptimizer;
 };
 
-/// The --shardc-optimizer options that compile `optimizer`'s step for the
+/// The --shardc-training-step options that compile `optimizer`'s step for the
 /// parameters `params`: what trainStep runs, and what an unsharded
 /// reference of the same steps must run.
-ShardcOptimizerOptions
+ShardcTrainingStepOptions
 getOptimizerPassOptions(const OptimizerOptions &optimizer,
                         llvm::ArrayRef<std::string> params);
 
@@ -154,7 +154,7 @@ public:
   backward(llvm::ArrayRef<Tensor> outputGrads);
 
   /// One optimizer step on a program whose first output is a scalar loss:
-  /// the program of --shardc-optimizer (forward, backward with d(loss) = 1,
+  /// the program of --shardc-training-step (forward, backward with d(loss) = 1,
   /// the update), compiled at the first call, runs on the devices with the
   /// parameters and the optimizer state as they hold them. Returns the loss
   /// before the update. Only the learning rate may differ between calls

@@ -1,5 +1,4 @@
-//===- Checkpoint.h - parameter values from the files users have -*- C++
-//-*-===//
+//===- Checkpoint.h - parameter values from user files ----------*- C++ -*-===//
 //
 // A checkpoint is a set of named tensors: the initial values of a model's
 // inputs, by name (`blocks.0.fc.weight`). `shardc run/simulate/exec/train

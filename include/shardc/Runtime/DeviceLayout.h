@@ -1,5 +1,4 @@
-//===- DeviceLayout.h - global tensors to device blocks and back -*- C++
-//-*-===//
+//===- DeviceLayout.h - global tensors to device blocks ---------*- C++ -*-===//
 //
 // What running a partitioned program on any MeshBackend needs around run():
 // cut the global inputs into every device's blocks by the SPMD function's

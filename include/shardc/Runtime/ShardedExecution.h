@@ -1,11 +1,11 @@
-//===- ShardedExecution.h - a partitioned program on global data -*- C++
-//-*-===//
+//===- ShardedExecution.h - an SPMD program on global data ------*- C++ -*-===//
 //
 // The round trip every check of a partitioning makes: lay the global inputs
 // out on the mesh by the argument shardings, run the SPMD program on every
 // device, and reassemble the global outputs by the result shardings
-// (checking that replicas agree). `shardc simulate`, the differential tester
-// and, later, the engine's forward all go through it.
+// (checking that replicas agree). `shardc simulate`, the checks against the
+// unsharded program, explain's verdicts and the differential tester all go
+// through it.
 //
 //===----------------------------------------------------------------------===//
 

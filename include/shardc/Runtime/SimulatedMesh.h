@@ -1,5 +1,4 @@
-//===- SimulatedMesh.h - running an SPMD program on every device -*- C++
-//-*-===//
+//===- SimulatedMesh.h - an SPMD program on every device --------*- C++ -*-===//
 //
 // Executes a partitioned (shardc.spmd) function for every device of its mesh
 // in one process, deterministically: ops run in lockstep, each collective

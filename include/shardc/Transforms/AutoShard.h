@@ -124,7 +124,7 @@ void applyAutoShardPlan(mlir::func::FuncOp func, const AutoShardPlan &plan);
 /// them, where the model has none: what the engine compiles each of its
 /// programs from.
 mlir::LogicalResult pinAutoShardPlan(mlir::ModuleOp module,
-                                     const ShardcOptimizerOptions *step,
+                                     const ShardcTrainingStepOptions *step,
                                      const ShardcAutoShardOptions &autoShard);
 
 } // namespace shardc

@@ -1,7 +1,7 @@
 //===- Autodiff.h - reverse-mode differentiation as a library ---*- C++ -*-===//
 //
 // The core of --shardc-autodiff, for passes that build on gradients without
-// wanting the VJP's signature (the optimizer pass seeds the loss with 1 and
+// wanting the VJP's signature (the training-step pass seeds the loss with 1 and
 // consumes the gradients itself).
 //
 //===----------------------------------------------------------------------===//

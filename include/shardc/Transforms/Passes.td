@@ -130,7 +130,7 @@ def ShardcAutodiff : Pass<"shardc-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::shardc::ShardcDialect"];
 }
 
-def ShardcOptimizer : Pass<"shardc-optimizer", "::mlir::ModuleOp"> {
+def ShardcTrainingStep : Pass<"shardc-training-step", "::mlir::ModuleOp"> {
   let summary = "Rewrites a loss function into one training step: gradients, then an SGD or Adam update.";
   let description = [{
     Takes a function whose first result is a scalar loss,
@@ -224,7 +224,7 @@ def ShardcRecompute : Pass<"shardc-recompute", "::mlir::func::FuncOp"> {
   let summary = "Activation recomputation: the backward pass recomputes forward values instead of keeping them.";
   let description = [{
     Rewrites a training step (a function whose first result is the loss and
-    some of whose results carry `shardc.gradient_of`, as `--shardc-optimizer`
+    some of whose results carry `shardc.gradient_of`, as `--shardc-training-step`
     makes it; global or partitioned) so that the backward pass reads copies
     of forward values it recomputes, rather than the forward values
     themselves (docs/recompute.md). The forward values then die at their
@@ -280,6 +280,64 @@ def ShardcRecompute : Pass<"shardc-recompute", "::mlir::func::FuncOp"> {
     Option<"layerInputs", "layer-inputs", "std::string",
            /*default=*/"\"^x0$|_res2$\"",
            "For full: the regex naming each layer's input">,
+  ];
+  let dependentDialects = ["::shardc::ShardcDialect"];
+}
+
+def ShardcPipelineSplit : Pass<"shardc-pipeline-split", "::mlir::ModuleOp"> {
+  let summary = "Splits a loss function into one training-step program per pipeline stage.";
+  let description = [{
+    Pipeline parallelism as a transformation of the module (docs/pipeline.md):
+    the module's entry function, whose first result is a scalar loss summed
+    over the batch's samples and whose `shardc.param` arguments are trained,
+    is cut into as many stages as the pipeline axis of its mesh has devices
+    (at the ops' `shardc.stage`, or balanced by FLOPs), and one function
+    `@pipeline_stage<k>` per stage is added after it. Stage k's program runs
+    the forward and backward of every micro-batch in the schedule's order,
+    receiving activations from stage k-1 and cotangents from stage k+1
+    (`shardc.recv`, `shardc.send`, each marked with its action,
+    `shardc.pipeline_action = "F0"`, `"B0"`, ...), sums its parameters'
+    gradients over the micro-batches, and ends with one SGD or Adam update
+    of its parameters. The loss function is left as it was, the reference
+    a pipelined run is checked against. It is the transformation `shardc
+    pipeline` runs before it executes the stages on a backend; this pass
+    gives it to `shardc-opt` and pass pipelines.
+
+    Constraints, each a diagnostic at the function or the mesh: the loss
+    function has one block and is not partitioned yet; composite ops are
+    decomposed first (`--shardc-decompose`); `axis` is an axis of the
+    function's mesh; every non-parameter input splits into `microbatches`
+    along dim 0; the schedule is `gpipe` or `1f1b` (`interleaved` is priced
+    by `shardc estimate` only); the optimizer is `sgd` or `adam`.
+
+    ```mlir
+    shardc.mesh @mesh ["pipe"=2]
+    func.func @main(%x: tensor<8x4xf32> {shardc.name = "x"},
+                    %w0: tensor<4x4xf32> {shardc.name = "w0", shardc.param},
+                    %w1: tensor<4x4xf32> {shardc.name = "w1", shardc.param})
+        -> tensor<f32> {
+      %h = shardc.matmul %x, %w0 : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+      %a = shardc.tanh %h : tensor<8x4xf32>
+      %y = shardc.matmul %a, %w1 : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+      %loss = shardc.reduce_sum %y dims = [0, 1] : (tensor<8x4xf32>) -> tensor<f32>
+      return %loss : tensor<f32>
+    }
+    ```
+
+    `shardc-opt --shardc-pipeline-split="microbatches=2 schedule=gpipe"`
+    adds `@pipeline_stage0` (w0's forward, sending `%a`'s micro-batches to
+    stage 1, then their cotangents received back, and w0's update) and
+    `@pipeline_stage1` (the rest, returning the loss).
+  }];
+  let options = [
+    Option<"axis", "axis", "std::string", /*default=*/"\"pipe\"",
+           "The mesh axis whose coordinate is the stage">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
+           "Micro-batches per step (0: one per stage)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "The order of the micro-batches' forwards and backwards: gpipe or 1f1b">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "The update after the micro-batches: sgd or adam (with --shardc-training-step's betas and epsilon)">,
   ];
   let dependentDialects = ["::shardc::ShardcDialect"];
 }

@@ -9,7 +9,7 @@
 // earlier stages and gradients from later ones with `shardc.recv` and
 // handing them on with `shardc.send`, summing its parameters' gradients
 // over the micro-batches, and ending with one optimizer step (SGD or Adam,
-// the optimizer pass's) of its parameters.
+// the training-step pass's) of its parameters.
 // Every device whose coordinate on the pipeline axis is k runs stage k's
 // program; the other axes replicate it.
 //
@@ -36,11 +36,11 @@ struct PipelineOptions {
   /// Micro-batches per step; 0 means one per stage.
   int64_t microbatches = 0;
   PipelineScheduleKind schedule = PipelineScheduleKind::OneFOneB;
-  /// The update after the micro-batches (--shardc-optimizer's options:
+  /// The update after the micro-batches (--shardc-training-step's options:
   /// `optimizer` sgd or adam, its betas and epsilon).
-  ShardcOptimizerOptions optimizer = sgdOptions();
-  static ShardcOptimizerOptions sgdOptions() {
-    ShardcOptimizerOptions o;
+  ShardcTrainingStepOptions optimizer = sgdOptions();
+  static ShardcTrainingStepOptions sgdOptions() {
+    ShardcTrainingStepOptions o;
     o.optimizer = "sgd";
     return o;
   }

@@ -62,10 +62,10 @@ void buildAutodiffPipeline(mlir::OpPassManager &pm,
                            bool explain = false,
                            const ShardcAutoShardOptions *autoShard = nullptr);
 
-/// The training step (--shardc-optimizer with `optimizer`), then `then`;
+/// The training step (--shardc-training-step with `optimizer`), then `then`;
 /// `propagateFirst` and `autoShard` as for buildAutodiffPipeline.
 void buildTrainPipeline(mlir::OpPassManager &pm,
-                        const ShardcOptimizerOptions &optimizer,
+                        const ShardcTrainingStepOptions &optimizer,
                         bool propagateFirst, ShardingStage then,
                         bool explain = false,
                         const ShardcAutoShardOptions *autoShard = nullptr);

@@ -1,5 +1,4 @@
-//===- SplitForwardBackward.h - a VJP program as forward + backward -*- C++
-//-*-===//
+//===- SplitForwardBackward.h - a VJP as forward + backward -----*- C++ -*-===//
 //
 // The autodiff pass turns f(args) -> outputs into one function
 //   vjp(args..., cotangents...) -> (outputs..., gradients...).

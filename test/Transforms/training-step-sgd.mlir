@@ -2,7 +2,7 @@
 // with 1; the second result does not contribute), then p - lr * g, with the
 // learning rate as a scalar input and the gradient and the next parameter
 // as results marked with the argument they belong to.
-// RUN: shardc-opt --shardc-optimizer=optimizer=sgd %s | FileCheck %s
+// RUN: shardc-opt --shardc-training-step=optimizer=sgd %s | FileCheck %s
 
 shardc.mesh @mesh ["data"=2]
 // CHECK-LABEL: func.func @main(

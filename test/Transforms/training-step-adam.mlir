@@ -2,10 +2,10 @@
 // value 0, laid out like the parameter), and the two scalar powers beta^t
 // (initial value 1) shared by all parameters; the results are the gradient,
 // the next parameter and the next state, each naming its argument.
-// RUN: shardc-opt --shardc-optimizer %s | FileCheck %s
+// RUN: shardc-opt --shardc-training-step %s | FileCheck %s
 // With zero-axes the state is split over "data" too and the gradient is
 // constrained to the state's layout (ZeRO-1/2).
-// RUN: shardc-opt --shardc-optimizer='zero-axes=data' %s | FileCheck %s --check-prefix=ZERO
+// RUN: shardc-opt --shardc-training-step='zero-axes=data' %s | FileCheck %s --check-prefix=ZERO
 
 shardc.mesh @mesh ["data"=2, "model"=2]
 func.func @main(%x: tensor<4x8xf32> {shardc.name = "x"},

@@ -1,10 +1,10 @@
-// Programs the optimizer pass refuses, each with a diagnostic naming the
+// Programs the training-step pass refuses, each with a diagnostic naming the
 // function, the input or the axis.
-// RUN: shardc-opt --shardc-optimizer --split-input-file --verify-diagnostics %s
-// RUN: not shardc-opt --shardc-optimizer='zero-axes=nope' %S/optimizer-sgd.mlir 2>&1 | FileCheck %s --check-prefix=AXIS
-// RUN: not shardc-opt --shardc-optimizer='optimizer=rmsprop' %S/optimizer-sgd.mlir 2>&1 | FileCheck %s --check-prefix=KIND
-// RUN: not shardc-opt --shardc-optimizer='params=w,bias' %S/optimizer-sgd.mlir 2>&1 | FileCheck %s --check-prefix=PARAMS
-// RUN: shardc-opt --shardc-optimizer='zero-axes=data' --split-input-file --verify-diagnostics %S/Inputs/optimizer-zero-uneven.mlir
+// RUN: shardc-opt --shardc-training-step --split-input-file --verify-diagnostics %s
+// RUN: not shardc-opt --shardc-training-step='zero-axes=nope' %S/training-step-sgd.mlir 2>&1 | FileCheck %s --check-prefix=AXIS
+// RUN: not shardc-opt --shardc-training-step='optimizer=rmsprop' %S/training-step-sgd.mlir 2>&1 | FileCheck %s --check-prefix=KIND
+// RUN: not shardc-opt --shardc-training-step='params=w,bias' %S/training-step-sgd.mlir 2>&1 | FileCheck %s --check-prefix=PARAMS
+// RUN: shardc-opt --shardc-training-step='zero-axes=data' --split-input-file --verify-diagnostics %S/Inputs/training-step-zero-uneven.mlir
 
 // AXIS: error: zero-axes: 'nope' is not an axis of mesh @mesh
 // KIND: error: unknown optimizer 'rmsprop' (expected sgd or adam)

@@ -1,4 +1,4 @@
-//===- Optimizer.cpp - --shardc-optimizer ---------------------------------===//
+//===- TrainingStep.cpp - --shardc-training-step --------------------------===//
 //
 // A training step as IR: the loss's gradients (the autodiff core, seeded
 // with d loss = 1) followed by the SGD or Adam update, with the optimizer
@@ -16,9 +16,9 @@
 
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardcDialect.h"
-#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ShardingVerifier.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Autodiff.h"
 #include "shardc/Transforms/Passes.h"
@@ -27,7 +27,7 @@
 #include "llvm/ADT/StringSet.h"
 
 namespace shardc {
-#define GEN_PASS_DEF_SHARDCOPTIMIZER
+#define GEN_PASS_DEF_SHARDCTRAININGSTEP
 #include "shardc/Transforms/Passes.h.inc"
 } // namespace shardc
 
@@ -238,20 +238,20 @@ LogicalResult TrainingStepBuilder::skipNonFiniteSteps(
     Value zeroed = buildMul(builder, loc, g, splat(0.0, g.getType(), loc));
     auto type = cast<RankedTensorType>(g.getType());
     if (type.getRank() > 0)
-      zeroed = buildReduceSum(builder, loc, zeroed,
-                              llvm::to_vector(llvm::seq<int64_t>(
-                                  0, type.getRank())));
+      zeroed = buildReduceSum(
+          builder, loc, zeroed,
+          llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
     total = buildAdd(builder, loc, total, zeroed);
   }
-  Value finite = named(buildCompare(builder, loc, total,
-                                    splat(0.0, scalar, loc), "EQ"),
-                       "loss_scale.finite");
+  Value finite =
+      named(buildCompare(builder, loc, total, splat(0.0, scalar, loc), "EQ"),
+            "loss_scale.finite");
   auto keepIfFinite = [&](Value next, Value old) {
     Value pred = finite;
     auto type = cast<RankedTensorType>(next.getType());
     if (type.getRank() > 0)
-      pred = buildBroadcastInDim(
-          builder, loc, type.clone(builder.getI1Type()), finite, {});
+      pred = buildBroadcastInDim(builder, loc, type.clone(builder.getI1Type()),
+                                 finite, {});
     Value kept = buildSelect(builder, loc, pred, next, old);
     // The name stays on the value the step returns.
     StringRef name = getSourceName(next);
@@ -297,7 +297,8 @@ LogicalResult TrainingStepBuilder::run() {
   // Mixed precision: the forward pass on half working copies of the f32
   // parameters (the master weights), so autodiff's activations and
   // gradients are half floats (MixedPrecision.h).
-  Type half = shardc::detail::getWorkingType(func.getContext(), config.precision);
+  Type half =
+      shardc::detail::getWorkingType(func.getContext(), config.precision);
   bool scaleLoss = config.precision == shardc::detail::Precision::F16Mixed;
   if (half && failed(shardc::detail::castBodyToHalf(func, half)))
     return failure();
@@ -400,18 +401,17 @@ LogicalResult TrainingStepBuilder::run() {
       continue;
     // Both carry the name: the gradient as computed (what the partitioner's
     // reduce-scatter moves) and in the update's layout (the result).
-    (*gradients)[k] = named(
-        buildShardingConstraint(builder, loc, (*gradients)[k],
-                                     cast<ShardingAttr>(stateShardings[k])),
-        paramNames[k] + ".grad");
+    (*gradients)[k] =
+        named(buildShardingConstraint(builder, loc, (*gradients)[k],
+                                      cast<ShardingAttr>(stateShardings[k])),
+              paramNames[k] + ".grad");
     updateGradients[k] = (*gradients)[k];
   }
   for (unsigned k = 0; k < params.size(); ++k) {
     Value &g = updateGradients[k];
     if (getElementTypeOrSelf(g.getType()) != getElementTypeOrSelf(lossType))
       g = named(ConvertOp::create(builder, loc, g,
-                                  TypeAttr::get(getElementTypeOrSelf(
-                                      lossType)))
+                                  TypeAttr::get(getElementTypeOrSelf(lossType)))
                     .getResult(),
                 paramNames[k] + ".grad.f32");
     if (scaleLoss)
@@ -472,8 +472,8 @@ LogicalResult TrainingStepBuilder::run() {
                        state[2 * k + 1].name + ".next");
       // p - lr_t * m / (sqrt(v) / sqrt(1 - b2^t) + eps)
       Value rootV = buildSqrt(builder, loc, v2);
-      Value corrected = buildDiv(builder, loc, rootV,
-                                      broadcast(rootCorrection2, t, loc));
+      Value corrected =
+          buildDiv(builder, loc, rootV, broadcast(rootCorrection2, t, loc));
       Value denominator =
           buildAdd(builder, loc, corrected, splat(config.epsilon, t, loc));
       Value direction = buildDiv(builder, loc, m2, denominator);
@@ -522,8 +522,9 @@ LogicalResult TrainingStepBuilder::run() {
   return success();
 }
 
-struct OptimizerPass : public shardc::impl::ShardcOptimizerBase<OptimizerPass> {
-  using ShardcOptimizerBase::ShardcOptimizerBase;
+struct OptimizerPass
+    : public shardc::impl::ShardcTrainingStepBase<OptimizerPass> {
+  using ShardcTrainingStepBase::ShardcTrainingStepBase;
 
   void runOnOperation() override {
     OptimizerConfig config;
@@ -541,7 +542,8 @@ struct OptimizerPass : public shardc::impl::ShardcOptimizerBase<OptimizerPass> {
     config.epsilon = epsilon;
     config.params.assign(params.begin(), params.end());
     config.zeroAxes.assign(zeroAxes.begin(), zeroAxes.end());
-    std::optional<shardc::detail::Precision> parsed = shardc::detail::parsePrecision(precision);
+    std::optional<shardc::detail::Precision> parsed =
+        shardc::detail::parsePrecision(precision);
     if (!parsed) {
       emitError(getOperation().getLoc())
           << "unknown precision '" << precision

@@ -1,4 +1,4 @@
-//===- OptimizerTest.cpp - --shardc-optimizer against the textbook update -===//
+//===- TrainingStepTest.cpp - against the textbook update -----------------===//
 //
 // The step the pass builds, run by the reference interpreter with its state
 // fed back, must follow SGD and Adam (Kingma & Ba, Algorithm 1) as written
@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/FunctionInterface.h"
-#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Interpreter/Kernels.h"
 #include "shardc/Support/RandomTensor.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -47,17 +47,17 @@ struct StepRun {
 };
 
 /// Runs `steps` steps of the pass's program from w0 with gradient c.
-StepRun runSteps(StringRef optimizer, const Tensor &c, const Tensor &w0, float lr,
-             int steps) {
+StepRun runSteps(StringRef optimizer, const Tensor &c, const Tensor &w0,
+                 float lr, int steps) {
   MLIRContext ctx;
   ctx.loadDialect<ShardcDialect>();
   shardc::registerKernelModels(ctx);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kLinearLoss, &ctx);
   EXPECT_TRUE(module);
   PassManager pm(&ctx);
-  ShardcOptimizerOptions options;
+  ShardcTrainingStepOptions options;
   options.optimizer = optimizer.str();
-  pm.addPass(createShardcOptimizer(options));
+  pm.addPass(createShardcTrainingStep(options));
   EXPECT_TRUE(succeeded(pm.run(*module)));
   func::FuncOp step = getEntryFunction(*module);
 
@@ -111,7 +111,7 @@ double maxRelErr(ArrayRef<double> got, ArrayRef<double> want) {
   return err / scale;
 }
 
-TEST(OptimizerTest, SgdIsParamMinusRateTimesGradient) {
+TEST(TrainingStepTest, SgdIsParamMinusRateTimesGradient) {
   Tensor c = randomTensor({3, 4}, 1, "c"), w = randomTensor({3, 4}, 2, "w");
   const float lr = 0.1f;
   const int steps = 4;
@@ -123,7 +123,7 @@ TEST(OptimizerTest, SgdIsParamMinusRateTimesGradient) {
   EXPECT_LT(maxRelErr(run.params, want), 1e-6);
 }
 
-TEST(OptimizerTest, AdamFollowsKingmaAndBa) {
+TEST(TrainingStepTest, AdamFollowsKingmaAndBa) {
   Tensor c = randomTensor({3, 4}, 3, "c"), w = randomTensor({3, 4}, 4, "w");
   const double lr = 0.05, b1 = 0.9, b2 = 0.999, eps = 1e-8;
   const int steps = 5;
