@@ -37,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -163,14 +164,20 @@ def torch_worker(rank, port, steps, explicit, timeout):
                         dtype=torch.float64)
     dist.all_reduce(mine)
     if rank == 0:
-        print(wall, mine[0].item(), mine[1].item(), how)
-    dist.destroy_process_group()
+        print(wall, mine[0].item(), mine[1].item(), how, flush=True)
+    # Both workers are past their last collective. Leave without tearing
+    # gloo down: on a loaded machine a worker was seen to hang in the
+    # teardown after its peer had exited, until the bench's timeout.
+    dist.barrier()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def torch_step(python, steps, explicit, timeout):
-    """PyTorch's data-parallel step; both workers are killed, and the bench
-    ends with a message, when they have not finished after `timeout`
-    seconds (a worker whose peer died waits in gloo otherwise)."""
+    """PyTorch's data-parallel step, or (None, why) when it did not run:
+    when a worker fails, the other (which would wait for it in gloo) is
+    killed at once, and both are when they have not finished after
+    `timeout` seconds."""
     port = free_port()
     procs = [subprocess.Popen(
         [python, os.path.abspath(__file__), "--worker-torch", str(rank),
@@ -179,22 +186,51 @@ def torch_step(python, steps, explicit, timeout):
         (["--torch-allreduce"] if explicit else []),
         env=one_thread_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True) for rank in (0, 1)]
+    # The pipes are read by threads so that a worker writing much output
+    # never blocks on a full pipe while the other is polled.
+    outs = [None, None]
+
+    def read(i):
+        outs[i] = procs[i].communicate()
+    readers = [threading.Thread(target=read, args=(i,)) for i in (0, 1)]
+    for r in readers:
+        r.start()
     deadline = time.monotonic() + timeout
-    outs = []
+    why = None
+    grace = None
+    while any(p.poll() is None for p in procs):
+        failed = [i for i, p in enumerate(procs)
+                  if p.poll() not in (None, 0)]
+        # Worker 0 prints the figures after the last collective; once it
+        # has ended well, the other has nothing left to do but exit.
+        if procs[0].poll() == 0 and grace is None:
+            grace = time.monotonic() + 10
+        if grace is not None and time.monotonic() > grace:
+            break
+        if failed:
+            why = f"PyTorch worker {failed[0]} failed (exit status " \
+                  f"{procs[failed[0]].returncode})"
+            break
+        if time.monotonic() > deadline:
+            why = (f"PyTorch data parallel did not finish within "
+                   f"{timeout:g} s (--torch-timeout)")
+            break
+        time.sleep(0.2)
     for p in procs:
-        try:
-            outs.append(p.communicate(
-                timeout=max(deadline - time.monotonic(), 0.1)))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            for q in procs:
-                q.communicate()
-            sys.exit(f"PyTorch data parallel did not finish within "
-                     f"{timeout:g} s (--torch-timeout); both workers killed")
-    for p, (out, err) in zip(procs, outs):
-        if p.returncode != 0:
-            sys.exit(f"PyTorch data parallel failed:\n{out}\n{err}")
+        if p.poll() is None:
+            p.kill()
+    for r in readers:
+        r.join()
+    if why is None:
+        bad = [i for i, p in enumerate(procs)
+               if p.returncode != 0 and not (i == 1 and grace is not None)]
+        if bad:
+            why = f"PyTorch worker {bad[0]} failed (exit status " \
+                  f"{procs[bad[0]].returncode})"
+    if why is not None:
+        details = "".join(f"\n--- worker {i} stderr:\n{o[1][-2000:]}"
+                          for i, o in enumerate(outs) if o and o[1])
+        return None, why + "; both workers ended" + details
     wall, user, system, *how = outs[0][0].split()
     return (float(wall), float(user), float(system)), " ".join(how)
 
@@ -243,7 +279,7 @@ def main():
     variants = [("threads", False), ("mpi", False)]
     if args.compare_overlap:
         variants.append(("mpi", True))
-    samples, whole, torch_how = {}, {}, ""
+    samples, whole, torch_how, torch_failures = {}, {}, "", []
     with tempfile.TemporaryDirectory() as tmp:
         models = {}
         for name, axes in LAYOUTS.items():
@@ -261,10 +297,17 @@ def main():
                         samples.setdefault(variant, []).append(step)
                         whole.setdefault(variant, []).append(run)
             if args.only != "shardc":
-                figures, torch_how = torch_step(args.python, args.steps,
-                                                args.torch_allreduce,
-                                                args.torch_timeout)
-                samples.setdefault("PyTorch DP data=2", []).append(figures)
+                figures, how = torch_step(args.python, args.steps,
+                                          args.torch_allreduce,
+                                          args.torch_timeout)
+                if figures is None:
+                    # The shardc rows measured so far are still printed.
+                    torch_failures.append(how)
+                    print(how, file=sys.stderr)
+                else:
+                    torch_how = how
+                    samples.setdefault("PyTorch DP data=2",
+                                       []).append(figures)
     rows = {name: tuple(statistics.median(s[i] for s in runs)
                         for i in range(3))
             for name, runs in samples.items()}
@@ -284,6 +327,8 @@ def main():
             print(f"{name:28s} {wall:8.3f} {user:8.3f} {system:8.3f}")
     if torch_how:
         print(f"PyTorch DP: gloo, 2 processes x 1 thread, {torch_how}")
+    for why in torch_failures:
+        print(f"PyTorch DP: a round did not run: {why.splitlines()[0]}")
 
     def ratio(text, a, b, target):
         if a in rows and b in rows:
@@ -310,7 +355,7 @@ def main():
     print(f"{cpu_name()}, {os.cpu_count()} cores; load average "
           f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
           f"{args.steps} steps, median of {args.rounds} round(s)")
-    return 0
+    return 1 if torch_failures else 0
 
 
 if __name__ == "__main__":
