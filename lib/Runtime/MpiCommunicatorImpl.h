@@ -31,12 +31,6 @@ namespace shardc::detail {
 /// travel on communicators of their own, so they never meet each other.
 constexpr int kSendTag = 1;
 constexpr int kPermuteTag = 2;
-/// A reduction started ahead (MpiPendingReduction.cpp) sends its whole
-/// operand to every other member of the group's communicator with this
-/// tag. Every rank starts its reductions in program order, and MPI matches
-/// messages of one source, tag and communicator in the order they were
-/// sent, so a member's k-th receive from a rank gets that rank's k-th send.
-constexpr int kReductionTag = 3;
 /// Tensors sent point to point carry a header [dtype, rank, dims...].
 constexpr int64_t kMaxSentRank = 32;
 constexpr int kHeaderLength = 2 + kMaxSentRank;

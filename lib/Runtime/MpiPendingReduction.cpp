@@ -5,13 +5,11 @@
 // matches the collectives of a communicator in the order each rank starts
 // them, so no call may be started later at a point that depends on timing
 // (such as "when the previous stage completed"): a reduction is therefore
-// one set of data calls, with the local fold after it, rather than the
-// blocking path's exchange-fold-share. The deterministic all_reduce sends
-// every member's whole tensor to every other member (MPI_Isend /
-// MPI_Irecv, straight from the operand: no copy of its own tensor, as a
-// gather would make) and folds them in group order, the blocking path's
-// arithmetic element for element, so the bits are the same; for two
-// members it moves as many bytes as the exchange and share.
+// one data call, with the local fold after it, rather than the blocking
+// path's exchange-fold-share. The deterministic all_reduce gathers every
+// member's whole tensor (MPI_Iallgather) and folds them in group order,
+// the blocking path's arithmetic element for element, so the bits are the
+// same; for two members it moves as many bytes as the exchange and share.
 //
 // progress(), called by the interpreter between ops, tests the calls so
 // the transfer moves while the backward pass computes; wait() finishes
@@ -59,26 +57,22 @@ public:
     return buffers.back().get();
   }
 
-  /// Starts the data calls `startTransfer` names (`call`; it adds their
-  /// requests to the list it is given), preceded by the group's meeting if
-  /// they move `bytes` that count as large; `fold` runs once they have
-  /// completed.
-  LogicalResult
-  begin(MPI_Comm comm, int64_t bytes, const char *call,
-        llvm::function_ref<int(SmallVectorImpl<MPI_Request> &)> startTransfer,
-        std::function<void()> fold) {
+  /// Starts the data call `startTransfer` names (`call`), preceded by the
+  /// group's meeting if it moves `bytes` that count as large; `fold` runs
+  /// once it has completed.
+  LogicalResult begin(MPI_Comm comm, int64_t bytes, const char *call,
+                      llvm::function_ref<int(MPI_Request *)> startTransfer,
+                      std::function<void()> fold) {
     this->call = call;
     this->fold = std::move(fold);
     if (meetsFirst(bytes)) {
       meets = true;
-      if (failed(impl.check(MPI_Ibarrier(comm, &meeting), "MPI_Ibarrier")))
+      if (failed(impl.check(MPI_Ibarrier(comm, &requests[0]), "MPI_Ibarrier")))
         return failure();
     }
-    if (failed(impl.check(startTransfer(transfers), call))) {
-      // The barrier and the calls that did start must complete before this
-      // returns.
-      (void)impl.wait(meeting, "MPI_Ibarrier", [&] { return what; });
-      (void)impl.wait(transfers, call, [&] { return what; });
+    if (failed(impl.check(startTransfer(&requests[1]), call))) {
+      // The barrier, if any, must still complete before this returns.
+      (void)impl.wait(requests[0], "MPI_Ibarrier", [&] { return what; });
       return failure();
     }
     started = true;
@@ -91,11 +85,7 @@ public:
     if (!started || broken)
       return;
     int done = 0;
-    if (failed(impl.check(MPI_Test(&meeting, &done, MPI_STATUS_IGNORE),
-                          "MPI_Ibarrier")) ||
-        failed(impl.check(MPI_Testall(static_cast<int>(transfers.size()),
-                                      transfers.data(), &done,
-                                      MPI_STATUSES_IGNORE),
+    if (failed(impl.check(MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE),
                           call)))
       broken = true;
   }
@@ -120,8 +110,8 @@ private:
         meets ? transferSpinSeconds(impl.reductionBytesInFlight) : kSpinSeconds;
     started = false;
     impl.reductionBytesInFlight -= bytes;
-    if (failed(impl.wait(meeting, "MPI_Ibarrier", describe)) ||
-        failed(impl.wait(transfers, call, describe, MPI_STATUSES_IGNORE,
+    if (failed(impl.wait(requests[0], "MPI_Ibarrier", describe)) ||
+        failed(impl.wait(requests[1], call, describe, MPI_STATUS_IGNORE,
                          spinSeconds))) {
       broken = true;
       return failure();
@@ -132,9 +122,8 @@ private:
   MpiCommunicator::Impl &impl;
   std::string what;
   const char *call = "";
-  /// The meeting (MPI_REQUEST_NULL if none) and the transfer's calls.
-  MPI_Request meeting = MPI_REQUEST_NULL;
-  SmallVector<MPI_Request, 2> transfers;
+  /// The meeting (MPI_REQUEST_NULL if none) and the transfer.
+  MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   std::function<void()> fold;
   bool started = false, broken = false;
   /// Started with a meeting (a large transfer); its size.
@@ -173,40 +162,23 @@ MpiCommunicator::startAllReduce(Tensor local, ArrayRef<int64_t> group,
   if (!impl->options.deterministicReductions && !isHalfDType(dtype)) {
     begun = p.begin(
         c, bytes, "MPI_Iallreduce",
-        [&](SmallVectorImpl<MPI_Request> &r) {
+        [&](MPI_Request *r) {
           return MPI_Iallreduce(p.local.rawData(), p.out.rawData(), n, type,
-                                mpiOp(kind), c, &r.emplace_back());
+                                mpiOp(kind), c, r);
         },
         nullptr);
   } else {
-    // Every member sends its whole tensor to every other one, straight
-    // from the operand, and folds the tensors it receives with its own,
-    // read in place, in group order.
     int64_t members = group.size();
-    unsigned char *received = p.stage(size_t(bytes) * (members - 1));
-    SmallVector<const unsigned char *> parts;
-    for (int64_t j = 0, r = 0; j < members; ++j)
-      parts.push_back(j == me ? p.local.rawData()
-                              : received + size_t(bytes) * r++);
+    unsigned char *gathered = p.stage(size_t(bytes) * members);
     begun = p.begin(
-        c, bytes, "MPI_Isend/MPI_Irecv",
-        [&](SmallVectorImpl<MPI_Request> &r) {
-          for (int64_t j = 0; j < members; ++j) {
-            if (j == me)
-              continue;
-            int peer = static_cast<int>(j);
-            int rc = MPI_Irecv(const_cast<unsigned char *>(parts[j]), n, type,
-                               peer, kReductionTag, c, &r.emplace_back());
-            if (rc == MPI_SUCCESS)
-              rc = MPI_Isend(p.local.rawData(), n, type, peer, kReductionTag,
-                             c, &r.emplace_back());
-            if (rc != MPI_SUCCESS)
-              return rc;
-          }
-          return MPI_SUCCESS;
+        c, bytes, "MPI_Iallgather",
+        [&](MPI_Request *r) {
+          return MPI_Iallgather(p.local.rawData(), n, type, gathered, n, type,
+                                c, r);
         },
-        [&p, parts, n, kind] {
-          foldInOrder(parts, n, p.out.dtype(), kind, p.out.rawData());
+        [&p, gathered, members, n, kind] {
+          foldInOrder(gathered, members, n, p.out.dtype(), kind,
+                      p.out.rawData());
         });
   }
   if (failed(begun))
@@ -241,10 +213,9 @@ MpiCommunicator::startReduceScatter(Tensor local, ArrayRef<int64_t> group,
   if (!impl->options.deterministicReductions && !isHalfDType(dtype)) {
     begun = p.begin(
         c, bytes, "MPI_Ireduce_scatter_block",
-        [&](SmallVectorImpl<MPI_Request> &r) {
+        [&](MPI_Request *r) {
           return MPI_Ireduce_scatter_block(send, p.out.rawData(), blockCount,
-                                           type, mpiOp(kind), c,
-                                           &r.emplace_back());
+                                           type, mpiOp(kind), c, r);
         },
         nullptr);
   } else {
@@ -253,9 +224,9 @@ MpiCommunicator::startReduceScatter(Tensor local, ArrayRef<int64_t> group,
     unsigned char *blocks = p.stage(size_t(p.out.byteSize()) * n);
     begun = p.begin(
         c, bytes, "MPI_Ialltoall",
-        [&](SmallVectorImpl<MPI_Request> &r) {
+        [&](MPI_Request *r) {
           return MPI_Ialltoall(send, blockCount, type, blocks, blockCount, type,
-                               c, &r.emplace_back());
+                               c, r);
         },
         [&p, blocks, n, blockCount, kind] {
           foldInOrder(blocks, n, blockCount, p.out.dtype(), kind,
