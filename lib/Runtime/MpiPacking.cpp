@@ -95,16 +95,16 @@ void shardc::detail::foldInOrder(llvm::ArrayRef<const unsigned char *> parts,
       for (size_t p = 1; p < parts.size(); ++p)
         reduceHalfElements(
             reinterpret_cast<uint16_t *>(acc),
-            reinterpret_cast<const uint16_t *>(parts[p] + begin * width),
-            n, dtype, kind == Reduction::Max);
+            reinterpret_cast<const uint16_t *>(parts[p] + begin * width), n,
+            dtype, kind == Reduction::Max);
       continue;
     }
     withComputedType(dtype, [&](auto *tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
       for (size_t p = 1; p < parts.size(); ++p)
         reduceElements(reinterpret_cast<T *>(acc),
-                       reinterpret_cast<const T *>(parts[p] + begin * width),
-                       n, kind);
+                       reinterpret_cast<const T *>(parts[p] + begin * width), n,
+                       kind);
     });
   }
 }
