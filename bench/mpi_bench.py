@@ -24,6 +24,9 @@ after a warm-up step, summed over its 2 processes.
     make bench-mpi                      # builds, then runs this
     python3 bench/mpi_bench.py          # with an already-built build/
 
+The mpi runs use Cross Memory Attach (one copy per message) when a
+2-rank job runs with it (--mpi-single-copy).
+
 Prints s/step, user and system s/step of every variant and the ratios the
 issue asks for (mpi / threads per layout, PyTorch DP / shardc mpi data=2,
 system time mpi / threads), with the load average and the CPU.
@@ -79,7 +82,27 @@ def timed(cmd, env):
     return wall, u1 - u0, s1 - s0
 
 
-def shardc_step(shardc, model, backend, steps, overlap=False):
+def mpi_env(single_copy):
+    """The environment of an mpi run: one BLAS thread, and how Open MPI's
+    shared-memory transport moves large messages (scripts/mpirun-local.sh)."""
+    env = one_thread_env()
+    env["SHARDC_MPI_SINGLE_COPY"] = single_copy
+    return env
+
+
+def cma_works(shardc, model):
+    """Whether a 2-rank job runs with Cross Memory Attach (the gradients'
+    all_reduce moves large messages, so it uses it)."""
+    cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n", "2",
+           shardc, "train", model, "--backend", "mpi", "--steps", "1",
+           "--seed", "0", "--check=false"]
+    proc = subprocess.run(cmd, env=mpi_env("cma"), capture_output=True,
+                          text=True)
+    return proc.returncode == 0
+
+
+def shardc_step(shardc, model, backend, steps, overlap=False,
+                single_copy="none"):
     """(wall, user, system) seconds per step of `shardc train`, and the
     same seconds of the whole run of N+1 steps (start-up included)."""
     def run(n):
@@ -90,7 +113,7 @@ def shardc_step(shardc, model, backend, steps, overlap=False):
         if backend == "mpi":
             cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n",
                    "2"] + cmd
-        return timed(cmd, one_thread_env())
+        return timed(cmd, mpi_env(single_copy))
     long, short = run(steps + 1), run(1)
     return tuple((a - b) / steps for a, b in zip(long, short)), long
 
@@ -262,6 +285,13 @@ def main():
                     default=True,
                     help="also run the mpi variants with --mpi-overlap "
                          "(reductions travel while the next ops compute)")
+    ap.add_argument("--mpi-single-copy", choices=["auto", "cma", "none"],
+                    default="auto",
+                    help="how Open MPI moves large messages between the "
+                         "ranks: cma (one copy, where the ranks may read "
+                         "each other's memory), none (through shared "
+                         "memory, two copies; what the tests use), or auto: "
+                         "cma if a 2-rank job runs with it")
     ap.add_argument("--torch-timeout", type=float, default=600,
                     help="seconds PyTorch's two workers may take in all "
                          "(and any one collective of theirs) before the "
@@ -286,12 +316,17 @@ def main():
             models[name] = os.path.join(tmp, name.replace("=", "") + ".json")
             with open(models[name], "w") as f:
                 f.write(gpt_graph.to_text(gpt_graph.graph(config(**axes))))
+        single_copy = args.mpi_single_copy
+        if single_copy == "auto" and args.only != "torch":
+            single_copy = ("cma" if cma_works(args.shardc, models["data=2"])
+                           else "none")
         for _ in range(args.rounds):
             if args.only != "torch":
                 for name, model in models.items():
                     for backend, overlap in variants:
                         step, run = shardc_step(args.shardc, model, backend,
-                                                args.steps, overlap)
+                                                args.steps, overlap,
+                                                single_copy)
                         variant = f"shardc {backend} {name}" + (
                             " overlap" if overlap else "")
                         samples.setdefault(variant, []).append(step)
@@ -325,6 +360,9 @@ def main():
               f"seconds:")
         for name, (wall, user, system) in runs.items():
             print(f"{name:28s} {wall:8.3f} {user:8.3f} {system:8.3f}")
+    if args.only != "torch":
+        print(f"mpi: Open MPI vader, single-copy mechanism {single_copy}" +
+              (" (auto)" if args.mpi_single_copy == "auto" else ""))
     if torch_how:
         print(f"PyTorch DP: gloo, 2 processes x 1 thread, {torch_how}")
     for why in torch_failures:
