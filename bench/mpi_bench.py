@@ -24,6 +24,9 @@ after a warm-up step, summed over its 2 processes.
     make bench-mpi                      # builds, then runs this
     python3 bench/mpi_bench.py          # with an already-built build/
 
+The mpi runs use Cross Memory Attach (one copy per message) when a
+2-rank job runs with it (--mpi-single-copy).
+
 Prints s/step, user and system s/step of every variant and the ratios the
 issue asks for (mpi / threads per layout, PyTorch DP / shardc mpi data=2,
 system time mpi / threads), with the load average and the CPU.
@@ -37,6 +40,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,7 +82,27 @@ def timed(cmd, env):
     return wall, u1 - u0, s1 - s0
 
 
-def shardc_step(shardc, model, backend, steps, overlap=False):
+def mpi_env(single_copy):
+    """The environment of an mpi run: one BLAS thread, and how Open MPI's
+    shared-memory transport moves large messages (scripts/mpirun-local.sh)."""
+    env = one_thread_env()
+    env["SHARDC_MPI_SINGLE_COPY"] = single_copy
+    return env
+
+
+def cma_works(shardc, model):
+    """Whether a 2-rank job runs with Cross Memory Attach (the gradients'
+    all_reduce moves large messages, so it uses it)."""
+    cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n", "2",
+           shardc, "train", model, "--backend", "mpi", "--steps", "1",
+           "--seed", "0", "--check=false"]
+    proc = subprocess.run(cmd, env=mpi_env("cma"), capture_output=True,
+                          text=True)
+    return proc.returncode == 0
+
+
+def shardc_step(shardc, model, backend, steps, overlap=False,
+                single_copy="none"):
     """(wall, user, system) seconds per step of `shardc train`, and the
     same seconds of the whole run of N+1 steps (start-up included)."""
     def run(n):
@@ -89,7 +113,7 @@ def shardc_step(shardc, model, backend, steps, overlap=False):
         if backend == "mpi":
             cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n",
                    "2"] + cmd
-        return timed(cmd, one_thread_env())
+        return timed(cmd, mpi_env(single_copy))
     long, short = run(steps + 1), run(1)
     return tuple((a - b) / steps for a, b in zip(long, short)), long
 
@@ -163,14 +187,20 @@ def torch_worker(rank, port, steps, explicit, timeout):
                         dtype=torch.float64)
     dist.all_reduce(mine)
     if rank == 0:
-        print(wall, mine[0].item(), mine[1].item(), how)
-    dist.destroy_process_group()
+        print(wall, mine[0].item(), mine[1].item(), how, flush=True)
+    # Both workers are past their last collective. Leave without tearing
+    # gloo down: on a loaded machine a worker was seen to hang in the
+    # teardown after its peer had exited, until the bench's timeout.
+    dist.barrier()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def torch_step(python, steps, explicit, timeout):
-    """PyTorch's data-parallel step; both workers are killed, and the bench
-    ends with a message, when they have not finished after `timeout`
-    seconds (a worker whose peer died waits in gloo otherwise)."""
+    """PyTorch's data-parallel step, or (None, why) when it did not run:
+    when a worker fails, the other (which would wait for it in gloo) is
+    killed at once, and both are when they have not finished after
+    `timeout` seconds."""
     port = free_port()
     procs = [subprocess.Popen(
         [python, os.path.abspath(__file__), "--worker-torch", str(rank),
@@ -179,22 +209,51 @@ def torch_step(python, steps, explicit, timeout):
         (["--torch-allreduce"] if explicit else []),
         env=one_thread_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True) for rank in (0, 1)]
+    # The pipes are read by threads so that a worker writing much output
+    # never blocks on a full pipe while the other is polled.
+    outs = [None, None]
+
+    def read(i):
+        outs[i] = procs[i].communicate()
+    readers = [threading.Thread(target=read, args=(i,)) for i in (0, 1)]
+    for r in readers:
+        r.start()
     deadline = time.monotonic() + timeout
-    outs = []
+    why = None
+    grace = None
+    while any(p.poll() is None for p in procs):
+        failed = [i for i, p in enumerate(procs)
+                  if p.poll() not in (None, 0)]
+        # Worker 0 prints the figures after the last collective; once it
+        # has ended well, the other has nothing left to do but exit.
+        if procs[0].poll() == 0 and grace is None:
+            grace = time.monotonic() + 10
+        if grace is not None and time.monotonic() > grace:
+            break
+        if failed:
+            why = f"PyTorch worker {failed[0]} failed (exit status " \
+                  f"{procs[failed[0]].returncode})"
+            break
+        if time.monotonic() > deadline:
+            why = (f"PyTorch data parallel did not finish within "
+                   f"{timeout:g} s (--torch-timeout)")
+            break
+        time.sleep(0.2)
     for p in procs:
-        try:
-            outs.append(p.communicate(
-                timeout=max(deadline - time.monotonic(), 0.1)))
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            for q in procs:
-                q.communicate()
-            sys.exit(f"PyTorch data parallel did not finish within "
-                     f"{timeout:g} s (--torch-timeout); both workers killed")
-    for p, (out, err) in zip(procs, outs):
-        if p.returncode != 0:
-            sys.exit(f"PyTorch data parallel failed:\n{out}\n{err}")
+        if p.poll() is None:
+            p.kill()
+    for r in readers:
+        r.join()
+    if why is None:
+        bad = [i for i, p in enumerate(procs)
+               if p.returncode != 0 and not (i == 1 and grace is not None)]
+        if bad:
+            why = f"PyTorch worker {bad[0]} failed (exit status " \
+                  f"{procs[bad[0]].returncode})"
+    if why is not None:
+        details = "".join(f"\n--- worker {i} stderr:\n{o[1][-2000:]}"
+                          for i, o in enumerate(outs) if o and o[1])
+        return None, why + "; both workers ended" + details
     wall, user, system, *how = outs[0][0].split()
     return (float(wall), float(user), float(system)), " ".join(how)
 
@@ -226,6 +285,13 @@ def main():
                     default=True,
                     help="also run the mpi variants with --mpi-overlap "
                          "(reductions travel while the next ops compute)")
+    ap.add_argument("--mpi-single-copy", choices=["auto", "cma", "none"],
+                    default="auto",
+                    help="how Open MPI moves large messages between the "
+                         "ranks: cma (one copy, where the ranks may read "
+                         "each other's memory), none (through shared "
+                         "memory, two copies; what the tests use), or auto: "
+                         "cma if a 2-rank job runs with it")
     ap.add_argument("--torch-timeout", type=float, default=600,
                     help="seconds PyTorch's two workers may take in all "
                          "(and any one collective of theirs) before the "
@@ -243,28 +309,40 @@ def main():
     variants = [("threads", False), ("mpi", False)]
     if args.compare_overlap:
         variants.append(("mpi", True))
-    samples, whole, torch_how = {}, {}, ""
+    samples, whole, torch_how, torch_failures = {}, {}, "", []
     with tempfile.TemporaryDirectory() as tmp:
         models = {}
         for name, axes in LAYOUTS.items():
             models[name] = os.path.join(tmp, name.replace("=", "") + ".json")
             with open(models[name], "w") as f:
                 f.write(gpt_graph.to_text(gpt_graph.graph(config(**axes))))
+        single_copy = args.mpi_single_copy
+        if single_copy == "auto" and args.only != "torch":
+            single_copy = ("cma" if cma_works(args.shardc, models["data=2"])
+                           else "none")
         for _ in range(args.rounds):
             if args.only != "torch":
                 for name, model in models.items():
                     for backend, overlap in variants:
                         step, run = shardc_step(args.shardc, model, backend,
-                                                args.steps, overlap)
+                                                args.steps, overlap,
+                                                single_copy)
                         variant = f"shardc {backend} {name}" + (
                             " overlap" if overlap else "")
                         samples.setdefault(variant, []).append(step)
                         whole.setdefault(variant, []).append(run)
             if args.only != "shardc":
-                figures, torch_how = torch_step(args.python, args.steps,
-                                                args.torch_allreduce,
-                                                args.torch_timeout)
-                samples.setdefault("PyTorch DP data=2", []).append(figures)
+                figures, how = torch_step(args.python, args.steps,
+                                          args.torch_allreduce,
+                                          args.torch_timeout)
+                if figures is None:
+                    # The shardc rows measured so far are still printed.
+                    torch_failures.append(how)
+                    print(how, file=sys.stderr)
+                else:
+                    torch_how = how
+                    samples.setdefault("PyTorch DP data=2",
+                                       []).append(figures)
     rows = {name: tuple(statistics.median(s[i] for s in runs)
                         for i in range(3))
             for name, runs in samples.items()}
@@ -282,8 +360,13 @@ def main():
               f"seconds:")
         for name, (wall, user, system) in runs.items():
             print(f"{name:28s} {wall:8.3f} {user:8.3f} {system:8.3f}")
+    if args.only != "torch":
+        print(f"mpi: Open MPI vader, single-copy mechanism {single_copy}" +
+              (" (auto)" if args.mpi_single_copy == "auto" else ""))
     if torch_how:
         print(f"PyTorch DP: gloo, 2 processes x 1 thread, {torch_how}")
+    for why in torch_failures:
+        print(f"PyTorch DP: a round did not run: {why.splitlines()[0]}")
 
     def ratio(text, a, b, target):
         if a in rows and b in rows:
@@ -310,7 +393,7 @@ def main():
     print(f"{cpu_name()}, {os.cpu_count()} cores; load average "
           f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
           f"{args.steps} steps, median of {args.rounds} round(s)")
-    return 0
+    return 1 if torch_failures else 0
 
 
 if __name__ == "__main__":

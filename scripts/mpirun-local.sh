@@ -15,12 +15,20 @@ if [ -n "${ASAN_OPTIONS:-}" ]; then
   export ASAN_OPTIONS
 fi
 
+# How vader moves a large message between ranks: `none` (the default)
+# copies it into shared memory and out again, which every container
+# allows; `cma` (Cross Memory Attach: the receiver reads the sender's
+# memory with process_vm_readv) copies it once, where ptrace between the
+# ranks is allowed. bench/mpi_bench.py sets it to measure the transport a
+# machine without those limits gives.
+single_copy="${SHARDC_MPI_SINGLE_COPY:-none}"
+
 exec mpirun \
   --oversubscribe \
   --allow-run-as-root \
   --bind-to none \
   --mca btl self,vader \
-  --mca btl_vader_single_copy_mechanism none \
+  --mca btl_vader_single_copy_mechanism "$single_copy" \
   --mca oob_tcp_if_include lo \
   --mca mpi_yield_when_idle 1 \
   "$@"

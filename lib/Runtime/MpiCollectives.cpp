@@ -99,7 +99,9 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   }
 
   // Member j reduces chunk j of the elements: it receives that chunk from
-  // every member (in group order), folds them, and shares its result.
+  // every other member, folds them with its own chunk (read in place: MPI
+  // would copy it into the staging buffer) in group order, and shares its
+  // result.
   int n = static_cast<int>(group.size());
   std::vector<int> starts(n + 1), counts(n);
   for (int j = 0; j <= n; ++j)
@@ -107,17 +109,22 @@ FailureOr<Tensor> MpiCommunicator::allReduce(const Tensor &local,
   for (int j = 0; j < n; ++j)
     counts[j] = starts[j + 1] - starts[j];
   int mine = counts[me];
-  std::vector<int> recvCounts(n, mine), recvStarts(n);
+  std::vector<int> sendCounts(counts), recvCounts(n, mine), recvStarts(n);
+  sendCounts[me] = recvCounts[me] = 0;
   for (int i = 0; i < n; ++i)
     recvStarts[i] = i * mine;
   unsigned char *chunks = impl->stage(0, int64_t(mine) * n * width);
   if (failed(impl->complete(
-          MPI_Ialltoallv(local.rawData(), counts.data(), starts.data(), type,
-                         chunks, recvCounts.data(), recvStarts.data(), type,
-                         *comm, &request),
+          MPI_Ialltoallv(local.rawData(), sendCounts.data(), starts.data(),
+                         type, chunks, recvCounts.data(), recvStarts.data(),
+                         type, *comm, &request),
           request, "MPI_Ialltoallv", what, MPI_STATUS_IGNORE, *spin)))
     return failure();
-  foldInOrder(chunks, n, mine, local.dtype(), kind,
+  SmallVector<const unsigned char *, 8> parts;
+  for (int i = 0; i < n; ++i)
+    parts.push_back(i == me ? local.rawData() + int64_t(starts[me]) * width
+                            : chunks + int64_t(recvStarts[i]) * width);
+  foldInOrder(parts, mine, local.dtype(), kind,
               out->rawData() + int64_t(starts[me]) * width);
   if (failed(impl->complete(
           MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out->rawData(),

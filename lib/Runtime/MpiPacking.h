@@ -54,6 +54,9 @@ void unpackBlocks(const unsigned char *in, BlockLayout l, unsigned width,
 /// x1; ...), so results match the simulator bit for bit.
 void foldInOrder(const unsigned char *parts, int64_t numParts, int64_t count,
                  DType dtype, Reduction kind, unsigned char *out);
+/// foldInOrder of arrays that are not contiguous: `parts[i]` is part i.
+void foldInOrder(llvm::ArrayRef<const unsigned char *> parts, int64_t count,
+                 DType dtype, Reduction kind, unsigned char *out);
 
 } // namespace shardc::detail
 
