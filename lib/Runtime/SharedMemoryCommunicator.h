@@ -33,6 +33,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -179,8 +180,20 @@ private:
   int64_t deviceCount;
   ThreadsOptions options;
 
+  /// Wakes `devices` (a collective's group, a receiver): each blocked
+  /// device sleeps on a condition variable of its own, so a rendezvous
+  /// completing wakes its members only, not every waiting device (which,
+  /// where devices time-share the cores, would each take a core just to
+  /// find that nothing it waits for changed). Callable with or without the
+  /// mutex held; without is cheaper (the woken device does not then block
+  /// on the mutex at once).
+  void wake(llvm::ArrayRef<int64_t> devices);
+  /// Wakes every device: an abort, a device finishing (the others' waits
+  /// may have become deadlocks), a barrier.
+  void wakeAll();
+
   std::mutex mutex;
-  std::condition_variable changed;
+  std::unique_ptr<std::condition_variable[]> wakeups; ///< one per device
   bool aborted = false;
   std::optional<int64_t> failedFirst;
   std::vector<bool> finished;

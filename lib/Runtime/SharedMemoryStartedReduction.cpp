@@ -68,8 +68,10 @@ SharedMemoryWorld::startReduction(int64_t device, const CollectiveCall &call,
   int64_t index = llvm::find(call.group, device) - call.group.begin();
   slot.inputs[index] = std::move(local);
   slot.posted[index] = true;
-  if (++slot.arrived == n)
-    changed.notify_all();
+  if (++slot.arrived == n) {
+    lock.unlock();
+    wake(call.group);
+  }
   return seq;
 }
 
