@@ -20,6 +20,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
+
+#include <sched.h>
 
 using namespace mlir;
 using namespace shardc;
@@ -62,9 +65,18 @@ std::string CollectiveCall::describe() const {
 // SharedMemoryWorld
 //===----------------------------------------------------------------------===//
 
+/// The cores this process may run on (taskset narrows them).
+static int64_t availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(CPU_COUNT(&set), 1);
+  return std::max<int64_t>(std::thread::hardware_concurrency(), 1);
+}
+
 SharedMemoryWorld::SharedMemoryWorld(MLIRContext *context, int64_t numDevices,
                                      const ThreadsOptions &options)
     : context(context), deviceCount(numDevices), options(options),
+      copyCollectives(numDevices > availableCores()),
       wakeups(std::make_unique<std::condition_variable[]>(numDevices)),
       finished(numDevices, false), waiting(numDevices),
       queues(numDevices * numDevices) {}
@@ -166,7 +178,8 @@ SharedMemoryWorld::waitFor(Lock &lock, int64_t device, const std::string &what,
       wakeups[device].wait(lock);
       continue;
     }
-    if (wakeups[device].wait_until(lock, *deadline) == std::cv_status::timeout &&
+    if (wakeups[device].wait_until(lock, *deadline) ==
+            std::cv_status::timeout &&
         !ready()) {
       std::string seconds;
       llvm::raw_string_ostream(seconds)
@@ -252,6 +265,8 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
                                               int64_t)>
         compute,
     std::string &why) {
+  if (copyCollectives)
+    return copiedCollective(device, call, local, compute, why);
   Lock lock(mutex);
   std::string what = call.describe();
   if (aborted) {
@@ -313,6 +328,40 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
     return failure();
   }
   return std::move(*result);
+}
+
+FailureOr<Tensor> SharedMemoryWorld::copiedCollective(
+    int64_t device, const CollectiveCall &call, const Tensor &local,
+    llvm::function_ref<llvm::Expected<Tensor>(ArrayRef<const Tensor *>,
+                                              int64_t)>
+        compute,
+    std::string &why) {
+  // The copy is made before taking the lock; it fits wherever `local` did.
+  llvm::Expected<Tensor> copy = Tensor::allocateUninitialized(
+      local.shape(), local.dtype(), std::max(local.byteSize(), uint64_t(1)));
+  if (!copy) {
+    why = call.describe() + ": " + llvm::toString(copy.takeError());
+    abort(device);
+    return failure();
+  }
+  if (local.byteSize())
+    std::memcpy(copy->rawData(), local.rawData(), local.byteSize());
+  Lock lock(mutex);
+  if (aborted) {
+    why = stopped(call.describe());
+    return failure();
+  }
+  bool complete = false;
+  FailureOr<uint64_t> seq = postToSlot(copied, device, call, std::move(*copy),
+                                       "calls", complete, why);
+  if (failed(seq))
+    return failure();
+  if (complete) {
+    lock.unlock();
+    wake(call.group);
+    lock.lock();
+  }
+  return collectFromSlot(lock, copied, device, call, *seq, compute, why);
 }
 
 //===----------------------------------------------------------------------===//
