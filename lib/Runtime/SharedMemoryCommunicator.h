@@ -10,7 +10,10 @@
 // until the whole group has posted; each then computes its own result from
 // the others' buffers (read-only, combined in group-index order), and waits
 // until every member has finished reading before it returns, so no buffer is
-// freed while another thread reads it.
+// freed while another thread reads it. Where the devices outnumber the
+// cores, that second wait would cost each member a sleep and a wake-up, so
+// members post copies of their tensors instead, into the sequenced slots
+// started reductions use, and return once they have their result.
 //
 // A reduction may also be *started* (Communicator::startAllReduce): the
 // member hands its tensor over to a slot of the group and computes on; the

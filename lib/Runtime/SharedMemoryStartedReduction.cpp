@@ -10,6 +10,8 @@
 // the same. What it buys: a gradient's reduction no longer stops every
 // device at a rendezvous in the middle of the backward pass, and it runs
 // on the communication track of the trace beside the compute after it.
+// The slots serve the blocking collectives' copies too, where devices
+// outnumber the cores (SharedMemoryWorld::copiedCollective).
 //
 //===----------------------------------------------------------------------===//
 
