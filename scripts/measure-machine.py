@@ -17,7 +17,13 @@ and priced by `shardc estimate` with the figures above:
   sync_s         2 x cores devices, data-parallel tiny parameters, one
                  gradient all-reduce each: (measured step - estimate with
                  the op overhead) / collectives per step / (devices /
-                 cores), the estimate's time-sharing factor.
+                 cores), the estimate's time-sharing factor;
+  host_wait_s    on the same run: (wall step - measured step) /
+                 collectives per step, the wall time the cores idle per
+                 collective while waiting devices sleep (the estimate adds
+                 it to each collective where devices outnumber the cores).
+                 The wall time is only meaningful on an otherwise idle
+                 machine: on a loaded one it is mostly the other processes.
 A step is timed as the difference of a run of N+1 steps and one of 1 step
 (cancelling compilation and start-up), the best of several repeats, pinned
 with taskset to as many cores as devices, in CPU seconds per core used:
@@ -121,10 +127,11 @@ def fit_overheads(shardc, machine, tmp):
         with open(machine_path, "w") as f:
             json.dump(machine, f)
         report = step_timing.estimate(shardc, model, machine_path)
-        # Steps of a fraction of a millisecond: enough of them that the
-        # difference of the two runs is not start-up noise.
-        _, measured = step_timing.measure_step(shardc, model, devices,
-                                               steps=200)
+        # Steps of a fraction of a millisecond: enough of them, and enough
+        # repeats, that the difference of the two runs is not start-up
+        # noise (with 3 repeats, refits of sync_s ranged over 8x).
+        wall, measured = step_timing.measure_step(shardc, model, devices,
+                                                  steps=400, repeats=7)
         if what == "op_overhead_s":
             count = report["kernels_per_device"]
         else:
@@ -141,6 +148,11 @@ def fit_overheads(shardc, machine, tmp):
                      f"parameters ({measured * 1e3:.2f} ms/step measured, "
                      f"{count:.0f} {'kernels' if devices == 1 else 'collectives'}"
                      f"/step)")
+        if what == "sync_s":
+            wait = max((wall - measured) / count, 1e-9)
+            machine["host_wait_s"] = float(f"{wait:.3g}")
+            notes.append(f"host_wait_s fitted on the same chain "
+                         f"({wall * 1e3:.2f} ms/step wall)")
     return notes
 
 
@@ -194,11 +206,13 @@ def refit_overheads(args, load):
         machine = json.load(f)
     machine["device"].pop("op_overhead_s", None)
     machine["intra_node_link"].pop("sync_s", None)
+    machine.pop("host_wait_s", None)
     with tempfile.TemporaryDirectory() as tmp:
         notes = fit_overheads(args.shardc, machine, tmp)
     # The old overheads' notes go; the rest of the description stays true.
     kept = [part for part in machine["description"].split("; ")
             if not part.startswith(("op_overhead_s fitted", "sync_s fitted",
+                                    "host_wait_s fitted",
                                     "overheads refitted"))]
     kept.insert(-1, f"overheads refitted on {time.strftime('%Y-%m-%d')} "
                 f"at load average {load:.1f}: " + "; ".join(notes))

@@ -127,6 +127,9 @@ llvm::Expected<MachineModel> shardc::parseMachineModel(StringRef text,
     else
       m.hostCores = *i;
   }
+  m.hostWaitSeconds = top.number("host_wait_s", 0);
+  if (m.hostWaitSeconds > 0 && m.hostCores <= 0)
+    top.fail("\"host_wait_s\" needs \"host_cores\"");
   LinkModel intra =
       readLink(top, "intra_node_link", /*required=*/true, m.intraNode(), error);
   m.linkLatencySeconds = intra.latencySeconds;

@@ -242,11 +242,14 @@ double Estimator::collectiveSeconds(Operation *op) {
   double localBytes = double(numElements(in.getType())) * perElement;
   if (!c.getBytesSentPerDevice(n, int64_t(localBytes)))
     return 0;
-  // Devices time-sharing the host's cores copy and rendezvous in turn.
-  return machine.timeSharing(mesh.getNumDevices()) *
-         machine.collectiveSeconds(c.getCollectiveKind(),
-                                   machine.groupSpan(mesh.getAxisSizes(), axes),
-                                   localBytes);
+  // Devices time-sharing the host's cores copy and rendezvous in turn,
+  // and the cores may idle while a waiting device sleeps.
+  int64_t devices = mesh.getNumDevices();
+  return machine.timeSharing(devices) *
+             machine.collectiveSeconds(
+                 c.getCollectiveKind(),
+                 machine.groupSpan(mesh.getAxisSizes(), axes), localBytes) +
+         machine.timeSharedWaitSeconds(devices);
 }
 
 /// One micro-batch's activation crossing a stage boundary: the first layer
@@ -267,9 +270,10 @@ double Estimator::pipelineSendSeconds() {
     GroupSpan span = machine.groupSpan(mesh.getAxisSizes(), {axis});
     LinkModel link = span.outer > 1 ? machine.interNode : machine.intraNode();
     return machine.timeSharing(mesh.getNumDevices()) *
-           (MachineModel::transferSeconds(
-                link, 1, valueBytes(op->getResult(0), Phase::Forward)) +
-            link.syncSeconds);
+               (MachineModel::transferSeconds(
+                    link, 1, valueBytes(op->getResult(0), Phase::Forward)) +
+                link.syncSeconds) +
+           machine.timeSharedWaitSeconds(mesh.getNumDevices());
   }
   return 0;
 }

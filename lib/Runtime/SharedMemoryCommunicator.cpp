@@ -1,9 +1,10 @@
 //===- SharedMemoryCommunicator.cpp - devices as threads of a process -----===//
 //
-// One mutex and one condition variable guard the whole world: collectives
-// are a handful per step against GEMMs of milliseconds, so a finer scheme
-// would buy nothing and make the abort and deadlock checks (which look at
-// every device) harder to get right.
+// One mutex guards the whole world: collectives are a handful per step
+// against GEMMs of milliseconds, so a finer scheme would buy nothing and
+// make the abort and deadlock checks (which look at every device) harder
+// to get right. Each device sleeps on a condition variable of its own, and
+// whoever completes what devices wait for wakes those devices only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
+
+#include <sched.h>
 
 using namespace mlir;
 using namespace shardc;
@@ -61,17 +65,38 @@ std::string CollectiveCall::describe() const {
 // SharedMemoryWorld
 //===----------------------------------------------------------------------===//
 
+/// The cores this process may run on (taskset narrows them).
+static int64_t availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(CPU_COUNT(&set), 1);
+  return std::max<int64_t>(std::thread::hardware_concurrency(), 1);
+}
+
 SharedMemoryWorld::SharedMemoryWorld(MLIRContext *context, int64_t numDevices,
                                      const ThreadsOptions &options)
     : context(context), deviceCount(numDevices), options(options),
+      copyCollectives(numDevices > availableCores()),
+      wakeups(std::make_unique<std::condition_variable[]>(numDevices)),
       finished(numDevices, false), waiting(numDevices),
       queues(numDevices * numDevices) {}
+
+void SharedMemoryWorld::wake(ArrayRef<int64_t> devices) {
+  // Only the device itself ever waits on its condition variable.
+  for (int64_t d : devices)
+    wakeups[d].notify_one();
+}
+
+void SharedMemoryWorld::wakeAll() {
+  for (int64_t d = 0; d < deviceCount; ++d)
+    wakeups[d].notify_one();
+}
 
 void SharedMemoryWorld::abortLocked(int64_t device) {
   if (!failedFirst)
     failedFirst = device;
   aborted = true;
-  changed.notify_all();
+  wakeAll();
 }
 
 void SharedMemoryWorld::abort(int64_t device) {
@@ -85,7 +110,7 @@ void SharedMemoryWorld::finish(int64_t device, bool failed) {
   if (failed)
     abortLocked(device);
   // Waiters re-check: a device they wait for may be the one that finished.
-  changed.notify_all();
+  wakeAll();
 }
 
 std::optional<int64_t> SharedMemoryWorld::firstFailure() {
@@ -150,10 +175,11 @@ SharedMemoryWorld::waitFor(Lock &lock, int64_t device, const std::string &what,
     if (!reason.empty())
       return giveUp(what + ": " + reason, true);
     if (!deadline) {
-      changed.wait(lock);
+      wakeups[device].wait(lock);
       continue;
     }
-    if (changed.wait_until(lock, *deadline) == std::cv_status::timeout &&
+    if (wakeups[device].wait_until(lock, *deadline) ==
+            std::cv_status::timeout &&
         !ready()) {
       std::string seconds;
       llvm::raw_string_ostream(seconds)
@@ -182,7 +208,7 @@ LogicalResult SharedMemoryWorld::barrier(int64_t device, std::string &why) {
   if (++barrierArrived == deviceCount) {
     barrierArrived = 0;
     ++barrierGeneration;
-    changed.notify_all();
+    wakeAll();
     return success();
   }
   SmallVector<int64_t> all =
@@ -204,7 +230,8 @@ LogicalResult SharedMemoryWorld::send(int64_t device, int64_t dest,
     return failure();
   }
   queues[device * deviceCount + dest].push_back(std::move(tensor));
-  changed.notify_all();
+  lock.unlock();
+  wake(dest);
   return success();
 }
 
@@ -238,6 +265,8 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
                                               int64_t)>
         compute,
     std::string &why) {
+  if (copyCollectives)
+    return copiedCollective(device, call, local, compute, why);
   Lock lock(mutex);
   std::string what = call.describe();
   if (aborted) {
@@ -260,9 +289,10 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
   }
   r.inputs[index] = &local;
   uint64_t generation = r.generation;
-  if (++r.arrived == n)
-    changed.notify_all();
-  if (failed(waitFor(
+  // The last member to arrive wakes the others once it has let go of the
+  // lock (below); the others wait.
+  bool last = ++r.arrived == n;
+  if (!last && failed(waitFor(
           lock, device, what,
           [&] { return r.generation == generation && r.arrived == n; },
           [&] { return describeFinished(call.group); }, why))) {
@@ -276,6 +306,8 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
   // their owners wait below), then wait until everybody has read.
   std::vector<const Tensor *> inputs = r.inputs;
   lock.unlock();
+  if (last)
+    wake(call.group);
   llvm::Expected<Tensor> result = compute(inputs, index);
   lock.lock();
   if (++r.done == n) {
@@ -283,10 +315,12 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
     r.done = 0;
     r.call.reset();
     ++r.generation;
-    changed.notify_all();
+    lock.unlock();
+    wake(call.group);
+    lock.lock();
   } else {
     // No abort or timeout here: the others only compute, they will come.
-    changed.wait(lock, [&] { return r.generation != generation; });
+    wakeups[device].wait(lock, [&] { return r.generation != generation; });
   }
   if (!result) {
     why = what + ": " + llvm::toString(result.takeError());
@@ -294,6 +328,40 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
     return failure();
   }
   return std::move(*result);
+}
+
+FailureOr<Tensor> SharedMemoryWorld::copiedCollective(
+    int64_t device, const CollectiveCall &call, const Tensor &local,
+    llvm::function_ref<llvm::Expected<Tensor>(ArrayRef<const Tensor *>,
+                                              int64_t)>
+        compute,
+    std::string &why) {
+  // The copy is made before taking the lock; it fits wherever `local` did.
+  llvm::Expected<Tensor> copy = Tensor::allocateUninitialized(
+      local.shape(), local.dtype(), std::max(local.byteSize(), uint64_t(1)));
+  if (!copy) {
+    why = call.describe() + ": " + llvm::toString(copy.takeError());
+    abort(device);
+    return failure();
+  }
+  if (local.byteSize())
+    std::memcpy(copy->rawData(), local.rawData(), local.byteSize());
+  Lock lock(mutex);
+  if (aborted) {
+    why = stopped(call.describe());
+    return failure();
+  }
+  bool complete = false;
+  FailureOr<uint64_t> seq = postToSlot(copied, device, call, std::move(*copy),
+                                       "calls", complete, why);
+  if (failed(seq))
+    return failure();
+  if (complete) {
+    lock.unlock();
+    wake(call.group);
+    lock.lock();
+  }
+  return collectFromSlot(lock, copied, device, call, *seq, compute, why);
 }
 
 //===----------------------------------------------------------------------===//

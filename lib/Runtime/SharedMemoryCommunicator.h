@@ -10,7 +10,10 @@
 // until the whole group has posted; each then computes its own result from
 // the others' buffers (read-only, combined in group-index order), and waits
 // until every member has finished reading before it returns, so no buffer is
-// freed while another thread reads it.
+// freed while another thread reads it. Where the devices outnumber the
+// cores, that second wait would cost each member a sleep and a wake-up, so
+// members post copies of their tensors instead, into the sequenced slots
+// started reductions use, and return once they have their result.
 //
 // A reduction may also be *started* (Communicator::startAllReduce): the
 // member hands its tensor over to a slot of the group and computes on; the
@@ -28,11 +31,13 @@
 #include "shardc/Interpreter/Communicator.h"
 #include "shardc/Runtime/ThreadsBackend.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -95,7 +100,11 @@ public:
                                   std::string &why);
   /// Runs one collective: posts `local`, waits for the group, lets
   /// `compute(inputs)` build this device's result from the group's tensors
-  /// (in group-index order), waits until the group is done reading.
+  /// (in group-index order), waits until the group is done reading. Where
+  /// the devices time-share the cores (copiesCollectives()), `local` is
+  /// posted as a copy the group owns instead, and nobody waits for the
+  /// others to read.
+  bool copiesCollectives() const { return copyCollectives; }
   mlir::FailureOr<Tensor> collective(
       int64_t device, const CollectiveCall &call, const Tensor &local,
       llvm::function_ref<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
@@ -106,14 +115,20 @@ public:
   /// Aborts the run on behalf of `device` (if nobody failed before).
   void abort(int64_t device);
 
+  /// A started reduction as its member holds it: the sequence number on
+  /// its group, and how many members have started it — read without the
+  /// lock, as the interpreter asks between every two ops (the slot stays
+  /// until this member has finished the reduction).
+  struct StartedTicket {
+    uint64_t seq;
+    const std::atomic<int64_t> *arrived;
+  };
   /// Hands `local` over as `device`'s part of its next started reduction
-  /// on `call.group`; returns the reduction's sequence number on the group.
-  /// Fails if another member started a different call there.
-  mlir::FailureOr<uint64_t> startReduction(int64_t device,
-                                           const CollectiveCall &call,
-                                           Tensor local, std::string &why);
-  /// Whether every member of `group` has started its reduction `seq`.
-  bool startedByAll(llvm::ArrayRef<int64_t> group, uint64_t seq);
+  /// on `call.group`. Fails if another member started a different call
+  /// there.
+  mlir::FailureOr<StartedTicket> startReduction(int64_t device,
+                                                const CollectiveCall &call,
+                                                Tensor local, std::string &why);
   /// Waits until every member has started reduction `seq` of `call.group`,
   /// then lets `compute` build this device's result from the members'
   /// tensors (group order). Waits as the blocking collectives do (abort,
@@ -141,17 +156,49 @@ private:
     CollectiveCall call;
     std::vector<Tensor> inputs;
     std::vector<bool> posted;
-    int64_t arrived = 0, done = 0;
+    /// Written under the lock; StartedTicket reads it without.
+    std::atomic<int64_t> arrived{0};
+    int64_t done = 0;
   };
-  /// A group's started reductions not yet finished by every member, oldest
-  /// first; slot k is sequence number firstSeq + k.
+  /// A group's started reductions (or copied collectives) not yet finished
+  /// by every member, oldest first; slot k is sequence number firstSeq + k.
   struct StartedReductions {
     std::deque<StartedSlot> slots;
     uint64_t firstSeq = 0;
     std::map<int64_t, uint64_t> nextSeq; ///< per member
   };
+  using SlotsByGroup = std::map<std::vector<int64_t>, StartedReductions>;
   /// The slot of `seq` on the group of `key`, or null if finished.
-  StartedSlot *startedSlot(const std::vector<int64_t> &key, uint64_t seq);
+  static StartedSlot *findSlot(SlotsByGroup &groups,
+                               const std::vector<int64_t> &key, uint64_t seq);
+  /// Under the lock: hands `local` over to `device`'s next slot of
+  /// `call.group` in `groups`; `complete` says whether it was the last
+  /// member to. `verb` ("starts", "calls") words a mismatch.
+  mlir::FailureOr<uint64_t> postToSlot(SlotsByGroup &groups, int64_t device,
+                                       const CollectiveCall &call, Tensor local,
+                                       llvm::StringRef verb, bool &complete,
+                                       std::string &why);
+  /// Under `lock`: waits until every member has posted to slot `seq`, then
+  /// computes this device's result without the lock, and drops the slots
+  /// every member is done with.
+  mlir::FailureOr<Tensor> collectFromSlot(
+      Lock &lock, SlotsByGroup &groups, int64_t device,
+      const CollectiveCall &call, uint64_t seq,
+      llvm::function_ref<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
+                                                int64_t groupIndex)>
+          compute,
+      std::string &why);
+  /// A blocking collective where devices time-share the cores: a copy of
+  /// `local` goes into the group's next copied slot, so this device returns
+  /// as soon as it has its result. There, the wait for the others to finish
+  /// reading would cost a sleep and a wake-up of its own per collective,
+  /// more than the copy (a memcpy of the tensor the collective reads anyway).
+  mlir::FailureOr<Tensor> copiedCollective(
+      int64_t device, const CollectiveCall &call, const Tensor &local,
+      llvm::function_ref<llvm::Expected<Tensor>(llvm::ArrayRef<const Tensor *>,
+                                                int64_t groupIndex)>
+          compute,
+      std::string &why);
   /// A blocked device: what it waits for and whether that has happened.
   struct Waiter {
     std::string what;
@@ -178,9 +225,23 @@ private:
   mlir::MLIRContext *context;
   int64_t deviceCount;
   ThreadsOptions options;
+  /// More devices than the cores this process may run on.
+  bool copyCollectives;
+
+  /// Wakes `devices` (a collective's group, a receiver): each blocked
+  /// device sleeps on a condition variable of its own, so a rendezvous
+  /// completing wakes its members only, not every waiting device (which,
+  /// where devices time-share the cores, would each take a core just to
+  /// find that nothing it waits for changed). Callable with or without the
+  /// mutex held; without is cheaper (the woken device does not then block
+  /// on the mutex at once).
+  void wake(llvm::ArrayRef<int64_t> devices);
+  /// Wakes every device: an abort, a device finishing (the others' waits
+  /// may have become deadlocks), a barrier.
+  void wakeAll();
 
   std::mutex mutex;
-  std::condition_variable changed;
+  std::unique_ptr<std::condition_variable[]> wakeups; ///< one per device
   bool aborted = false;
   std::optional<int64_t> failedFirst;
   std::vector<bool> finished;
@@ -189,7 +250,8 @@ private:
   uint64_t barrierGeneration = 0;
   std::vector<std::deque<Tensor>> queues; // [src * n + dest]
   std::map<std::vector<int64_t>, Rendezvous> rendezvous;
-  std::map<std::vector<int64_t>, StartedReductions> started;
+  SlotsByGroup started;
+  SlotsByGroup copied; ///< copiesCollectives()' slots
 };
 
 /// One device's view of a SharedMemoryWorld.

@@ -10,6 +10,8 @@
 // the same. What it buys: a gradient's reduction no longer stops every
 // device at a rendezvous in the middle of the backward pass, and it runs
 // on the communication track of the trace beside the compute after it.
+// The slots serve the blocking collectives' copies too, where devices
+// outnumber the cores (SharedMemoryWorld::copiedCollective).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,26 +29,21 @@ using llvm::ArrayRef;
 //===----------------------------------------------------------------------===//
 
 SharedMemoryWorld::StartedSlot *
-SharedMemoryWorld::startedSlot(const std::vector<int64_t> &key, uint64_t seq) {
-  auto it = started.find(key);
-  if (it == started.end() || seq < it->second.firstSeq ||
+SharedMemoryWorld::findSlot(SlotsByGroup &groups,
+                            const std::vector<int64_t> &key, uint64_t seq) {
+  auto it = groups.find(key);
+  if (it == groups.end() || seq < it->second.firstSeq ||
       seq - it->second.firstSeq >= it->second.slots.size())
     return nullptr;
   return &it->second.slots[seq - it->second.firstSeq];
 }
 
-FailureOr<uint64_t>
-SharedMemoryWorld::startReduction(int64_t device, const CollectiveCall &call,
-                                  Tensor local, std::string &why) {
-  Lock lock(mutex);
-  std::string what = call.describe();
-  if (aborted) {
-    why = stopped(what);
-    return failure();
-  }
+FailureOr<uint64_t> SharedMemoryWorld::postToSlot(
+    SlotsByGroup &groups, int64_t device, const CollectiveCall &call,
+    Tensor local, StringRef verb, bool &complete, std::string &why) {
   std::vector<int64_t> key = call.group;
   llvm::sort(key);
-  StartedReductions &group = started[key];
+  StartedReductions &group = groups[key];
   uint64_t seq = group.nextSeq[device]++;
   int64_t n = static_cast<int64_t>(call.group.size());
   // Slots are made by the first member to start them, in sequence order,
@@ -60,41 +57,33 @@ SharedMemoryWorld::startReduction(int64_t device, const CollectiveCall &call,
   }
   StartedSlot &slot = group.slots[seq - group.firstSeq];
   if (!(slot.call == call)) {
-    why = "mismatched collectives: this device starts " + what +
-          " while another member of the group starts " + slot.call.describe();
+    why = "mismatched collectives: this device " + verb.str() + " " +
+          call.describe() + " while another member of the group " + verb.str() +
+          " " + slot.call.describe();
     abortLocked(device);
     return failure();
   }
   int64_t index = llvm::find(call.group, device) - call.group.begin();
   slot.inputs[index] = std::move(local);
   slot.posted[index] = true;
-  if (++slot.arrived == n)
-    changed.notify_all();
+  complete = ++slot.arrived == n;
   return seq;
 }
 
-bool SharedMemoryWorld::startedByAll(ArrayRef<int64_t> group, uint64_t seq) {
-  std::vector<int64_t> key(group.begin(), group.end());
-  llvm::sort(key);
-  Lock lock(mutex);
-  StartedSlot *slot = startedSlot(key, seq);
-  return slot && slot->arrived == static_cast<int64_t>(slot->inputs.size());
-}
-
-FailureOr<Tensor> SharedMemoryWorld::finishReduction(
-    int64_t device, const CollectiveCall &call, uint64_t seq,
+FailureOr<Tensor> SharedMemoryWorld::collectFromSlot(
+    Lock &lock, SlotsByGroup &groups, int64_t device,
+    const CollectiveCall &call, uint64_t seq,
     llvm::function_ref<llvm::Expected<Tensor>(ArrayRef<const Tensor *>,
                                               int64_t)>
         compute,
     std::string &why) {
-  Lock lock(mutex);
   std::string what = call.describe();
   std::vector<int64_t> key = call.group;
   llvm::sort(key);
   int64_t n = static_cast<int64_t>(call.group.size());
   // The slot stays until this member is done with it: the lookup cannot
   // fail, and deque slots keep their address as others are appended.
-  StartedSlot *slot = startedSlot(key, seq);
+  StartedSlot *slot = findSlot(groups, key, seq);
   if (!slot) {
     why = what + ": the reduction was not started on this device";
     abortLocked(device);
@@ -114,7 +103,7 @@ FailureOr<Tensor> SharedMemoryWorld::finishReduction(
   llvm::Expected<Tensor> result = compute(inputs, index);
   lock.lock();
   ++slot->done;
-  StartedReductions &group = started[key];
+  StartedReductions &group = groups[key];
   while (!group.slots.empty() && group.slots.front().done == n) {
     group.slots.pop_front();
     ++group.firstSeq;
@@ -127,6 +116,39 @@ FailureOr<Tensor> SharedMemoryWorld::finishReduction(
   return std::move(*result);
 }
 
+FailureOr<SharedMemoryWorld::StartedTicket>
+SharedMemoryWorld::startReduction(int64_t device, const CollectiveCall &call,
+                                  Tensor local, std::string &why) {
+  Lock lock(mutex);
+  if (aborted) {
+    why = stopped(call.describe());
+    return failure();
+  }
+  bool complete = false;
+  FailureOr<uint64_t> seq = postToSlot(started, device, call, std::move(local),
+                                       "starts", complete, why);
+  if (failed(seq))
+    return failure();
+  std::vector<int64_t> key = call.group;
+  llvm::sort(key);
+  StartedTicket ticket{*seq, &findSlot(started, key, *seq)->arrived};
+  if (complete) {
+    lock.unlock();
+    wake(call.group);
+  }
+  return ticket;
+}
+
+FailureOr<Tensor> SharedMemoryWorld::finishReduction(
+    int64_t device, const CollectiveCall &call, uint64_t seq,
+    llvm::function_ref<llvm::Expected<Tensor>(ArrayRef<const Tensor *>,
+                                              int64_t)>
+        compute,
+    std::string &why) {
+  Lock lock(mutex);
+  return collectFromSlot(lock, started, device, call, seq, compute, why);
+}
+
 //===----------------------------------------------------------------------===//
 // SharedMemoryCommunicator: the pending object
 //===----------------------------------------------------------------------===//
@@ -137,12 +159,17 @@ public:
   using Compute =
       std::function<llvm::Expected<Tensor>(ArrayRef<const Tensor *>, int64_t)>;
   StartedReduction(SharedMemoryWorld &world, SharedMemoryCommunicator &self,
-                   CollectiveCall call, uint64_t seq, Compute compute)
-      : world(world), self(self), call(std::move(call)), seq(seq),
+                   CollectiveCall call, SharedMemoryWorld::StartedTicket ticket,
+                   Compute compute)
+      : world(world), self(self), call(std::move(call)), ticket(ticket),
         compute(std::move(compute)) {}
 
   void progress() override {
-    if (!result && world.startedByAll(call.group, seq))
+    // Asked between every two ops of the device's program, so without the
+    // world's lock: taking it here would make every device contend for it
+    // all through the backward pass.
+    if (!result && ticket.arrived->load(std::memory_order_acquire) ==
+                       static_cast<int64_t>(call.group.size()))
       result = finish();
   }
   FailureOr<Tensor> wait() override {
@@ -156,7 +183,7 @@ private:
   FailureOr<Tensor> finish() {
     std::string why;
     FailureOr<Tensor> out =
-        world.finishReduction(self.deviceId(), call, seq, compute, why);
+        world.finishReduction(self.deviceId(), call, ticket.seq, compute, why);
     if (failed(out)) {
       (void)self.fail(why);
       return failure();
@@ -167,7 +194,7 @@ private:
   SharedMemoryWorld &world;
   SharedMemoryCommunicator &self;
   CollectiveCall call;
-  uint64_t seq;
+  SharedMemoryWorld::StartedTicket ticket;
   Compute compute;
   std::optional<FailureOr<Tensor>> result;
 };
@@ -178,12 +205,12 @@ FailureOr<std::unique_ptr<PendingCollective>> SharedMemoryCommunicator::start(
     std::function<llvm::Expected<Tensor>(ArrayRef<const Tensor *>, int64_t)>
         compute) {
   std::string why;
-  FailureOr<uint64_t> seq =
+  FailureOr<SharedMemoryWorld::StartedTicket> ticket =
       world->startReduction(device, call, std::move(local), why);
-  if (failed(seq))
+  if (failed(ticket))
     return fail(why);
   return std::unique_ptr<PendingCollective>(std::make_unique<StartedReduction>(
-      *world, *this, call, *seq, std::move(compute)));
+      *world, *this, call, *ticket, std::move(compute)));
 }
 
 FailureOr<std::unique_ptr<PendingCollective>>

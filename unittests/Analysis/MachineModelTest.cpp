@@ -133,6 +133,7 @@ TEST(MachineModelTest, ParsesOverheadsAndSharedCores) {
   EXPECT_FALSE(m->fusesElementwise);
   EXPECT_DOUBLE_EQ(m->timeSharing(2), 1);
   EXPECT_DOUBLE_EQ(m->timeSharing(4), 2);
+  EXPECT_DOUBLE_EQ(m->timeSharedWaitSeconds(4), 0); // not in the file
   // The rendezvous is paid once per collective call, on top of what its
   // algorithm sends; a group of one makes no call.
   MachineModel plain = *m;
@@ -185,6 +186,27 @@ TEST(MachineModelTest, RejectsBadFiles) {
           std::string("{") + link +
           R"(, "host_cores": 0, "device": {"peak_flops_per_s": {"f32": 1e9}}})"),
       "m.json: the machine \"host_cores\" must be a positive integer");
+}
+
+// The idle-core wall time per collective applies only where devices
+// outnumber the host's cores, so it needs them said.
+TEST(MachineModelTest, HostWaitOnlyWhereDevicesTimeShareTheCores) {
+  llvm::Expected<MachineModel> m = parseMachineModel(
+      R"({"host_cores": 2, "host_wait_s": 2e-5,
+          "device": {"peak_flops_per_s": {"f32": 1e11}},
+          "intra_node_link": {"latency_s": 5e-6, "bytes_per_s": 1e10}})",
+      "test");
+  ASSERT_TRUE(bool(m)) << llvm::toString(m.takeError());
+  EXPECT_DOUBLE_EQ(m->timeSharedWaitSeconds(2), 0);
+  EXPECT_DOUBLE_EQ(m->timeSharedWaitSeconds(4), 2e-5);
+  llvm::Expected<MachineModel> bad = parseMachineModel(
+      R"({"host_wait_s": 2e-5,
+          "device": {"peak_flops_per_s": {"f32": 1e11}},
+          "intra_node_link": {"latency_s": 5e-6, "bytes_per_s": 1e10}})",
+      "m.json");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "m.json: the machine \"host_wait_s\" needs \"host_cores\"");
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <type_traits>
 
 using namespace mlir;
@@ -419,6 +420,65 @@ TEST_F(SharedMemoryCommunicatorTest, OverlappingGroupsInterleave) {
     return v * 16;
   });
   EXPECT_EQ(maxAbsDifference(got[0], want), 0.0f);
+}
+
+// More devices than this machine has cores: the devices time-share the
+// cores, and the blocking collectives post copies of their tensors
+// (SharedMemoryWorld::copiesCollectives) instead of waiting for every
+// member to read them, so a member may be a collective ahead of another on
+// the same group. One device never copies (the rendezvous tests above).
+TEST_F(SharedMemoryCommunicatorTest, MoreDevicesThanCoresCopyTheirTensors) {
+  int64_t n = static_cast<int64_t>(std::thread::hardware_concurrency()) + 1;
+  Grouping all{n};
+  for (int round = 0; round < 3; ++round) {
+    checkCollective(
+        all,
+        [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
+          return comm.allReduce(deviceTensor(comm.deviceId()), group,
+                                Reduction::Sum);
+        },
+        [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
+          return expectedTensor(kRows, kCols, [&](auto r, auto c) {
+            float sum = 0;
+            for (int64_t m : group)
+              sum += valueOf(m, r, c);
+            return sum;
+          });
+        });
+    checkCollective(
+        all,
+        [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
+          return comm.allGather(deviceTensor(comm.deviceId()), group, 0);
+        },
+        [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
+          int64_t members = static_cast<int64_t>(group.size());
+          return expectedTensor(kRows * members, kCols, [&](auto r, auto c) {
+            return valueOf(group[r / kRows], r % kRows, c);
+          });
+        });
+  }
+  // Back-to-back collectives on one group, each device's result feeding its
+  // next call: a fast member's next copy must not mix with this one.
+  std::vector<Tensor> got(n);
+  std::vector<int64_t> group = all.groupOf(0);
+  ASSERT_TRUE(succeeded(runOnThreads(
+      context, n,
+      [&](Communicator &comm) -> LogicalResult {
+        Tensor t = deviceTensor(comm.deviceId());
+        for (int i = 0; i < 20; ++i) {
+          FailureOr<Tensor> r =
+              comm.allReduce(t, group, i % 2 ? Reduction::Max : Reduction::Sum);
+          if (failed(r))
+            return failure();
+          t = std::move(*r);
+        }
+        got[comm.deviceId()] = std::move(t);
+        return success();
+      },
+      testOptions())))
+      << diagnostics;
+  for (int64_t d = 1; d < n; ++d)
+    EXPECT_EQ(maxAbsDifference(got[d], got[0]), 0.0f) << "device " << d;
 }
 
 } // namespace

@@ -206,6 +206,27 @@ TEST_F(ThreadsFailureTest, MismatchedCollectivesFail) {
       << diagnostics;
 }
 
+// With more devices than cores the blocking collectives meet in slots
+// holding copies of their tensors: a mismatch is found there too, and a
+// member still waiting in the slot is stopped, not left to time out.
+TEST_F(ThreadsFailureTest, MismatchedCollectivesFailWhereDevicesShareCores) {
+  int64_t n = static_cast<int64_t>(std::thread::hardware_concurrency()) + 1;
+  LogicalResult result = runOnThreads(
+      context, n,
+      [&](Communicator &comm) -> LogicalResult {
+        FailureOr<Tensor> r =
+            comm.deviceId() == n - 1
+                ? comm.allReduce(Tensor::scalar(1), Reduction::Max)
+                : comm.allReduce(Tensor::scalar(1));
+        return failed(r) ? failure() : success();
+      },
+      testOptions());
+  EXPECT_TRUE(failed(result));
+  EXPECT_NE(diagnostics.find("mismatched collectives"), std::string::npos)
+      << diagnostics;
+  EXPECT_EQ(diagnostics.find("timed out"), std::string::npos) << diagnostics;
+}
+
 TEST_F(ThreadsFailureTest, BadArgumentsFailOnTheCallingDevice) {
   LogicalResult result = runOnThreads(
       context, 2,

@@ -85,6 +85,11 @@ struct MachineModel {
   /// Devices that are threads of one host: the cores they share (0: each
   /// device has its own). More devices than cores time-share them.
   int64_t hostCores = 0;
+  /// Wall seconds each collective call costs the step besides its work
+  /// where devices time-share the host's cores: while a device waits for
+  /// the others its thread sleeps, and the core can idle until the device
+  /// it waits for has run and woken it (0 where not said).
+  double hostWaitSeconds = 0;
 
   /// The intra-node link's per-collective rendezvous.
   double linkSyncSeconds = 0;
@@ -99,6 +104,12 @@ struct MachineModel {
     if (hostCores <= 0 || numDevices <= hostCores)
       return 1;
     return double(numDevices) / double(hostCores);
+  }
+
+  /// The wall time a collective call adds where `numDevices` devices
+  /// time-share the host's cores (hostWaitSeconds), 0 where they do not.
+  double timeSharedWaitSeconds(int64_t numDevices) const {
+    return timeSharing(numDevices) > 1 ? hostWaitSeconds : 0;
   }
 
   /// `messages` sequential messages sending `bytes` in all, on `link`.

@@ -10,7 +10,10 @@ time-share the cores) and 4 (a core each), each with and without its
   - time-shared, no communication hides behind compute: the exposed
     communication is all of it;
   - a core each, the gradient reductions overlap the backward pass: less
-    is exposed than there is.
+    is exposed than there is;
+  - time-shared, each collective call adds `host_wait_s` (the cores idle
+    while waiting devices sleep) to the exposed communication; a core
+    each, nothing.
 """
 import json
 import os
@@ -68,6 +71,21 @@ def main(shardc, model, machine_path, work):
     hidden = own["exposed_communication_s"] < total - 1e-12
     print(f"a core each: exposed {own['exposed_communication_s']:.6g} s "
           f"of {total:.6g} s: {'OK' if hidden else 'WRONG'}")
+
+    wait = 2e-5
+    for cores in (2, 4):
+        machine = json.loads(json.dumps(base))
+        machine["host_cores"] = cores
+        machine.pop("host_wait_s", None)
+        without = estimate(shardc, model, machine, work, f"c{cores}-nowait")
+        machine["host_wait_s"] = wait
+        with_wait = estimate(shardc, model, machine, work, f"c{cores}-wait")
+        growth = (with_wait["exposed_communication_s"] -
+                  without["exposed_communication_s"])
+        want = with_wait["collectives_per_device"] * wait if cores == 2 else 0
+        name = "time-shared" if cores == 2 else "a core each"
+        print(f"{name}: host_wait_s adds {growth:.6g} s, want {want:.6g} s: "
+              f"{'OK' if abs(growth - want) <= 1e-9 * max(want, 1e-12) + 1e-15 else 'WRONG'}")
 
 
 if __name__ == "__main__":
