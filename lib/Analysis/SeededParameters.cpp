@@ -14,8 +14,7 @@ using namespace shardc;
 /// Ops that only move a value's elements (or tag it): the parameter's role
 /// is decided by what consumes their result.
 static bool isLayoutOnly(Operation *op) {
-  return isa<TransposeOp, ReshapeOp, BroadcastInDimOp, ConvertOp,
-             ShardingConstraintOp>(op);
+  return op->hasTrait<shardc::OpTrait::MovesElements>();
 }
 
 /// The first op in program order that uses `value`, and which operand it is.

@@ -41,21 +41,17 @@ enum class Phase { Forward, Backward, GradSync, Update };
 
 /// Ops a fusing compiler (XLA, torch.compile; Megatron-LM's fused
 /// LayerNorm, softmax and bias-GeLU kernels) puts in one kernel with their
-/// neighbours: elementwise ops, and reductions as the kernel's last step.
+/// neighbours: elementwise ops and views, and reductions as the kernel's
+/// last step.
 bool isFusible(Operation *op) {
-  return op->hasTrait<shardc::OpTrait::UnaryElementwise>() ||
-         op->hasTrait<shardc::OpTrait::BinaryElementwise>() ||
-         isa<SelectOp, CompareOp, ConvertOp, BroadcastInDimOp, ReshapeOp,
-             ReduceSumOp, ReduceMaxOp>(op);
+  KernelClass k = getKernelClass(op);
+  return k == KernelClass::Fusible || k == KernelClass::View;
 }
 
-/// Ops that cost nothing: views and values a kernel makes on the fly.
-bool isFree(Operation *op) {
-  return isa<ConstantOp, BroadcastInDimOp, ReshapeOp, ShardingConstraintOp,
-             IotaOp, AxisIndexOp>(op);
-}
+/// Ops that compute nothing: views and values a kernel makes on the fly.
+bool isFree(Operation *op) { return isFreeKernel(getKernelClass(op)); }
 
-bool isGemm(Operation *op) { return isa<MatmulOp, DotGeneralOp>(op); }
+bool isGemm(Operation *op) { return getKernelClass(op) == KernelClass::Gemm; }
 
 int64_t numElements(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -65,6 +61,15 @@ int64_t numElements(Type type) {
   for (int64_t d : tensor.getShape())
     n *= d;
   return n;
+}
+
+/// A view that keeps every element once (a reshape): between a gradient's
+/// reductions it is part of its synchronization.
+bool isRelayout(Operation *op) {
+  return getKernelClass(op) == KernelClass::View && op->getNumOperands() == 1 &&
+         op->getNumResults() == 1 &&
+         numElements(op->getOperand(0).getType()) ==
+             numElements(op->getResult(0).getType());
 }
 
 bool isFloat32(Type type) {
@@ -120,7 +125,7 @@ private:
   /// op makes views and generated values (iota, broadcasts) as kernels.
   bool costsNothing(Operation *op) const {
     return isFree(op) && (machine.fusesElementwise ||
-                          isa<ConstantOp, ShardingConstraintOp>(op));
+                          getKernelClass(op) == KernelClass::None);
   }
   /// Seconds of `op`; sets the FLOPs it computes and the kernels (0 or 1)
   /// it launches.
@@ -185,7 +190,7 @@ void Estimator::classify() {
   for (Operation *op : llvm::reverse(ops)) {
     if (forward.contains(op) || update.contains(op))
       continue;
-    if (!isa<CollectiveOpInterface>(op) && !isa<ReshapeOp>(op))
+    if (!isa<CollectiveOpInterface>(op) && !isRelayout(op))
       continue;
     bool feedsUpdateOnly = llvm::all_of(op->getUsers(), [&](Operation *u) {
       return u == ret || update.contains(u) || gradSync.contains(u);
@@ -204,7 +209,9 @@ void Estimator::classify() {
     bool fromConstants =
         llvm::all_of(op->getOperands(),
                      [&](Value v) { return constantDerived.contains(v); }) &&
-        (!isa<CollectiveOpInterface>(op) || isa<AllSliceOp>(op));
+        (!isa<CollectiveOpInterface>(op) ||
+         cast<CollectiveOpInterface>(op).getCollectiveKind() ==
+             CollectiveKind::AllSlice);
     if (fromConstants)
       for (Value r : op->getResults())
         constantDerived.insert(r);

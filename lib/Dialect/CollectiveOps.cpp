@@ -40,8 +40,7 @@ StringRef shardc::stringifyCollectiveKind(CollectiveKind kind) {
   return "unknown";
 }
 
-int64_t shardc::collectiveBytesPerDevice(CollectiveKind kind,
-                                         int64_t groupSize,
+int64_t shardc::collectiveBytesPerDevice(CollectiveKind kind, int64_t groupSize,
                                          int64_t localBytes) {
   int64_t n = groupSize;
   switch (kind) {
@@ -428,3 +427,6 @@ LogicalResult AxisIndexOp::inferReturnTypes(MLIRContext *ctx,
 LogicalResult AxisIndexOp::verifySymbolUses(SymbolTableCollection &symbols) {
   return verifyGroup(*this, symbols, getMeshAttr(), getAxes());
 }
+
+/// One integer the device knows; a kernel computes it where it reads it.
+double AxisIndexOp::getFlops(ArrayRef<double>) { return 0; }

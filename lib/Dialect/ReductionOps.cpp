@@ -139,3 +139,19 @@ Value shardc::buildReduceSum(OpBuilder &b, Location loc, Value input,
                              ArrayRef<int64_t> dims) {
   return ReduceSumOp::create(b, loc, input, b.getDenseI64ArrayAttr(dims));
 }
+
+Value shardc::buildReduction(OpBuilder &b, Location loc, OperationName name,
+                             Value input, ArrayRef<int64_t> dims) {
+  // Every reduction is a Shardc_ReduceOp: one operand, `dims`, a result
+  // type its inference gives.
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (!llvm::is_contained(dims, d))
+      shape.push_back(type.getDimSize(d));
+  OperationState state(loc, name);
+  state.addOperands(input);
+  state.addAttribute("dims", b.getDenseI64ArrayAttr(dims));
+  state.addTypes(RankedTensorType::get(shape, type.getElementType()));
+  return b.create(state)->getResult(0);
+}

@@ -39,3 +39,9 @@ double shardc::getOpFlops(Operation *op) {
     sizes.push_back(static_cast<double>(f.size));
   return cost.getFlops(sizes);
 }
+
+KernelClass shardc::getKernelClass(Operation *op) {
+  if (auto cost = dyn_cast<CostOpInterface>(op))
+    return cost.getKernelClass();
+  return KernelClass::MemoryBound;
+}

@@ -31,29 +31,28 @@ using namespace shardc;
 namespace {
 
 /// The program the case checks: the generated one, its VJP, or its
-/// training step, built on the global program as `shardc simulate
-/// --autodiff` and the engine build them (propagation first, so that
+/// training step, built on the global program by the pipelines `shardc
+/// simulate --autodiff` and the engine use (propagation first, so that
 /// cotangents, gradients and optimizer state are laid out like their
-/// values). Composites are expanded first, as every pipeline and the
-/// executing `shardc` commands do: the reference interpreter runs their
-/// primitives.
+/// values). Those differentiate the composites with a gradient rule of
+/// their own before expanding them, so the case checks those rules too;
+/// the reference interpreter runs the expanded primitives.
 LogicalResult buildProgram(const GeneratedCase &c, ModuleOp module) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
-  pm.addPass(createShardcDecompose());
-  if (c.kind != ProgramKind::Autodiff && c.kind != ProgramKind::TrainStep)
-    return pm.run(module);
-  pm.addPass(createShardcPropagate());
   if (c.kind == ProgramKind::Autodiff) {
     ShardcAutodiffOptions options;
     options.wrt.assign(c.wrt.begin(), c.wrt.end());
-    pm.addPass(createShardcAutodiff(options));
-  } else {
+    buildAutodiffPipeline(pm, options, /*propagateFirst=*/true,
+                          ShardingStage::None);
+  } else if (c.kind == ProgramKind::TrainStep) {
     OptimizerOptions optimizer;
     optimizer.kind = c.train.adam ? OptimizerOptions::Kind::Adam
                                   : OptimizerOptions::Kind::Sgd;
     optimizer.zeroAxes = c.train.zeroAxes;
-    pm.addPass(
-        createShardcTrainingStep(getOptimizerPassOptions(optimizer, {})));
+    buildTrainPipeline(pm, getOptimizerPassOptions(optimizer, {}),
+                       /*propagateFirst=*/true, ShardingStage::None);
+  } else {
+    pm.addPass(createShardcDecompose());
   }
   return pm.run(module);
 }
@@ -147,8 +146,8 @@ void countPartitionerPaths(func::FuncOp func, CaseResult &r) {
         ++r.maxReductions;
       return;
     }
-    auto sharding = op->getAttrOfType<ShardingAttr>(
-        ShardcDialect::getShardingAttrName());
+    auto sharding =
+        op->getAttrOfType<ShardingAttr>(ShardcDialect::getShardingAttrName());
     bool elementwise = op->hasTrait<shardc::OpTrait::UnaryElementwise>() ||
                        op->hasTrait<shardc::OpTrait::BinaryElementwise>();
     if (elementwise && sharding && sharding.isPartial())

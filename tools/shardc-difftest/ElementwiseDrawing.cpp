@@ -41,15 +41,16 @@ bool isElementwise(OperationName name, unsigned arity) {
                     : name.hasTrait<shardc::OpTrait::BinaryElementwise>();
 }
 
-/// The registered shardc op with `arity` operands whose score for `draw`
-/// is highest (see the file comment).
-std::optional<OperationName> pickOp(MLIRContext &ctx, unsigned arity,
-                                    uint64_t draw) {
+} // namespace
+
+std::optional<OperationName> shardc::difftest::pickRegisteredOp(
+    MLIRContext &ctx, llvm::function_ref<bool(OperationName)> candidate,
+    uint64_t draw) {
   std::optional<OperationName> best;
   uint64_t bestScore = 0;
   for (RegisteredOperationName name : ctx.getRegisteredOperations()) {
     if (name.getDialectNamespace() != ShardcDialect::getDialectNamespace() ||
-        !isElementwise(name, arity))
+        !candidate(name))
       continue;
     uint64_t score = splitmix64Mix(draw ^ hashName(name.getStringRef()));
     if (!best || score > bestScore) {
@@ -59,6 +60,8 @@ std::optional<OperationName> pickOp(MLIRContext &ctx, unsigned arity,
   }
   return best;
 }
+
+namespace {
 
 /// Points of [lo, hi] at which a kernel is sampled: both ends, 0 when
 /// inside, and evenly spaced ones between.
@@ -224,7 +227,9 @@ bool fitDomains(ProgramBuilder &pb, OperationName name,
 } // namespace
 
 Value ProgramBuilder::buildElementwiseOp(Value x, unsigned arity) {
-  std::optional<OperationName> name = pickOp(ctx, arity, rng.next());
+  std::optional<OperationName> name = pickRegisteredOp(
+      ctx, [&](OperationName n) { return isElementwise(n, arity); },
+      rng.next());
   if (!name)
     return nullptr;
   SmallVector<Value> operands = {x};

@@ -12,6 +12,11 @@
 
 #include "ProgramBuilder.h"
 
+#include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Interpreter/Kernels.h"
+
+#include "llvm/ADT/ScopeExit.h"
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::difftest;
@@ -93,11 +98,10 @@ Value OpDrawer::contract(Value x, Value y, ArrayRef<int64_t> lb,
   r.hi = s;
   r.exact = false;
   r.nonFinite = xi.nonFinite || yi.nonFinite;
-  return pb.record(DotGeneralOp::create(b, pb.freshLoc(), pb.makeType(res), x,
-                                        y, b.getDenseI64ArrayAttr(lb),
-                                        b.getDenseI64ArrayAttr(rb),
-                                        b.getDenseI64ArrayAttr(lc),
-                                        b.getDenseI64ArrayAttr(rc)),
+  return pb.record(DotGeneralOp::create(
+                       b, pb.freshLoc(), pb.makeType(res), x, y,
+                       b.getDenseI64ArrayAttr(lb), b.getDenseI64ArrayAttr(rb),
+                       b.getDenseI64ArrayAttr(lc), b.getDenseI64ArrayAttr(rc)),
                    r);
 }
 
@@ -131,8 +135,7 @@ Value OpDrawer::matmul(Value x) {
   SmallVector<int64_t> res(shape);
   res[rank - 1] = shapeOf(w)[rank - 1];
   ValueInfo xi = info(x), wi = info(w);
-  if (numElements(res) > kMaxElements ||
-      !productFits(xi, wi, shape[rank - 1]))
+  if (numElements(res) > kMaxElements || !productFits(xi, wi, shape[rank - 1]))
     return nullptr;
   double s = shape[rank - 1] * xi.scale() * wi.scale();
   ValueInfo r;
@@ -140,8 +143,8 @@ Value OpDrawer::matmul(Value x) {
   r.hi = s;
   r.exact = false;
   r.nonFinite = xi.nonFinite || wi.nonFinite;
-  return pb.record(
-      MatmulOp::create(b, pb.freshLoc(), pb.makeType(res), x, w), r);
+  return pb.record(MatmulOp::create(b, pb.freshLoc(), pb.makeType(res), x, w),
+                   r);
 }
 
 /// Two contractions of `x` (each a pending sum where its contracting dim is
@@ -162,8 +165,8 @@ Value OpDrawer::linearOfContractions(Value x) {
   Value y;
   // p - q of one weight is zero computed in two layouts: rounding noise,
   // which no relative tolerance accepts. Such a pair is added.
-  bool sameWeight = p.getDefiningOp()->getOperand(1) ==
-                    q.getDefiningOp()->getOperand(1);
+  bool sameWeight =
+      p.getDefiningOp()->getOperand(1) == q.getDefiningOp()->getOperand(1);
   if (sameWeight || rng.chance(0.5)) {
     r.lo = pi.lo + qi.lo;
     r.hi = pi.hi + qi.hi;
@@ -256,35 +259,80 @@ Value OpDrawer::dotGeneral(Value x) {
   return contract(x, y, lb, rd.take_front(nb), lc, rd.drop_front(nb));
 }
 
+/// The range of reduction `name`'s result over `n` elements in [lo, hi],
+/// from the op's own kernel on n copies of each end (a reduction combines
+/// its elements monotonically: sum, max), joined with [lo, hi]; nothing if
+/// the kernel fails or a result is not finite.
+std::optional<std::pair<double, double>> reductionBounds(OperationName name,
+                                                         Location loc,
+                                                         int64_t n, double lo,
+                                                         double hi) {
+  // A detached reduction of a [2, n] operand over dim 1: row 0 all lo,
+  // row 1 all hi.
+  auto type = RankedTensorType::get({2, n}, Float32Type::get(loc.getContext()));
+  Block scratch;
+  OpBuilder b(loc.getContext());
+  Value probeIn = scratch.addArgument(type, loc);
+  Operation *probe = buildReduction(b, loc, name, probeIn, {1}).getDefiningOp();
+  llvm::scope_exit release([&] { probe->destroy(); });
+  KernelOpInterface kernel = getKernel(probe);
+  SmallVector<float> values(n, static_cast<float>(lo));
+  values.append(n, static_cast<float>(hi));
+  llvm::Expected<Tensor> in = Tensor::fromValues({2, n}, values);
+  llvm::Expected<Tensor> out = Tensor::allocate({2});
+  if (!kernel || !in || !out) {
+    if (!in)
+      llvm::consumeError(in.takeError());
+    if (!out)
+      llvm::consumeError(out.takeError());
+    return std::nullopt;
+  }
+  const Tensor *inputs[] = {&*in};
+  if (failed(kernel.evaluateKernel(inputs, *out, defaultMaxTensorBytes())))
+    return std::nullopt;
+  float atLo = out->values()[0], atHi = out->values()[1];
+  if (!std::isfinite(atLo) || !std::isfinite(atHi))
+    return std::nullopt;
+  return std::make_pair(std::min<double>(atLo, lo), std::max<double>(atHi, hi));
+}
+
+/// A registered reduction (an op with the Reduction trait) over a random
+/// non-empty subset of the dims, chosen as the elementwise ops are; its
+/// result's range from its kernel, whether it is exact from its
+/// ValueDomainOpInterface.
 Value OpDrawer::reduce(Value x) {
   ArrayRef<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
   // Any non-empty subset of the dims (all of them: a scalar).
-  SmallVector<int64_t> dims, res;
+  SmallVector<int64_t> dims;
   bool all = rng.chance(0.2);
   int64_t forced = rank > 0 ? rng.uniform(rank) : -1;
   for (int64_t d = 0; d < rank; ++d)
     if (all || d == forced || rng.chance(0.3))
       dims.push_back(d);
-    else
-      res.push_back(shape[d]);
+  std::optional<OperationName> name = pickRegisteredOp(
+      pb.ctx,
+      [](OperationName n) { return n.hasTrait<shardc::OpTrait::Reduction>(); },
+      rng.next());
+  if (!name)
+    return nullptr;
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= shape[d];
   ValueInfo xi = info(x), r = xi;
-  if (rng.chance(0.5)) {
-    double n = 1;
-    for (int64_t d : dims)
-      n *= shape[d];
-    r.lo = std::min(xi.lo * n, xi.lo);
-    r.hi = std::max(xi.hi * n, xi.hi);
-    r.exact = false;
-    if (!fits(r))
-      return nullptr;
-    return pb.record(
-        ReduceSumOp::create(b, pb.freshLoc(), pb.makeType(res), x, dims), r);
-  }
-  if (pb.differentiated && !xi.exact)
-    return nullptr; // its gradient's mask needs an exact operand
-  return pb.record(
-      ReduceMaxOp::create(b, pb.freshLoc(), pb.makeType(res), x, dims), r);
+  auto bounds =
+      reductionBounds(*name, UnknownLoc::get(&pb.ctx), n, xi.lo, xi.hi);
+  if (!bounds)
+    return nullptr;
+  std::tie(r.lo, r.hi) = *bounds;
+  r.exact = xi.exact && isCorrectlyRounded(*name);
+  if (!fits(r))
+    return nullptr;
+  // A gradient mask (reduce_max's) needs an exact operand.
+  if (pb.differentiated && !xi.exact &&
+      getContinuity(*name) != Continuity::Continuous)
+    return nullptr;
+  return pb.record(buildReduction(b, pb.freshLoc(), *name, x, dims), r);
 }
 
 Value OpDrawer::transpose(Value x) {
@@ -340,8 +388,8 @@ Value OpDrawer::reshape(Value x) {
       res.push_back(numElements(shape));
     break;
   }
-  return pb.record(
-      ReshapeOp::create(b, pb.freshLoc(), pb.makeType(res), x), info(x));
+  return pb.record(ReshapeOp::create(b, pb.freshLoc(), pb.makeType(res), x),
+                   info(x));
 }
 
 Value OpDrawer::broadcast(Value x) {
@@ -375,17 +423,16 @@ Value OpDrawer::broadcast(Value x) {
   }
   if (numElements(res) > kMaxElements)
     return nullptr;
-  return pb.record(BroadcastInDimOp::create(b, pb.freshLoc(),
-                                            pb.makeType(res), x, dims),
-                   info(x));
+  return pb.record(
+      BroadcastInDimOp::create(b, pb.freshLoc(), pb.makeType(res), x, dims),
+      info(x));
 }
 
 Value OpDrawer::constraint(Value x) {
-  return pb.record(
-      ShardingConstraintOp::create(
-          b, pb.freshLoc(), x,
-          pb.randomSharding(shapeOf(x), /*allowPartial=*/true)),
-      info(x));
+  return pb.record(ShardingConstraintOp::create(
+                       b, pb.freshLoc(), x,
+                       pb.randomSharding(shapeOf(x), /*allowPartial=*/true)),
+                   info(x));
 }
 
 } // namespace

@@ -106,8 +106,7 @@ public:
   /// Each axis at most once: on a dim (one it divides evenly, unless the
   /// case draws uneven dims), in the partial set (if `allowPartial`), or
   /// unused.
-  ShardingAttr randomSharding(llvm::ArrayRef<int64_t> shape,
-                              bool allowPartial);
+  ShardingAttr randomSharding(llvm::ArrayRef<int64_t> shape, bool allowPartial);
 
   //===--- OpDrawing.cpp --------------------------------------------------===//
 
@@ -225,6 +224,14 @@ public:
 
 /// Number of elements of `shape`.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// The registered shardc op, among those `candidate` accepts, that wins
+/// `draw` by rendezvous hashing (ElementwiseDrawing.cpp): adding an op
+/// changes only the draws it wins.
+std::optional<mlir::OperationName>
+pickRegisteredOp(mlir::MLIRContext &ctx,
+                 llvm::function_ref<bool(mlir::OperationName)> candidate,
+                 uint64_t draw);
 
 } // namespace shardc::difftest
 

@@ -33,29 +33,32 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+/// Every option of the tool; --help hides the LLVM options linked in.
+static cl::OptionCategory difftestCategory("shardc-difftest options");
+
 static cl::opt<int64_t> numCases("cases", cl::desc("Number of random cases"),
-                                 cl::init(500));
+                                 cl::cat(difftestCategory), cl::init(500));
 static cl::opt<uint64_t> baseSeed("seed", cl::desc("Base random seed"),
-                                  cl::init(1));
+                                  cl::cat(difftestCategory), cl::init(1));
 static cl::opt<int64_t>
     onlyCase("only-case",
              cl::desc("Run only this case number (a reproducer's)"),
-             cl::init(-1));
+             cl::cat(difftestCategory), cl::init(-1));
 static cl::opt<std::string>
     reproDir("reproducer-dir",
              cl::desc("Where failing cases are written as .mlir"),
-             cl::init("."));
+             cl::cat(difftestCategory), cl::init("."));
 static cl::opt<bool> verbose("verbose", cl::desc("Log every case"),
-                             cl::init(false));
+                             cl::cat(difftestCategory), cl::init(false));
 static cl::opt<bool> listOps(
     "list-ops",
     cl::desc("Only generate the cases and list the registered ops the "
              "generator drew and those it never drew (the op catalog test "
              "fails on an op no case reaches)"),
-    cl::init(false));
+    cl::cat(difftestCategory), cl::init(false));
 static cl::opt<bool> printCases("print-cases",
                                 cl::desc("Print every generated case"),
-                                cl::init(false));
+                                cl::cat(difftestCategory), cl::init(false));
 // Random chains of exp/tanh/matmul amplify the float rounding differences
 // that come from summing partial products in a different order, so the
 // bound is looser than `shardc simulate`'s default 1e-5.
@@ -63,7 +66,7 @@ static cl::opt<double>
     tolerance("tolerance",
               cl::desc("Largest accepted max_rel_err per output (docs/cli.md, "
                        "How results are checked)"),
-              cl::init(1e-4));
+              cl::cat(difftestCategory), cl::init(1e-4));
 // A backward pass composes the forward ops' derivatives, and a gradient
 // that is large where a forward value nearly cancelled (x / (x^2 + c))
 // carries that value's absolute rounding error as a relative one. Partitioning
@@ -71,29 +74,29 @@ static cl::opt<double>
 static cl::opt<double> backwardTolerance(
     "backward-tolerance",
     cl::desc("--tolerance for backward passes and training steps"),
-    cl::init(1e-3));
+    cl::cat(difftestCategory), cl::init(1e-3));
 // For the test that the check still catches wrong results: every case
 // must then fail (docs/development.md, Differential testing).
 static cl::opt<double> perturbSharded(
     "perturb-sharded",
     cl::desc("Move the first element of every sharded output by this many "
              "times the scale it is judged on (a deliberately wrong result)"),
-    cl::init(0));
+    cl::cat(difftestCategory), cl::init(0));
 // Off by default: a NaN or infinity in the reference counts as a mismatch
 // until the comparison takes identical non-finite values as equal.
 static cl::opt<bool>
     nonFinite("non-finite",
               cl::desc("Also draw inputs holding NaN and infinities"),
-              cl::init(false));
+              cl::cat(difftestCategory), cl::init(false));
 static cl::opt<double> threadsFraction(
     "threads-fraction",
     cl::desc("Fraction of cases also run on the threads backend"),
-    cl::init(0.1));
+    cl::cat(difftestCategory), cl::init(0.1));
 static cl::opt<double> unevenFraction(
     "uneven-fraction",
     cl::desc("Fraction of cases drawing dims their shardings' axes do not "
              "divide (padded)"),
-    cl::init(0.3));
+    cl::cat(difftestCategory), cl::init(0.3));
 
 namespace {
 
@@ -105,9 +108,8 @@ std::string describeCase(const shardc::GeneratedCase &c, uint64_t caseSeed,
   os << "// shardc-difftest --seed " << baseSeed << " --only-case " << n
      << (nonFinite ? " --non-finite" : "") << " --uneven-fraction "
      << unevenFraction << " (threads fraction " << threadsFraction << ")\n"
-     << "// kind: " << shardc::stringifyProgramKind(c.kind)
-     << ", input seed " << caseSeed << (c.threads ? ", threads too" : "")
-     << "\n// inputs:";
+     << "// kind: " << shardc::stringifyProgramKind(c.kind) << ", input seed "
+     << caseSeed << (c.threads ? ", threads too" : "") << "\n// inputs:";
   for (auto [i, d] : llvm::enumerate(c.domains))
     os << " in" << i << "=" << shardc::stringifyInputDomain(d);
   os << "\n";
@@ -133,8 +135,8 @@ void writeReproducer(const shardc::GeneratedCase &c, uint64_t caseSeed,
                      int64_t n, std::string &path) {
   (void)llvm::sys::fs::create_directories(reproDir.getValue());
   SmallString<256> p(reproDir.getValue());
-  llvm::sys::path::append(p, "difftest-case-" + std::to_string(baseSeed) +
-                                 "-" + std::to_string(n) + ".mlir");
+  llvm::sys::path::append(p, "difftest-case-" + std::to_string(baseSeed) + "-" +
+                                 std::to_string(n) + ".mlir");
   path = p.str().str();
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
@@ -277,6 +279,7 @@ void printSummary(const RunStats &stats, double secs) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(difftestCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "shardc differential tester: random programs "
                               "through propagate + partition + simulate\n");

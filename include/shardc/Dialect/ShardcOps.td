@@ -70,6 +70,12 @@ def Shardc_UnaryElementwiseTrait : NativeOpTrait<"UnaryElementwise"> {
 def Shardc_BinaryElementwiseTrait : NativeOpTrait<"BinaryElementwise"> {
   let cppNamespace = "::shardc::OpTrait";
 }
+def Shardc_ReductionTrait : NativeOpTrait<"Reduction"> {
+  let cppNamespace = "::shardc::OpTrait";
+}
+def Shardc_MovesElementsTrait : NativeOpTrait<"MovesElements"> {
+  let cppNamespace = "::shardc::OpTrait";
+}
 
 /// A tensor op whose rule, gradient and cost are defined in its family file
 /// (lib/Dialect/<Family>Ops.cpp).
@@ -88,7 +94,8 @@ defvar Shardc_ContractionLinearDecl = [{
     }
 }];
 
-def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
+def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor,
+    Shardc_KernelClass<"Gemm">]> {
   let summary = "Matrix product, optionally batched over equal leading dims.";
   let description = [{
     `result[b..., i, j] = sum_k lhs[b..., i, k] * rhs[b..., k, j]`.
@@ -113,7 +120,8 @@ def Shardc_MatmulOp : Shardc_TensorOp<"matmul", [InferTypeOpAdaptor]> {
 // batch dims); serializations may omit it.
 def Shardc_DimsDefaultEmpty : DefaultValuedAttr<DenseI64ArrayAttr, "{}">;
 
-def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor]> {
+def Shardc_DotGeneralOp : Shardc_TensorOp<"dot_general", [InferTypeOpAdaptor,
+    Shardc_KernelClass<"Gemm">]> {
   let summary = "General tensor contraction with batch and contracting dims (einsum-like).";
   let description = [{
     Contracts `lhs` and `rhs` over the paired contracting dimensions, with the
@@ -157,7 +165,8 @@ defvar Shardc_LinearInOperandDecl = [{
 }];
 
 class Shardc_ReduceOp<string mnemonic, string kind>
-    : Shardc_TensorOp<mnemonic, [InferTypeOpAdaptor]> {
+    : Shardc_TensorOp<mnemonic, [InferTypeOpAdaptor, Shardc_ReductionTrait,
+        Shardc_KernelClass<"Fusible">, Shardc_ValueDomainOpInterface]> {
   let summary = "Reduces (" # kind # ") over the listed dimensions, dropping them.";
   let description = [{
     Combines the elements along each dimension in `dims` with `}] # kind # [{`;
@@ -177,9 +186,19 @@ class Shardc_ReduceOp<string mnemonic, string kind>
 def Shardc_ReduceSumOp : Shardc_ReduceOp<"reduce_sum", "sum"> {
   let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
-def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max">;
+def Shardc_ReduceMaxOp : Shardc_ReduceOp<"reduce_max", "max"> {
+  // The max of exact values is one of them; its gradient goes to the
+  // maximal elements, a mask a rounding difference flips.
+  let extraClassDeclaration = [{
+    static bool isCorrectlyRounded() { return true; }
+    static ::shardc::Continuity getContinuity() {
+      return ::shardc::Continuity::DerivativeJumps;
+    }
+  }];
+}
 
-def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
+def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor,
+    Shardc_MovesElementsTrait]> {
   let summary = "Permutes dimensions: result dim i is operand dim permutation[i].";
   let description = [{
     ```mlir
@@ -195,7 +214,8 @@ def Shardc_TransposeOp : Shardc_TensorOp<"transpose", [InferTypeOpAdaptor]> {
   let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
 
-def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
+def Shardc_ReshapeOp : Shardc_TensorOp<"reshape", [Shardc_KernelClass<"View">,
+    Shardc_MovesElementsTrait]> {
   let summary = "Reinterprets the row-major elements with a new shape.";
   let description = [{
     ```mlir
@@ -211,7 +231,8 @@ def Shardc_ReshapeOp : Shardc_TensorOp<"reshape"> {
   let extraClassDeclaration = Shardc_LinearInOperandDecl;
 }
 
-def Shardc_BroadcastInDimOp : Shardc_TensorOp<"broadcast_in_dim"> {
+def Shardc_BroadcastInDimOp : Shardc_TensorOp<"broadcast_in_dim",
+    [Shardc_KernelClass<"View">, Shardc_MovesElementsTrait]> {
   let summary = "Broadcasts to a larger shape; operand dim i becomes result dim dims[i].";
   let description = [{
     `result[r] = input[r[dims[0]], ..., r[dims[n-1]]]`, where an operand dim of
@@ -234,7 +255,8 @@ def Shardc_BroadcastInDimOp : Shardc_TensorOp<"broadcast_in_dim"> {
 }
 
 def Shardc_ConstantOp : Shardc_TensorOp<"constant",
-    [ConstantLike, AllTypesMatch<["value", "result"]>]> {
+    [ConstantLike, AllTypesMatch<["value", "result"]>,
+     Shardc_KernelClass<"None">]> {
   let summary = "A tensor constant.";
   let description = [{
     ```mlir
@@ -253,7 +275,8 @@ def Shardc_ConstantOp : Shardc_TensorOp<"constant",
 }
 
 def Shardc_ShardingConstraintOp : Shardc_TensorOp<"sharding_constraint",
-    [SameOperandsAndResultType]> {
+    [SameOperandsAndResultType, Shardc_KernelClass<"None">,
+     Shardc_MovesElementsTrait]> {
   let summary = "Pins the sharding of a value (like jax.lax.with_sharding_constraint).";
   let description = [{
     Returns its operand unchanged, and states that the result must have the
@@ -278,7 +301,7 @@ def Shardc_ShardingConstraintOp : Shardc_TensorOp<"sharding_constraint",
 // (lib/Dialect/ElementTypeOps.cpp, lib/Interpreter/ElementTypeKernels.cpp)
 //===----------------------------------------------------------------------===//
 
-def Shardc_IotaOp : Shardc_TensorOp<"iota"> {
+def Shardc_IotaOp : Shardc_TensorOp<"iota", [Shardc_KernelClass<"Generated">]> {
   let summary = "Counts along one dimension: result[i] = i[dimension].";
   let description = [{
     A tensor of the result type whose element at index `i` is
@@ -311,7 +334,8 @@ def Shardc_IotaOp : Shardc_TensorOp<"iota"> {
   }];
 }
 
-def Shardc_CompareOp : Shardc_TensorOp<"compare", [InferTypeOpAdaptor]> {
+def Shardc_CompareOp : Shardc_TensorOp<"compare", [InferTypeOpAdaptor,
+    Shardc_KernelClass<"Fusible">]> {
   let summary = "Elementwise comparison, giving an i1 tensor.";
   let description = [{
     `result = lhs <direction> rhs` elementwise, with `direction` one of
@@ -332,7 +356,8 @@ def Shardc_CompareOp : Shardc_TensorOp<"compare", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$lhs `,` $rhs `direction` `=` $direction attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_SelectOp : Shardc_TensorOp<"select", [InferTypeOpAdaptor]> {
+def Shardc_SelectOp : Shardc_TensorOp<"select", [InferTypeOpAdaptor,
+    Shardc_KernelClass<"Fusible">]> {
   let summary = "Elementwise choice: pred ? on_true : on_false.";
   let description = [{
     Takes `on_true` where `pred` is 1 and `on_false` where it is 0. The
@@ -352,7 +377,8 @@ def Shardc_SelectOp : Shardc_TensorOp<"select", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$pred `,` $on_true `,` $on_false attr-dict `:` functional-type(operands, results)";
 }
 
-def Shardc_ConvertOp : Shardc_TensorOp<"convert", [InferTypeOpAdaptor]> {
+def Shardc_ConvertOp : Shardc_TensorOp<"convert", [InferTypeOpAdaptor,
+    Shardc_KernelClass<"Fusible">, Shardc_MovesElementsTrait]> {
   let summary = "Elementwise conversion to another element type.";
   let description = [{
     Converts every element to `dtype`: integers to f32 exactly up to 2^24;
@@ -478,7 +504,9 @@ include "shardc/Dialect/IndexingOps.td"
 //===----------------------------------------------------------------------===//
 
 def Shardc_AxisIndexOp : Shardc_Op<"axis_index", [Pure, InferTypeOpAdaptor,
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    DeclareOpInterfaceMethods<Shardc_CostOpInterface>,
+    Shardc_KernelClass<"Generated">]> {
   let summary = "This device's index in its group along `axes` (an i64 scalar).";
   let description = [{
     The device's group index over `axes` of `mesh`: the row-major

@@ -53,6 +53,11 @@ mlir::Value buildTranspose(mlir::OpBuilder &b, mlir::Location loc,
 /// `shardc.reduce_sum` of `input` over `dims`.
 mlir::Value buildReduceSum(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value input, llvm::ArrayRef<int64_t> dims);
+/// The reduction `name` (an op with the `Reduction` trait) of `input`
+/// over `dims`.
+mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::OperationName name, mlir::Value input,
+                           llvm::ArrayRef<int64_t> dims);
 /// `shardc.dot_general` (see its ODS description for the dim lists).
 mlir::Value buildDotGeneral(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value lhs, mlir::Value rhs,

@@ -5,7 +5,8 @@
 // rule, a gradient rule, a cost and a kernel, which the dialect promises and
 // unittests/Dialect/OpCompletenessTest.cpp checks. The elementwise traits
 // let the interpreter attach one kernel to every elementwise op from the
-// formula the op's ODS definition carries.
+// formula the op's ODS definition carries; `Reduction` lets a generator
+// of random programs draw every reduction the dialect registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,19 @@ class UnaryElementwise
 template <typename ConcreteType>
 class BinaryElementwise
     : public mlir::OpTrait::TraitBase<ConcreteType, BinaryElementwise> {};
+
+/// One operand and a `dims` attribute: the result drops those dims, each
+/// of its elements combining the operand's elements along them (sum, max).
+/// buildReduction (TensorOpBuilders.h) builds any such op by name.
+template <typename ConcreteType>
+class Reduction : public mlir::OpTrait::TraitBase<ConcreteType, Reduction> {};
+
+/// The result holds the operand's elements moved (transpose, reshape),
+/// repeated (broadcast_in_dim), converted (convert) or as they are
+/// (sharding_constraint): what a value is for is decided past such ops.
+template <typename ConcreteType>
+class MovesElements
+    : public mlir::OpTrait::TraitBase<ConcreteType, MovesElements> {};
 
 } // namespace shardc::OpTrait
 

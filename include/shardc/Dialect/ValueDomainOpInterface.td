@@ -8,8 +8,8 @@ include "mlir/IR/OpBase.td"
 def Shardc_ValueDomainOpInterface : OpInterface<"ValueDomainOpInterface"> {
   let cppNamespace = "::shardc";
   let description = [{
-    The values an elementwise op is defined and well conditioned on, and
-    how its result behaves: what a generator of random programs (the
+    The values an elementwise op or a reduction is defined and well
+    conditioned on, and how its result behaves: what a generator of random programs (the
     differential test, tools/shardc-difftest) must know to feed the op
     meaningful operands, declared where the op is defined so that a new op
     is drawn without anyone editing the generator.
@@ -21,7 +21,8 @@ def Shardc_ValueDomainOpInterface : OpInterface<"ValueDomainOpInterface"> {
     `shardc.div` a divisor bounded away from 0; `shardc.exp` arguments of
     moderate magnitude (beyond them it overflows or its rounding grows);
     `shardc.step` jumps at 0, so a rounding difference in its operand flips
-    its result.
+    its result; `shardc.reduce_max` is exact and its gradient's mask jumps
+    where two elements tie.
 
     Constraints: `getOperandDomain` answers for every operand index (the
     default for indices past the op's operands).
