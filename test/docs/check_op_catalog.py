@@ -7,11 +7,14 @@ the committed copy equal to it). Checked against them:
 
 - the op tables of the docs (the table whose header's first cell is `op`):
   docs/ir.md, docs/json-format.md, docs/autodiff.md, docs/propagation.md;
-- the `op` enum of the JSON schema (docs/shardc-graph.schema.json), and that
-  every op of that enum has its fields defined by one of the schema's
-  per-op `if` clauses;
-- both fuzz dictionaries (fuzz/mlir.dict: `shardc.<op>`, fuzz/json.dict:
-  `"<op>"`);
+- the `op` enum of the JSON schema, and that every op of that enum has its
+  fields defined by one of the schema's per-op `if` clauses (the schema is
+  written from the registry by shardc-catalog into the build tree,
+  docs/shardc-graph.schema.json there: this guards the writer);
+- the fuzz dictionaries (`shardc-catalog --fuzz-dict=mlir`: `shardc.<op>`,
+  `--fuzz-dict=json`: `"<op>"`, which the fuzz build appends to the format's
+  other tokens in fuzz/*.dict); those hand-kept files must not name ops,
+  which they would only duplicate;
 - the difftest generator: `shardc-difftest --list-ops` generates cases and
   lists, from the op registry, the ops they hold and the ops it does not
   draw with the reason each declares (tools/shardc-difftest/OpCatalog.cpp);
@@ -77,6 +80,8 @@ def schema_ops(path):
             if isinstance(cond, dict):
                 cop = cond.get("properties", {}).get("op", {})
                 clauses.update(cop.get("enum", []))
+                if "const" in cop:
+                    clauses.add(cop["const"])
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -110,20 +115,28 @@ def main():
            op_table_names(os.path.join(src, "docs", "json-format.md")))
 
     enum, clauses = schema_ops(
-        os.path.join(src, "docs", "shardc-graph.schema.json"))
-    expect("docs/shardc-graph.schema.json op enum", json_ops, enum)
-    expect("docs/shardc-graph.schema.json per-op `if` clauses", enum, clauses)
+        os.path.join(obj, "docs", "shardc-graph.schema.json"))
+    expect("the JSON schema's op enum", json_ops, enum)
+    expect("the JSON schema's per-op `if` clauses", enum, clauses)
     unknown = sorted(enum - ops)
     if unknown:
-        problems.append("docs/shardc-graph.schema.json op enum: names ops "
-                        f"that are not registered: {', '.join(unknown)}")
+        problems.append("the JSON schema's op enum names ops that are not "
+                        f"registered: {', '.join(unknown)}")
 
-    expect("fuzz/mlir.dict", ops,
-           dict_tokens(os.path.join(src, "fuzz", "mlir.dict"),
-                       r'(?m)^"shardc\.([a-z_0-9]+)"$'))
-    expect("fuzz/json.dict", json_ops,
-           dict_tokens(os.path.join(src, "fuzz", "json.dict"),
-                       r'(?m)^"\\"([a-z_0-9]+)\\""$'))
+    mlir_pattern = r'(?m)^"shardc\.([a-z_0-9]+)"$'
+    json_pattern = r'(?m)^"\\"([a-z_0-9]+)\\""$'
+    for fmt, pattern, wanted in (("mlir", mlir_pattern, ops),
+                                 ("json", json_pattern, json_ops)):
+        generated = subprocess.run(
+            [os.path.join(tools, "shardc-catalog"), f"--fuzz-dict={fmt}"],
+            check=False, capture_output=True, text=True).stdout
+        expect(f"shardc-catalog --fuzz-dict={fmt}", wanted,
+               set(re.findall(pattern, generated)))
+        by_hand = sorted(dict_tokens(os.path.join(src, "fuzz", f"{fmt}.dict"),
+                                     pattern) & wanted)
+        if by_hand:
+            problems.append(f"fuzz/{fmt}.dict names ops, which the fuzz "
+                            f"build adds from the registry: {', '.join(by_hand)}")
 
     listing = subprocess.run(
         [os.path.join(tools, "shardc-difftest"), "--list-ops", "--cases",
