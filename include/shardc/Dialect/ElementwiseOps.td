@@ -312,6 +312,17 @@ def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
   // As sin.
   let operandDomains = ["OperandDomain::bounded(4)"];
 }
+// Computed as max(x, 0) + log1p(e^-|x|): e^x overflows above 88.7 and
+// log(1 + e^x) rounds to 0 below -16.6, where the result is still e^x.
+// std functions element by element, as erf, so that an element's result
+// does not depend on its position in the tensor.
+def Shardc_SoftplusOp : Shardc_UnaryElementwiseOp<"softplus", "ln(1 + e^x)",
+    "x.unaryExpr([](float v) { return std::max(v, 0.0f) + " #
+    "std::log1p(std::exp(-std::fabs(v))); })",
+    // softplus' = sigmoid.
+    [{ return gb.mul(g, gb.build<SigmoidOp>({x})); }]> {
+  let gradientFormula = "`g * sigmoid(x)`";
+}
 def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
     "x",
     // Treated as a constant by autodiff: no cotangent reaches the operand.
