@@ -127,8 +127,8 @@ for h in "${harnesses[@]}"; do
     # Deep nesting overflows MLIR's recursive parser's stack before any
     # shardc code runs (a depth cap is under way separately): short inputs
     # keep the fuzzer on shardc's code.
-    mlir) args+=(-max_len=4096 -dict="$src/fuzz/mlir.dict") ;;
-    json) args+=(-max_len=16384 -dict="$src/fuzz/json.dict") ;;
+    mlir) args+=(-max_len=4096 -dict="$build/fuzz/mlir.dict") ;;
+    json) args+=(-max_len=16384 -dict="$build/fuzz/json.dict") ;;
     npy) args+=(-max_len=4096) ;;
     onnx) args+=(-max_len=262144) ;;
   esac

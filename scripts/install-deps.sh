@@ -40,6 +40,8 @@ test_packages=(
   python3-torch
   # The tests that export from torch and write the hostile .onnx files.
   python3-onnx
+  # test/docs/json-schema.test validates graphs against the generated schema.
+  python3-jsonschema
 )
 
 case "$which_set" in

@@ -237,6 +237,45 @@ struct OpEntry {
 /// for messages.
 llvm::SmallVector<llvm::StringRef> opMnemonics(mlir::MLIRContext *ctx);
 
+/// The registered shardc op a graph entry may name: one with a single
+/// result and an OpFields description (the mesh is the graph's own field).
+std::optional<mlir::RegisteredOperationName>
+lookupGraphOp(mlir::MLIRContext *ctx, llvm::StringRef mnemonic);
+
+/// What the JSON value of an op entry's field holds.
+enum class GraphFieldValue {
+  /// An ODS attribute, read by the codec of its OpFieldKind.
+  Attribute,
+  /// The partial axes that go with a sharding field.
+  PartialAxes,
+  /// The result's (or a constant's) shape.
+  Shape,
+  /// The result's (or a constant's) element type.
+  Dtype,
+  /// A constant's splat value.
+  Number,
+  /// A constant's values, row-major.
+  Numbers,
+  /// The size a collective keeps of the dim it concatenates.
+  Size,
+};
+
+/// One JSON field of an op entry besides op/inputs/output/sharding/partial/
+/// stage.
+struct GraphField {
+  std::string key;
+  GraphFieldValue value;
+  /// The attribute's kind, for GraphFieldValue::Attribute.
+  OpFieldKind kind;
+  bool required;
+};
+
+/// The JSON fields an entry of op `name` has, in ODS order: its ODS
+/// attributes (OpFields) and what its result type needs written. The
+/// importer accepts exactly these; the JSON schema is written from them.
+llvm::SmallVector<GraphField> graphOpFields(mlir::OperationName name,
+                                            const OpFields &fields);
+
 /// Checks kind, fields, arity, input and output names of an op entry.
 mlir::FailureOr<OpEntry> readOpEntry(const JVal &entry);
 

@@ -29,8 +29,8 @@ using llvm::StringRef;
 
 /// The registered shardc op a graph entry may name: one with a single
 /// result and an OpFields description (the mesh is the graph's own field).
-static std::optional<RegisteredOperationName>
-lookupGraphOp(MLIRContext *ctx, StringRef mnemonic) {
+std::optional<RegisteredOperationName>
+shardc::jsonimport::lookupGraphOp(MLIRContext *ctx, StringRef mnemonic) {
   std::optional<RegisteredOperationName> name =
       RegisteredOperationName::lookup(("shardc." + mnemonic).str(), ctx);
   if (!name || !name->hasTrait<mlir::OpTrait::OneResult>() ||
@@ -62,49 +62,51 @@ bool shardc::jsonimport::hasOwnShardingField(const OpFields &fields) {
                       [](const OpField &f) { return f.name == "sharding"; });
 }
 
-/// The JSON fields of `fields` (besides op/inputs/output/sharding/partial)
-/// and which of them are required, in ODS order.
-static void jsonFieldsOf(OperationName name, const OpFields &fields,
-                         SmallVectorImpl<std::string> &allowed,
-                         SmallVectorImpl<std::string> &required) {
-  auto allow = [&](const std::string &key, bool isRequired) {
-    if (!llvm::is_contained(allowed, key))
-      allowed.push_back(key);
-    if (isRequired)
-      required.push_back(key);
+SmallVector<GraphField>
+shardc::jsonimport::graphOpFields(OperationName name, const OpFields &fields) {
+  SmallVector<GraphField> out;
+  auto add = [&](std::string key, GraphFieldValue value, bool required,
+                 OpFieldKind kind = OpFieldKind::Int) {
+    if (llvm::any_of(out, [&](const GraphField &f) { return f.key == key; }))
+      return;
+    out.push_back({std::move(key), value, kind, required});
   };
   for (const OpField &field : fields.attrs) {
     switch (field.kind) {
     case OpFieldKind::MeshRef:
       break; // the graph's mesh
     case OpFieldKind::Elements:
-      allow("shape", true);
-      allow("dtype", false);
-      allow("value", false);
-      allow("values", false);
+      add("shape", GraphFieldValue::Shape, true);
+      add("dtype", GraphFieldValue::Dtype, false);
+      add("value", GraphFieldValue::Number, false);
+      add("values", GraphFieldValue::Numbers, false);
       break;
     case OpFieldKind::Sharding:
-      allow(field.name.str(), field.required);
-      allow(partialKeyFor(field.name), false);
+      add(field.name.str(), GraphFieldValue::Attribute, field.required,
+          field.kind);
+      add(partialKeyFor(field.name), GraphFieldValue::PartialAxes, false);
       break;
     default:
-      allow(field.name.str(), field.required);
+      add(field.name.str(), GraphFieldValue::Attribute, field.required,
+          field.kind);
     }
   }
   // The op's own "sharding" takes the name of the result's annotation,
   // which moves to its own fields.
   if (hasOwnShardingField(fields)) {
-    allow("result_sharding", false);
-    allow("result_partial", false);
+    add("result_sharding", GraphFieldValue::Attribute, false,
+        OpFieldKind::Sharding);
+    add("result_partial", GraphFieldValue::PartialAxes, false);
   }
   if (collectiveTakesSize(name.stripDialect()))
-    allow("size", false);
+    add("size", GraphFieldValue::Size, false);
   if (getResultTypeSource(name, fields) == ResultTypeSource::GivenShape) {
-    allow("shape", true);
+    add("shape", GraphFieldValue::Shape, true);
     // Without an operand, nothing else gives the element type either.
     if (fields.numOperands == 0)
-      allow("dtype", false);
+      add("dtype", GraphFieldValue::Dtype, false);
   }
+  return out;
 }
 
 /// The spec of the op `mnemonic` names, worked out on first use.
@@ -121,7 +123,11 @@ static const GraphOpSpec *lookupSpec(ImportState &st, StringRef mnemonic) {
       spec.required = {"op", "output"};
       if (spec.fields.numOperands != 0)
         spec.required.push_back("inputs");
-      jsonFieldsOf(*name, spec.fields, spec.allowed, spec.required);
+      for (const GraphField &field : graphOpFields(*name, spec.fields)) {
+        spec.allowed.push_back(field.key);
+        if (field.required)
+          spec.required.push_back(field.key);
+      }
       it->second = std::move(spec);
     }
   }

@@ -6,12 +6,19 @@ build tree (docs/Dialects/ShardcDialect.md there; generated-docs.test keeps
 the committed copy equal to it). Checked against them:
 
 - the op tables of the docs (the table whose header's first cell is `op`):
-  docs/ir.md, docs/json-format.md, docs/autodiff.md, docs/propagation.md;
-- the `op` enum of the JSON schema (docs/shardc-graph.schema.json), and that
-  every op of that enum has its fields defined by one of the schema's
-  per-op `if` clauses;
-- both fuzz dictionaries (fuzz/mlir.dict: `shardc.<op>`, fuzz/json.dict:
-  `"<op>"`);
+  docs/ir.md, docs/json-format.md, docs/autodiff.md, docs/propagation.md,
+  for every op but the elementwise ones (the ops with the UnaryElementwise
+  or BinaryElementwise trait), which the tables do not list: each one's
+  entry in the generated reference, written from its ODS definition, must
+  give its gradient, sharding rule and JSON spelling instead;
+- the `op` enum of the JSON schema, and that every op of that enum has its
+  fields defined by one of the schema's per-op `if` clauses (the schema is
+  written from the registry by shardc-catalog into the build tree,
+  docs/shardc-graph.schema.json there: this guards the writer);
+- the fuzz dictionaries (`shardc-catalog --fuzz-dict=mlir`: `shardc.<op>`,
+  `--fuzz-dict=json`: `"<op>"`, which the fuzz build appends to the format's
+  other tokens in fuzz/*.dict); those hand-kept files must not name ops,
+  which they would only duplicate;
 - the difftest generator: `shardc-difftest --list-ops` generates cases and
   lists, from the op registry, the ops they hold and the ops it does not
   draw with the reason each declares (tools/shardc-difftest/OpCatalog.cpp);
@@ -39,6 +46,28 @@ def registered_ops(obj_root):
     if not ops:
         sys.exit(f"{path}: no ops found")
     return ops
+
+
+ELEMENTWISE_TRAITS = ("`Shardc_UnaryElementwiseTrait`",
+                      "`Shardc_BinaryElementwiseTrait`")
+# What the elementwise family's ODS classes write into every op's entry.
+ELEMENTWISE_ENTRY = (r"^Gradient \(`g` [^:]*\): (?!\.$)\S", r"^Sharding rule: `",
+                     r"^In a JSON graph: ")
+
+
+def elementwise_entries(obj_root):
+    """The elementwise ops of the generated reference, with their entries."""
+    path = os.path.join(obj_root, "docs", "Dialects", "ShardcDialect.md")
+    with open(path, encoding="utf-8") as f:
+        sections = re.split(r"^(?=### `shardc\.)", f.read(), flags=re.M)
+    entries = {}
+    for section in sections:
+        name = re.match(r"### `shardc\.([a-z_0-9]+)`", section)
+        traits = re.search(r"^Traits: (.*)$", section, re.M)
+        if name and traits and any(t in traits.group(1)
+                                   for t in ELEMENTWISE_TRAITS):
+            entries[name.group(1)] = section
+    return entries
 
 
 def op_table_names(path):
@@ -77,6 +106,8 @@ def schema_ops(path):
             if isinstance(cond, dict):
                 cop = cond.get("properties", {}).get("op", {})
                 clauses.update(cop.get("enum", []))
+                if "const" in cop:
+                    clauses.add(cop["const"])
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
@@ -103,27 +134,45 @@ def main():
         if missing:
             problems.append(f"{where}: lacks {', '.join(missing)}")
 
+    elementwise = elementwise_entries(obj)
+    if not elementwise:
+        problems.append("the generated reference shows no elementwise op")
+    for op, entry in sorted(elementwise.items()):
+        for pattern in ELEMENTWISE_ENTRY:
+            if not re.search(pattern, entry, re.M):
+                problems.append(f"the generated entry of shardc.{op} lacks "
+                                f"{pattern!r} (its ODS definition, e.g. "
+                                "gradientFormula, is incomplete)")
+    tabled = ops - set(elementwise)
     for doc in ("ir.md", "autodiff.md", "propagation.md"):
-        expect(f"docs/{doc} op table", ops,
+        expect(f"docs/{doc} op table", tabled,
                op_table_names(os.path.join(src, "docs", doc)))
-    expect("docs/json-format.md op table", json_ops,
+    expect("docs/json-format.md op table", tabled - NOT_JSON_OPS,
            op_table_names(os.path.join(src, "docs", "json-format.md")))
 
     enum, clauses = schema_ops(
-        os.path.join(src, "docs", "shardc-graph.schema.json"))
-    expect("docs/shardc-graph.schema.json op enum", json_ops, enum)
-    expect("docs/shardc-graph.schema.json per-op `if` clauses", enum, clauses)
+        os.path.join(obj, "docs", "shardc-graph.schema.json"))
+    expect("the JSON schema's op enum", json_ops, enum)
+    expect("the JSON schema's per-op `if` clauses", enum, clauses)
     unknown = sorted(enum - ops)
     if unknown:
-        problems.append("docs/shardc-graph.schema.json op enum: names ops "
-                        f"that are not registered: {', '.join(unknown)}")
+        problems.append("the JSON schema's op enum names ops that are not "
+                        f"registered: {', '.join(unknown)}")
 
-    expect("fuzz/mlir.dict", ops,
-           dict_tokens(os.path.join(src, "fuzz", "mlir.dict"),
-                       r'(?m)^"shardc\.([a-z_0-9]+)"$'))
-    expect("fuzz/json.dict", json_ops,
-           dict_tokens(os.path.join(src, "fuzz", "json.dict"),
-                       r'(?m)^"\\"([a-z_0-9]+)\\""$'))
+    mlir_pattern = r'(?m)^"shardc\.([a-z_0-9]+)"$'
+    json_pattern = r'(?m)^"\\"([a-z_0-9]+)\\""$'
+    for fmt, pattern, wanted in (("mlir", mlir_pattern, ops),
+                                 ("json", json_pattern, json_ops)):
+        generated = subprocess.run(
+            [os.path.join(tools, "shardc-catalog"), f"--fuzz-dict={fmt}"],
+            check=False, capture_output=True, text=True).stdout
+        expect(f"shardc-catalog --fuzz-dict={fmt}", wanted,
+               set(re.findall(pattern, generated)))
+        by_hand = sorted(dict_tokens(os.path.join(src, "fuzz", f"{fmt}.dict"),
+                                     pattern) & wanted)
+        if by_hand:
+            problems.append(f"fuzz/{fmt}.dict names ops, which the fuzz "
+                            f"build adds from the registry: {', '.join(by_hand)}")
 
     listing = subprocess.run(
         [os.path.join(tools, "shardc-difftest"), "--list-ops", "--cases",
@@ -152,7 +201,8 @@ def main():
         print(p)
     if problems:
         sys.exit(1)
-    print(f"op catalog: {len(ops)} registered ops in every list")
+    print(f"op catalog: {len(ops)} registered ops in every list, "
+          f"{len(elementwise)} elementwise ones in their generated entries")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -130,6 +131,46 @@ void expectRoundTrip(llvm::StringRef mlir) {
 
 TEST(JsonRoundTrip, EveryTensorOp) { expectRoundTrip(kTensorOps); }
 
+/// Each instance function of the op-completeness inputs (one op each, which
+/// every registered tensor op must have), as a module of its own: the mesh
+/// and the function, renamed @main, as a JSON graph holds them.
+std::vector<std::string> everyOpModules(MLIRContext &ctx) {
+  auto buffer = llvm::MemoryBuffer::getFile(SHARDC_EVERY_OP_MLIR);
+  if (!buffer)
+    return {};
+  OwningOpRef<ModuleOp> all = parseMlir(ctx, (*buffer)->getBuffer());
+  if (!all)
+    return {};
+  std::vector<std::string> modules;
+  MeshOp mesh = *all->getOps<MeshOp>().begin();
+  for (func::FuncOp func : all->getOps<func::FuncOp>()) {
+    OwningOpRef<ModuleOp> one = ModuleOp::create(all->getLoc());
+    auto builder = OpBuilder::atBlockEnd(one->getBody());
+    builder.clone(*mesh.getOperation());
+    auto copy = cast<func::FuncOp>(builder.clone(*func.getOperation()));
+    copy.setSymName("main");
+    // Named as the exporter names unnamed inputs, which the importer keeps.
+    for (unsigned i = 0; i < copy.getNumArguments(); ++i)
+      copy.setArgAttr(i, ShardcDialect::getNameAttrName(),
+                      StringAttr::get(&ctx, "arg" + std::to_string(i)));
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    one->print(os);
+    modules.push_back(std::move(text));
+  }
+  return modules;
+}
+
+TEST(JsonRoundTrip, EveryInstanceOfTheOpCompletenessInputs) {
+  auto ctx = makeContext();
+  std::vector<std::string> modules = everyOpModules(*ctx);
+  ASSERT_FALSE(modules.empty()) << "cannot read " << SHARDC_EVERY_OP_MLIR;
+  for (const std::string &mlir : modules) {
+    SCOPED_TRACE(mlir);
+    expectRoundTrip(mlir);
+  }
+}
+
 TEST(JsonRoundTrip, EveryCollectiveInAnSpmdProgram) {
   expectRoundTrip(kCollectives);
 }
@@ -152,7 +193,13 @@ std::vector<RegisteredOperationName> graphOps(MLIRContext &ctx) {
 TEST(JsonRoundTrip, EveryRegisteredOpKeepsItsAttributes) {
   auto ctx = makeContext();
   std::vector<OwningOpRef<ModuleOp>> originals, imported;
-  for (llvm::StringRef mlir : {kTensorOps, kCollectives}) {
+  // The test's own modules (every attribute, sharding and dtype) and the
+  // op-completeness instances (every registered tensor op, so that a new
+  // op needs no instance here).
+  std::vector<std::string> modules = {kTensorOps.str(), kCollectives.str()};
+  for (std::string &mlir : everyOpModules(*ctx))
+    modules.push_back(std::move(mlir));
+  for (llvm::StringRef mlir : modules) {
     originals.push_back(parseMlir(*ctx, mlir));
     ASSERT_TRUE(originals.back());
     std::string json = exportJson(*originals.back());
@@ -200,7 +247,8 @@ TEST(JsonRoundTrip, EveryRegisteredOpKeepsItsAttributes) {
   for (RegisteredOperationName name : graphOps(*ctx)) {
     std::string op = name.getStringRef().str();
     EXPECT_GT(instances.lookup(name), 0u)
-        << op << " has no instance in the round-trip test: add one";
+        << op << " has no instance in the round-trip test nor in "
+        << SHARDC_EVERY_OP_MLIR;
     std::optional<OpFields> fields = getOpFields(name);
     ASSERT_TRUE(fields) << op << " does not describe its fields";
     for (const OpField &field : fields->attrs)

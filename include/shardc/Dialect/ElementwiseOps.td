@@ -40,6 +40,10 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
   list<string> operandDomains = [];
   bit correctlyRounded = 0;
   string continuity = "Continuous";
+  // The gradient rule as a formula, for the dialect reference: over the
+  // result cotangent `g`, the operands and the result `y` (the rule itself
+  // is `gradient`, which builds it).
+  string gradientFormula = "";
   // The gradient rule is defined out of the class (extraClassDefinition, in
   // ShardcOps.cpp.inc), where every op class is declared: a rule may build
   // another op of the family by its class (`gb.build<CosOp>`).
@@ -101,7 +105,9 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
                            "const Array &x", kernel, exactBelow, exactScalar,
                            flops> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
-  let description = [{
+  // What the op computes; the rest of its reference (gradient, sharding
+  // rule, JSON spelling) is the family's.
+  string opDescription = [{
     Applies `}] # formula # [{` to every element. The result has the operand's
     type.
 
@@ -110,6 +116,15 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
     ```
 
     Constraints: operand and result types are identical.
+  }];
+  let description = opDescription # [{
+    Gradient (`g` the result's cotangent, `y` the result): }] #
+      gradientFormula # [{.
+
+    Sharding rule: `([f0, f1]) -> ([f0, f1])`: each dim is one parallel
+    factor of operand and result.
+
+    In a JSON graph: one input; the result has its type.
   }];
   let arguments = (ins Shardc_FloatTensor:$input);
   let results = (outs Shardc_FloatTensor:$result);
@@ -141,6 +156,7 @@ def Shardc_ReluOp : Shardc_UnaryElementwiseOp<"relu", "max(x, 0)",
     "x.max(0.0f)",
     // relu'(x) = step(x): 0 at the kink, as in JAX and PyTorch.
     [{ return gb.mul(g, gb.step(x)); }]> {
+  let gradientFormula = "`g * step(x)` (0 at the kink, as in JAX and PyTorch)";
   let correctlyRounded = 1;
   let continuity = "DerivativeJumps";
 }
@@ -163,6 +179,10 @@ def Shardc_GeluOp : Shardc_UnaryElementwiseOp<"gelu",
       ::mlir::Value right = gb.mul(gb.mul(half, x), gb.mul(sech2, poly));
       return gb.mul(g, gb.add(left, right));
     }]> {
+  let gradientFormula =
+      "`g * (0.5 (1 + t) + 0.5 x (1 - t²) c (1 + 3a x²))`, `t = tanh(c (x" #
+      " + a x³))`, `c = sqrt(2/π)`, `a = 0.044715`: the derivative of the" #
+      " kernel's tanh approximation";
   // 1 + tanh(...) cancels for very negative arguments.
   let operandDomains = ["OperandDomain::bounded(3)"];
 }
@@ -172,6 +192,7 @@ def Shardc_GeluOp : Shardc_UnaryElementwiseOp<"gelu",
 // those elements are recomputed with std::exp.
 def Shardc_ExpOp : Shardc_UnaryElementwiseOp<"exp", "e^x", "x.exp()",
     [{ return gb.mul(g, y); }], 1, "-87.33654f", "std::exp(v)"> {
+  let gradientFormula = "`g * y`";
   let operandDomains = ["OperandDomain::bounded(4)"];
 }
 // Eigen's SIMD log reads a subnormal as the smallest normal float;
@@ -179,16 +200,19 @@ def Shardc_ExpOp : Shardc_UnaryElementwiseOp<"exp", "e^x", "x.exp()",
 def Shardc_LogOp : Shardc_UnaryElementwiseOp<"log", "ln(x)", "x.log()",
     [{ return gb.div(g, x); }], 1,
     "std::numeric_limits<float>::min()", "std::log(v)"> {
+  let gradientFormula = "`g / x`";
   let operandDomains = ["OperandDomain::positive()"];
 }
 def Shardc_NegOp : Shardc_UnaryElementwiseOp<"neg", "-x", "-x",
     [{ return gb.neg(g); }]> {
+  let gradientFormula = "`-g`";
   let partialSumOperandSets = [0b1];
   let correctlyRounded = 1;
 }
 def Shardc_TanhOp : Shardc_UnaryElementwiseOp<"tanh", "tanh(x)", "x.tanh()",
     // tanh' = 1 - tanh^2, from the result.
     [{ return gb.mul(g, gb.sub(gb.splat(x, 1.0), gb.mul(y, y))); }]> {
+  let gradientFormula = "`g * (1 - y²)`";
   // Saturated, tanh' = 1 - tanh^2 is a difference of nearly equal numbers.
   let operandDomains = ["OperandDomain::bounded(3)"];
 }
@@ -200,6 +224,7 @@ def Shardc_SqrtOp : Shardc_UnaryElementwiseOp<"sqrt", "sqrt(x)",
     "x.unaryExpr([](float v) { return std::sqrt(v); })",
     // sqrt'(x) = 0.5 / sqrt(x): g * 0.5 / y.
     [{ return gb.div(gb.mul(g, gb.splat(g, 0.5)), y); }]> {
+  let gradientFormula = "`g * 0.5 / y`";
   let operandDomains = ["OperandDomain::positive()"];
   let correctlyRounded = 1;
 }
@@ -207,6 +232,7 @@ def Shardc_RsqrtOp : Shardc_UnaryElementwiseOp<"rsqrt", "1/sqrt(x)",
     "x.unaryExpr([](float v) { return 1.0f / std::sqrt(v); })",
     // rsqrt'(x) = -0.5 x^(-3/2) = -0.5 y / x.
     [{ return gb.mul(g, gb.div(gb.mul(gb.splat(x, -0.5), y), x)); }]> {
+  let gradientFormula = "`g * (-0.5 y / x)`";
   let operandDomains = ["OperandDomain::positive()"];
 }
 // 1 / (1 + e^-x) = e^x to float precision below -87.3, where Eigen's
@@ -216,6 +242,7 @@ def Shardc_SigmoidOp : Shardc_UnaryElementwiseOp<"sigmoid", "1/(1+e^-x)",
     // sigmoid' = y (1 - y).
     [{ return gb.mul(g, gb.mul(y, gb.sub(gb.splat(x, 1.0), y))); }], 1,
     "-87.33654f", "std::exp(v)"> {
+  let gradientFormula = "`g * y (1 - y)`";
   // Saturated, its value (near 0) or derivative y (1 - y) loses its bits.
   let operandDomains = ["OperandDomain::bounded(3)"];
 }
@@ -224,7 +251,8 @@ def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0",
     "(x > 0.0f).template cast<float>()",
     // Zero almost everywhere (and undefined at 0): no cotangent.
     [{ return {}; }]> {
-  let description = [{
+  let gradientFormula = "none (zero almost everywhere)";
+  let opDescription = [{
     The Heaviside step: 1 where the element is greater than 0, else 0. At 0
     itself the result is 0, and a NaN gives 0 (the comparison is false). The
     result has the operand's type.
@@ -247,6 +275,9 @@ def Shardc_StepOp : Shardc_UnaryElementwiseOp<"step", "x > 0 ? 1 : 0",
 def Shardc_AbsOp : Shardc_UnaryElementwiseOp<"abs", "|x|", "x.abs()",
     // abs'(x) = sign(x), 0 at 0 (as JAX and PyTorch).
     [{ return gb.mul(g, gb.sub(gb.step(x), gb.step(gb.neg(x)))); }]> {
+  let gradientFormula =
+      "`g * (step(x) - step(-x))` (the sign, 0 at 0, as in JAX and " #
+      "PyTorch)";
   let correctlyRounded = 1;
   let continuity = "DerivativeJumps";
 }
@@ -260,13 +291,16 @@ def Shardc_ErfOp : Shardc_UnaryElementwiseOp<"erf",
     [{
       ::mlir::Value e = gb.exp(gb.neg(gb.mul(x, x)));
       return gb.mul(g, gb.mul(gb.splat(x, 1.1283791670955126), e));
-    }]>;
+    }]> {
+  let gradientFormula = "`g * 2/sqrt(π) e^(-x²)`";
+}
 // std::sin and std::cos element by element, as erf: Eigen's SIMD sin and
 // cos are approximations of their own, and an element's result must not
 // depend on its position in the tensor.
 def Shardc_SinOp : Shardc_UnaryElementwiseOp<"sin", "sin(x)",
     "x.unaryExpr([](float v) { return std::sin(v); })",
     [{ return gb.mul(g, gb.build<CosOp>({x})); }]> {
+  let gradientFormula = "`g * cos(x)`";
   // A last-bit difference in a large argument is one of order one in the
   // result.
   let operandDomains = ["OperandDomain::bounded(4)"];
@@ -274,14 +308,27 @@ def Shardc_SinOp : Shardc_UnaryElementwiseOp<"sin", "sin(x)",
 def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
     "x.unaryExpr([](float v) { return std::cos(v); })",
     [{ return gb.neg(gb.mul(g, gb.build<SinOp>({x}))); }]> {
+  let gradientFormula = "`-(g * sin(x))`";
   // As sin.
   let operandDomains = ["OperandDomain::bounded(4)"];
+}
+// Computed as max(x, 0) + log1p(e^-|x|): e^x overflows above 88.7 and
+// log(1 + e^x) rounds to 0 below -16.6, where the result is still e^x.
+// std functions element by element, as erf, so that an element's result
+// does not depend on its position in the tensor.
+def Shardc_SoftplusOp : Shardc_UnaryElementwiseOp<"softplus", "ln(1 + e^x)",
+    "x.unaryExpr([](float v) { return std::max(v, 0.0f) + " #
+    "std::log1p(std::exp(-std::fabs(v))); })",
+    // softplus' = sigmoid.
+    [{ return gb.mul(g, gb.build<SigmoidOp>({x})); }]> {
+  let gradientFormula = "`g * sigmoid(x)`";
 }
 def Shardc_StopGradientOp : Shardc_UnaryElementwiseOp<"stop_gradient", "x",
     "x",
     // Treated as a constant by autodiff: no cotangent reaches the operand.
     [{ return {}; }], 0> {
-  let description = [{
+  let gradientFormula = "none: autodiff treats the result as a constant";
+  let opDescription = [{
     Returns its operand unchanged; autodiff treats the result as a constant
     (like `jax.lax.stop_gradient` and `torch.Tensor.detach`): the gradient
     rule gives the operand no cotangent, so nothing upstream of it is
@@ -305,7 +352,9 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
                            "const Array &a, const Array &b", kernel, "", "",
                            flops, integers> {
   let summary = "Elementwise " # mnemonic # ": " # formula # ".";
-  let description = [{
+  // What the op computes; the rest of its reference (gradient, sharding
+  // rule, JSON spelling) is the family's.
+  string opDescription = [{
     Computes `}] # formula # [{` element by element. Both operands and the
     result have the same type; there is no implicit broadcasting (use
     `shardc.broadcast_in_dim`).}] # !if(integers, [{ Besides floats, the
@@ -318,6 +367,17 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
     ```
 
     Constraints: operand and result types are identical.
+  }];
+  let description = opDescription # [{
+    Gradient (`g` the result's cotangent, `y` the result; the cotangents of
+    `lhs`, `rhs`): }] # gradientFormula # [{.
+
+    Sharding rule: `([f0, f1], [f0, f1]) -> ([f0, f1])`: each dim is one
+    parallel factor of both operands and the result.
+
+    In a JSON graph: two inputs of one element type whose shapes broadcast
+    (NumPy rules; the importer inserts the `broadcast_in_dim`s); the
+    result has the broadcast shape.
   }];
   let arguments = (ins !if(integers, Shardc_NumericTensor, Shardc_FloatTensor):$lhs,
                        !if(integers, Shardc_NumericTensor, Shardc_FloatTensor):$rhs);
@@ -357,6 +417,7 @@ def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
       if (wantRhs)
         rhsGrad = g;
     }], 1, 1> {
+  let gradientFormula = "`g`, `g`";
   // Σa + Σb = Σ(a + b): two pending sums over the same axes add locally.
   let partialSumOperandSets = [0b11];
   let correctlyRounded = 1;
@@ -367,6 +428,7 @@ def Shardc_SubOp : Shardc_BinaryElementwiseOp<"sub", "lhs - rhs", "a - b", [{
       if (wantRhs)
         rhsGrad = gb.neg(g);
     }], 1, 1> {
+  let gradientFormula = "`g`, `-g`";
   let partialSumOperandSets = [0b11];
   let correctlyRounded = 1;
 }
@@ -376,6 +438,7 @@ def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
       if (wantRhs)
         rhsGrad = gb.mul(g, a);
     }], 1, 1> {
+  let gradientFormula = "`g * rhs`, `g * lhs`";
   // (Σa) b = Σ(a b) for b replicated over the summed axes; not both summed.
   let partialSumOperandSets = [0b01, 0b10];
   let correctlyRounded = 1;
@@ -388,6 +451,7 @@ def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
       if (wantRhs)
         rhsGrad = gb.neg(gb.mul(da, y));
     }]> {
+  let gradientFormula = "`da = g / rhs`, `-da * y`";
   let partialSumOperandSets = [0b01];
   let operandDomains = ["OperandDomain()", "OperandDomain::nonZero()"];
   let correctlyRounded = 1;
@@ -407,6 +471,9 @@ def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)",
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
     }]> {
+  let gradientFormula =
+      "`ga = 0.5 g (1 + step(lhs - rhs) - step(rhs - lhs))`, `g - ga`: " #
+      "the larger operand takes `g`, a tie splits it evenly";
   let correctlyRounded = 1;
   let continuity = "DerivativeJumps";
 }
@@ -422,6 +489,9 @@ def Shardc_MinOp : Shardc_BinaryElementwiseOp<"min", "min(lhs, rhs)",
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
     }]> {
+  let gradientFormula =
+      "`ga = 0.5 g (1 + step(rhs - lhs) - step(lhs - rhs))`, `g - ga`: as" #
+      " `max`, to the smaller operand";
   let correctlyRounded = 1;
   let continuity = "DerivativeJumps";
 }
@@ -436,6 +506,9 @@ def Shardc_PowOp : Shardc_BinaryElementwiseOp<"pow", "lhs ^ rhs",
       if (wantRhs)
         rhsGrad = gb.mul(g, gb.mul(y, gb.log(a)));
     }]> {
+  let gradientFormula =
+      "`g * rhs * pow(lhs, rhs - 1)`, `g * y * log(lhs)` (defined where " #
+      "`lhs > 0`)";
   // A positive base; an exponent in [-2, 2] keeps the result finite.
   let operandDomains = ["OperandDomain::positive()",
                           "OperandDomain::bounded(2)"];
