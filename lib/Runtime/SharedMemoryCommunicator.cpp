@@ -293,9 +293,9 @@ FailureOr<Tensor> SharedMemoryWorld::collective(
   // lock (below); the others wait.
   bool last = ++r.arrived == n;
   if (!last && failed(waitFor(
-          lock, device, what,
-          [&] { return r.generation == generation && r.arrived == n; },
-          [&] { return describeFinished(call.group); }, why))) {
+                   lock, device, what,
+                   [&] { return r.generation == generation && r.arrived == n; },
+                   [&] { return describeFinished(call.group); }, why))) {
     // Withdraw, so that nobody reads this buffer later.
     r.inputs[index] = nullptr;
     --r.arrived;
