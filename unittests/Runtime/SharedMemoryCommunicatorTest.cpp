@@ -120,6 +120,23 @@ protected:
           << grouping.name() << ", device " << d;
     }
   }
+  /// Every device's tensor summed over its group.
+  void checkSumAllReduce(const Grouping &grouping) {
+    checkCollective(
+        grouping,
+        [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
+          return comm.allReduce(deviceTensor(comm.deviceId()), group,
+                                Reduction::Sum);
+        },
+        [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
+          return expectedTensor(kRows, kCols, [&](auto r, auto c) {
+            float sum = 0;
+            for (int64_t m : group)
+              sum += valueOf(m, r, c);
+            return sum;
+          });
+        });
+  }
 };
 
 TEST_F(SharedMemoryCommunicatorTest, Identity) {
@@ -224,20 +241,7 @@ TEST_F(SharedMemoryCommunicatorTest, AllGather) {
 
 TEST_F(SharedMemoryCommunicatorTest, AllReduce) {
   for (const Grouping &g : groupings()) {
-    checkCollective(
-        g,
-        [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
-          return comm.allReduce(deviceTensor(comm.deviceId()), group,
-                                Reduction::Sum);
-        },
-        [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
-          return expectedTensor(kRows, kCols, [&](auto r, auto c) {
-            float sum = 0;
-            for (int64_t m : group)
-              sum += valueOf(m, r, c);
-            return sum;
-          });
-        });
+    checkSumAllReduce(g);
     checkCollective(
         g,
         [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
@@ -431,20 +435,7 @@ TEST_F(SharedMemoryCommunicatorTest, MoreDevicesThanCoresCopyTheirTensors) {
   int64_t n = static_cast<int64_t>(std::thread::hardware_concurrency()) + 1;
   Grouping all{n};
   for (int round = 0; round < 3; ++round) {
-    checkCollective(
-        all,
-        [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
-          return comm.allReduce(deviceTensor(comm.deviceId()), group,
-                                Reduction::Sum);
-        },
-        [&](int64_t, llvm::ArrayRef<int64_t> group, int64_t) {
-          return expectedTensor(kRows, kCols, [&](auto r, auto c) {
-            float sum = 0;
-            for (int64_t m : group)
-              sum += valueOf(m, r, c);
-            return sum;
-          });
-        });
+    checkSumAllReduce(all);
     checkCollective(
         all,
         [&](Communicator &comm, llvm::ArrayRef<int64_t> group) {
