@@ -142,6 +142,14 @@ for h in "${harnesses[@]}"; do
   if [ -n "$(ls -A "$findings")" ]; then
     echo "run-fuzzers: $h findings in $findings:" >&2
     ls "$findings" >&2
+    # A ctest run starts by clearing its findings, and a CI log may be all
+    # that is left of a failure: print each input (its first 64 KiB, in
+    # base64) so that it can be rebuilt and rerun from the log.
+    for f in "$findings"/*; do
+      echo "run-fuzzers: $(basename "$f"), $(stat -c %s "$f") bytes, base64:" >&2
+      head -c 65536 "$f" | base64 -w 0 >&2
+      echo >&2
+    done
     status=1
   fi
 done
