@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Runs shardc's libFuzzer harnesses (fuzz/*Fuzzer.cpp) of a sanitizer build.
 #
-#   fuzz/run-fuzzers.sh [--ctest] BUILD_DIR SECONDS [json|mlir|npy|onnx ...]
+#   fuzz/run-fuzzers.sh BUILD_DIR SECONDS [json|mlir|npy|onnx ...]
+#   fuzz/run-fuzzers.sh --ctest BUILD_DIR RUNS [json|mlir|npy|onnx ...]
 #
 # Each harness starts from a seed corpus copied afresh from the repository
 # (examples, test inputs; .npy seeds written by NumPy) into
 # BUILD_DIR/fuzz/seeds/<harness>, and grows its own corpus in
 # BUILD_DIR/fuzz/corpus/<harness>, kept across runs. A crashing input lands in
 # BUILD_DIR/fuzz/findings/<harness>/; copy it to fuzz/regressions/<harness>/
-# once it is fixed. Without --ctest the run goes on past a finding (fork
-# mode, one worker) so that a long run reports them all; with --ctest the
-# first finding fails the run.
+# once it is fixed. Without --ctest the run lasts SECONDS and goes on past a
+# finding (fork mode, one worker) so that a long run reports them all. With
+# --ctest the run tries RUNS inputs from a fixed random seed, so that a
+# slow machine fuzzes as much as a fast one (only longer), and the first
+# finding fails the run.
 set -euo pipefail
 
 ctest_mode=0
@@ -19,11 +22,12 @@ if [ "${1:-}" = "--ctest" ]; then
   shift
 fi
 if [ $# -lt 2 ]; then
-  echo "usage: $0 [--ctest] BUILD_DIR SECONDS [json|mlir|npy|onnx ...]" >&2
+  echo "usage: $0 BUILD_DIR SECONDS [json|mlir|npy|onnx ...]" >&2
+  echo "       $0 --ctest BUILD_DIR RUNS [json|mlir|npy|onnx ...]" >&2
   exit 2
 fi
 build=$(cd "$1" && pwd)
-seconds=$2
+budget=$2
 shift 2
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
@@ -121,8 +125,13 @@ for h in "${harnesses[@]}"; do
   mkdir -p "$seeds" "$corpus" "$findings"
   "seed_$h" "$seeds"
 
-  args=(-max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048
-        -artifact_prefix="$findings/" -print_final_stats=1)
+  args=(-timeout=30 -rss_limit_mb=2048 -artifact_prefix="$findings/"
+        -print_final_stats=1)
+  if [ $ctest_mode -eq 1 ]; then
+    args+=(-runs="$budget" -seed=1)
+  else
+    args+=(-max_total_time="$budget")
+  fi
   case $h in
     # Deep nesting overflows MLIR's recursive parser's stack before any
     # shardc code runs (a depth cap is under way separately): short inputs
@@ -135,7 +144,12 @@ for h in "${harnesses[@]}"; do
   if [ $ctest_mode -eq 0 ]; then
     args+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   fi
-  echo "run-fuzzers: $h for ${seconds}s ($(ls "$seeds" | wc -l) seeds, $(ls "$corpus" | wc -l) in the corpus)"
+  if [ $ctest_mode -eq 1 ]; then
+    length="$budget inputs"
+  else
+    length="${budget}s"
+  fi
+  echo "run-fuzzers: $h for $length ($(ls "$seeds" | wc -l) seeds, $(ls "$corpus" | wc -l) in the corpus)"
   if ! "$fuzzer" "${args[@]}" "$corpus" "$seeds"; then
     status=1
   fi
