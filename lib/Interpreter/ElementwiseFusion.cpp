@@ -441,7 +441,10 @@ namespace {
 /// stream at a time comes from memory while the others wait, where a plain
 /// loop over the same tensors has all of them in flight; and all of a
 /// block's prefetches at once stall on the core's outstanding misses
-/// instead of overlapping the nodes' arithmetic.
+/// instead of overlapping the nodes' arithmetic. The leaves take turns, a
+/// line each, as a plain loop's loads do (leaf after leaf measured 8 %
+/// slower), and every line is asked for (every second or fourth line,
+/// leaving the rest to the hardware prefetcher, measured 25 % slower).
 class LeafPrefetcher {
 public:
   LeafPrefetcher(const FusedGroup &group, ArrayRef<const Tensor *> leaves)
@@ -450,21 +453,22 @@ public:
   /// Starts on the block at element `begin` (nothing past the end).
   void startBlock(int64_t begin) {
     ranges.clear();
-    range = 0;
     offset = 0;
+    longest = 0;
     share = 0;
     if (begin >= group.numElements)
       return;
     int64_t count = std::min(kBlockElements, group.numElements - begin);
-    size_t lines = 0;
     for (auto [i, leaf] : llvm::enumerate(group.leaves)) {
       if (leaf.isView)
         continue;
       size_t bytes = count * leaf.width;
       ranges.push_back({leaves[i]->rawData() + begin * leaf.width, bytes});
-      lines += (bytes + kLine - 1) / kLine;
+      longest = std::max(longest, bytes);
     }
-    share = (lines + group.nodes.size() - 1) / group.nodes.size();
+    // Rounds of one line per leaf, shared out over the nodes.
+    size_t rounds = (longest + kLine - 1) / kLine;
+    share = (rounds + group.nodes.size() - 1) / group.nodes.size();
   }
   /// One node's share of the block's cache lines.
   void issueShare() { issue(share); }
@@ -473,20 +477,15 @@ public:
 
 private:
   static constexpr size_t kLine = 64;
-  void issue(size_t lines) {
-    while (lines && range < ranges.size()) {
-      if (offset >= ranges[range].bytes) {
-        ++range;
-        offset = 0;
-        continue;
-      }
+  void issue(size_t rounds) {
+    for (; rounds && offset < longest; --rounds, offset += kLine)
+      for (const Range &r : ranges)
+        if (offset < r.bytes) {
 #if defined(__SSE__)
-      _mm_prefetch(reinterpret_cast<const char *>(ranges[range].start) + offset,
-                   _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char *>(r.start) + offset,
+                       _MM_HINT_T1);
 #endif
-      offset += kLine;
-      --lines;
-    }
+        }
   }
 
   struct Range {
@@ -496,7 +495,7 @@ private:
   const FusedGroup &group;
   ArrayRef<const Tensor *> leaves;
   SmallVector<Range, 8> ranges;
-  size_t range = 0, offset = 0, share = 0;
+  size_t offset = 0, longest = 0, share = 0;
 };
 } // namespace
 
