@@ -247,6 +247,27 @@ func.func @main(%x: tensor<10253xf32>, %s: tensor<f32>) -> tensor<10253xf32> {
             1);
 }
 
+/// Nodes share scratch blocks once their last reader ran, but a uniform
+/// node keeps a block of its own: %c, computed in the first block and
+/// reused by the next ones, comes after %a's last reader (the pass
+/// computes %a, %b, %c, %y in that order), and %a is computed again in
+/// every block. On 3 full blocks and a 5-element tail.
+TEST_F(ElementwiseFusionTest, UniformValuesKeepTheirBlocksWhenBlocksAreShared) {
+  const char *text = R"mlir(
+func.func @main(%x: tensor<6149xf32>) -> tensor<6149xf32> {
+  %a = shardc.mul %x, %x : tensor<6149xf32>
+  %b = shardc.add %a, %x : tensor<6149xf32>
+  %c = shardc.constant dense<1.5> : tensor<6149xf32>
+  %y = shardc.mul %b, %c : tensor<6149xf32>
+  return %y : tensor<6149xf32>
+}
+)mlir";
+  SmallVector<Tensor> args;
+  args.push_back(randomIn({6149}, "x"));
+  // %a, %b, %c fused into %y's pass.
+  EXPECT_EQ(expectSameBits(text, args), 3u);
+}
+
 /// Results of 4 MiB or more are computed in a block and copied out with
 /// streaming stores: an Adam-like chain with a stored value over 1100003
 /// elements (a tail that is no whole vector) keeps the op-by-op bits.
