@@ -20,9 +20,13 @@ annotations, and data parallel) under the same cost model.
 Adam, 1,024 DGX A100s, global batch 1536: wall and CPU seconds, maximum
 resident set, the chosen plan, and its estimate against Megatron-LM's
 published configuration for this model size (t=8, p=8, here d=16, micro-batch
-1, full recompute; Narayanan et al. 2021, Table 1) under the same model:
+1, full recompute; Narayanan et al. 2021, Table 1) under the same model;
+then the same search on the model with every annotation stripped, where
+the tensor auto-sharder chooses every tensor sharding too (its command,
+CPU seconds, max RSS, meshes and solves, and plan; --every-mesh also
+with --solve-every-mesh):
 
-  python3 bench/auto_shard_bench.py --build build --whole-plan
+  python3 bench/auto_shard_bench.py --build build --whole-plan [--every-mesh]
 
 At scale (--scale): the Adam training steps of the Llama-like decoder
 (bench/llama_graph.py, d 64) of 1, 2, 4 and 8 layers on data=2 x model=2,
@@ -143,7 +147,7 @@ def measure(shardc, tmp, model, layers, mesh, write, layouts, step,
     sys.stdout.flush()
 
 
-def whole_plan(shardc):
+def whole_plan(shardc, every_mesh=False):
     """The GPT-3 175B whole-plan search, and Megatron-LM's plan priced by
     the same estimate."""
     sys.path.insert(0, os.path.join(HERE, "..", "examples", "gpt"))
@@ -189,6 +193,43 @@ def whole_plan(shardc):
               (got["step_time_s"], got["tflops_per_device"],
                want["step_time_s"], want["tflops_per_device"],
                100 * (want["step_time_s"] / got["step_time_s"] - 1)))
+        # The same model without annotations: the tensor auto-sharder
+        # chooses every tensor sharding too (--tensor-shardings auto).
+        with open(model) as f:
+            bare = json.load(f)
+        for i in bare["inputs"]:
+            i.pop("sharding", None)
+        bare_model = os.path.join(tmp, "gpt3-bare.json")
+        with open(bare_model, "w") as f:
+            json.dump(bare, f)
+        runs = [("unannotated", [])]
+        if every_mesh:
+            runs.append(("unannotated, --solve-every-mesh",
+                         ["--solve-every-mesh"]))
+        for name, extra in runs:
+            bare_report = os.path.join(tmp, "bare.report.json")
+            cmd = [shardc, "estimate", bare_model, "--machine", machine,
+                   "--auto-shard", "--devices", "1024", "--global-batch",
+                   "1536", "--train-step=adam", "--precision=bf16-mixed",
+                   "--report-json", bare_report] + extra
+            print("\n$ " + " ".join(os.path.basename(c) if c == shardc
+                                     else c for c in cmd))
+            code, out, wall, cpu, rss = timed(cmd)
+            if code != 0:
+                sys.exit("the unannotated search failed:\n" + out)
+            print("\n".join(l for l in out.splitlines()
+                            if l.startswith(("plan:", "step:", "tensor "))
+                            or "warning" in l))
+            b = json.load(open(bare_report))
+            t = b["plan"]["tensor_shardings"]
+            print("%s search: %.2f s wall, %.2f s CPU, max RSS %.0f MB, %d "
+                  "meshes in %d solves; %.4g s per step, %.1f TFLOP/s "
+                  "(annotated: %.4g s; Megatron-LM: %.4g s); load average "
+                  "%.2f" %
+                  (name, wall, cpu, rss, t["solved_meshes"], t["solves"],
+                   b["step_time_s"], b["tflops_per_device"],
+                   got["step_time_s"], want["step_time_s"],
+                   os.getloadavg()[0]))
 
 def timed(cmd):
     """Runs `cmd`: (exit code, output, wall s, CPU s, max RSS in MiB), the
@@ -288,6 +329,9 @@ def main():
                    "data=16 x model=8, without annotations, and exit")
     p.add_argument("--whole-plan", action="store_true",
                    help="time the GPT-3 175B whole-plan search instead")
+    p.add_argument("--every-mesh", action="store_true",
+                   help="with --whole-plan: also time the unannotated "
+                   "search with --solve-every-mesh")
     p.add_argument("--scale", action="store_true",
                    help="the Llama 1/2/4/8-layer and GPT-3-shaped "
                    "2/8/96-layer (80G budget) Adam steps instead: solve "
@@ -295,7 +339,7 @@ def main():
                    "RSS, quality")
     args = p.parse_args()
     if args.whole_plan:
-        whole_plan(os.path.join(args.build, "bin", "shardc"))
+        whole_plan(os.path.join(args.build, "bin", "shardc"), args.every_mesh)
         return
     if args.scale:
         with tempfile.TemporaryDirectory() as tmp:

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -123,6 +124,37 @@ private:
   LogicalResult
   solveTensorShardingsPerMesh(const std::vector<PlanCandidate> &survivors);
 
+  /// The tensor auto-sharder's shardings for each of `meshes` (model,
+  /// data), solved on the context's threads.
+  LogicalResult
+  solveMeshes(const std::vector<std::pair<int64_t, int64_t>> &meshes,
+              std::vector<GraphVariant::InputShardings> &solved);
+  /// Solves the meshes of the best `refinedMeshes` plans that borrowed
+  /// their layout, prices their candidates again on it, and keeps, per
+  /// mesh, the layout whose best plan is faster.
+  LogicalResult
+  refineTensorShardings(const std::vector<PlanCandidate> &survivors);
+
+  /// Prices `survivors`' candidates on each other mesh of model-axis size
+  /// `model` (with data size `solvedAt`, the layout's own) with `layout`,
+  /// solved at data `solvedAt`, where it splits evenly, and gives it to
+  /// the meshes whose best plan it makes faster.
+  LogicalResult tryLayout(const GraphVariant::InputShardings &layout,
+                          int64_t model, int64_t solvedAt,
+                          const std::vector<PlanCandidate> &survivors);
+  /// While tryLayout prices: the layout of the model-axis size's meshes.
+  const GraphVariant::InputShardings *trialLayout = nullptr;
+  int64_t trialModel = 0;
+
+  /// Fitting plans first, each group by step time (unfitting by peak).
+  static bool faster(const PlanCandidate &a, const PlanCandidate &b) {
+    if (a.fits != b.fits)
+      return a.fits;
+    if (!a.fits)
+      return a.estimate.peakBytes() < b.estimate.peakBytes();
+    return a.estimate.stepSeconds() < b.estimate.stepSeconds();
+  }
+
   LogicalResult
   splitSequence(ModuleOp module,
                 const std::vector<std::pair<std::string, int64_t>> &axes);
@@ -219,7 +251,9 @@ FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
   axes.emplace_back(request.dataAxis, c.data);
   axes.emplace_back(request.modelAxis, c.model);
   const GraphVariant::InputShardings *shardings = nullptr;
-  if (solving)
+  if (trialLayout && c.model == trialModel)
+    shardings = trialLayout;
+  else if (solving)
     shardings = &result.tensorShardings.at({c.model, c.data});
   std::string text =
       graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
@@ -510,20 +544,11 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
   return success();
 }
 
-LogicalResult Searcher::solveTensorShardingsPerMesh(
-    const std::vector<PlanCandidate> &survivors) {
-  std::vector<std::pair<int64_t, int64_t>> meshes;
-  for (const PlanCandidate &c : survivors)
-    meshes.emplace_back(c.model, c.data);
-  llvm::sort(meshes);
-  meshes.erase(std::unique(meshes.begin(), meshes.end()), meshes.end());
-  // Solved at the smallest micro-batch tried: a layout's compute and its
-  // activations' collectives grow alike with the batch, so the smallest
-  // problem stands for each (the weights' gradient reductions, which do
-  // not grow, then weigh the most).
-  int64_t micro = *llvm::min_element(request.microBatchSizes);
-  result.tensorShardingBatch = micro;
-  std::vector<GraphVariant::InputShardings> solved(meshes.size());
+LogicalResult
+Searcher::solveMeshes(const std::vector<std::pair<int64_t, int64_t>> &meshes,
+                      std::vector<GraphVariant::InputShardings> &solved) {
+  solved.assign(meshes.size(), {});
+  int64_t micro = result.tensorShardingBatch;
   ParallelDiagnosticHandler diagnostics(ctx);
   auto solve = [&](size_t i) -> LogicalResult {
     auto [t, d] = meshes[i];
@@ -545,9 +570,166 @@ LogicalResult Searcher::solveTensorShardingsPerMesh(
                                         return r;
                                       })))
     return failure();
-  for (size_t i = 0; i < meshes.size(); ++i)
-    result.tensorShardings[meshes[i]] = std::move(solved[i]);
+  result.tensorShardingSolves += int64_t(meshes.size());
   return success();
+}
+
+LogicalResult Searcher::solveTensorShardingsPerMesh(
+    const std::vector<PlanCandidate> &survivors) {
+  std::map<int64_t, std::vector<int64_t>> dataSizes; // by model-axis size
+  for (const PlanCandidate &c : survivors)
+    dataSizes[c.model].push_back(c.data);
+  // Solved at the smallest micro-batch tried: a layout's compute and its
+  // activations' collectives grow alike with the batch, so the smallest
+  // problem stands for each (the weights' gradient reductions, which do
+  // not grow, then weigh the most).
+  int64_t micro = *llvm::min_element(request.microBatchSizes);
+  result.tensorShardingBatch = micro;
+  // One representative mesh per model-axis size: the widest data axis.
+  // The meshes of one t differ only in how wide the data axis is; the
+  // widest prices the data axis's collectives (the weights' gradient
+  // reductions, a gathered weight) where they weigh the most, and a layout
+  // that splits the inputs evenly there does so on every data size
+  // dividing it. The refinement then solves the best plans' meshes.
+  std::vector<std::pair<int64_t, int64_t>> representatives;
+  for (auto &[t, ds] : dataSizes) {
+    llvm::sort(ds);
+    ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
+    if (request.representativeSolves)
+      representatives.emplace_back(t, ds.back());
+    else
+      for (int64_t d : ds)
+        representatives.emplace_back(t, d);
+  }
+  std::vector<GraphVariant::InputShardings> solved;
+  if (failed(solveMeshes(representatives, solved)))
+    return failure();
+  // Every other mesh borrows its representative's layout when the layout
+  // splits its inputs evenly there; the rest are solved on their own.
+  std::vector<std::pair<int64_t, int64_t>> own;
+  for (auto [i, rep] : llvm::enumerate(representatives)) {
+    auto [t, repData] = rep;
+    result.tensorShardings[rep] = solved[i];
+    result.tensorShardingsSolvedAt[rep] = repData;
+    for (int64_t d : dataSizes[t]) {
+      if (d == repData || !request.representativeSolves)
+        continue;
+      if (!shardingsDivide(graph, solved[i], request, t, d, micro * d)) {
+        own.emplace_back(t, d);
+        continue;
+      }
+      result.tensorShardings[{t, d}] = solved[i];
+      result.tensorShardingsSolvedAt[{t, d}] = repData;
+    }
+  }
+  if (failed(solveMeshes(own, solved)))
+    return failure();
+  for (auto [i, mesh] : llvm::enumerate(own)) {
+    result.tensorShardings[mesh] = std::move(solved[i]);
+    result.tensorShardingsSolvedAt[mesh] = mesh.second;
+  }
+  return success();
+}
+
+LogicalResult Searcher::tryLayout(const GraphVariant::InputShardings &layout,
+                                  int64_t model, int64_t solvedAt,
+                                  const std::vector<PlanCandidate> &survivors) {
+  using Mesh = std::pair<int64_t, int64_t>;
+  // The meshes of `model` the layout splits evenly, but its own.
+  std::vector<Mesh> meshes;
+  for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
+    if (mesh.first == model && at != solvedAt &&
+        (mesh.second == solvedAt ||
+         shardingsDivide(graph, layout, request, model, mesh.second,
+                         result.tensorShardingBatch * mesh.second)))
+      meshes.push_back(mesh);
+  if (meshes.empty())
+    return success();
+  std::map<ProgramKey, std::vector<PlanCandidate>> byKey;
+  for (const PlanCandidate &c : survivors)
+    if (llvm::is_contained(meshes, Mesh{c.model, c.data}))
+      byKey[keyOf(c)].push_back(c);
+  std::vector<std::vector<PlanCandidate>> groups;
+  for (auto &[key, group] : byKey)
+    groups.push_back(std::move(group));
+  std::vector<PlanCandidate> current = std::move(result.candidates);
+  result.candidates.clear();
+  trialLayout = &layout;
+  trialModel = model;
+  LogicalResult priced = priceGroups(std::move(groups));
+  trialLayout = nullptr;
+  std::vector<PlanCandidate> trial = std::move(result.candidates);
+  result.candidates = std::move(current);
+  if (failed(priced))
+    return failure();
+  // Each mesh keeps the layout whose best plan is faster (the one it had
+  // on a tie).
+  auto bestOf = [&](const std::vector<PlanCandidate> &from, const Mesh &mesh) {
+    const PlanCandidate *best = nullptr;
+    for (const PlanCandidate &c : from)
+      if (Mesh{c.model, c.data} == mesh && (!best || faster(c, *best)))
+        best = &c;
+    return best;
+  };
+  std::vector<Mesh> improved;
+  for (const Mesh &mesh : meshes) {
+    const PlanCandidate *now = bestOf(result.candidates, mesh);
+    const PlanCandidate *then = bestOf(trial, mesh);
+    if (then && (!now || faster(*then, *now)))
+      improved.push_back(mesh);
+  }
+  if (improved.empty())
+    return success();
+  auto isImproved = [&](const PlanCandidate &c) {
+    return llvm::is_contained(improved, Mesh{c.model, c.data});
+  };
+  llvm::erase_if(result.candidates, isImproved);
+  for (PlanCandidate &c : trial)
+    if (isImproved(c))
+      result.candidates.push_back(std::move(c));
+  for (const Mesh &mesh : improved) {
+    result.tensorShardings[mesh] = layout;
+    result.tensorShardingsSolvedAt[mesh] = solvedAt;
+  }
+  std::stable_sort(result.candidates.begin(), result.candidates.end(), faster);
+  return success();
+}
+
+LogicalResult
+Searcher::refineTensorShardings(const std::vector<PlanCandidate> &survivors) {
+  using Mesh = std::pair<int64_t, int64_t>;
+  // Meshes solved on their own (their layout is also tried on the others
+  // of their model-axis size as it is solved).
+  std::set<Mesh> solvedOwn;
+  for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
+    if (at == mesh.second)
+      solvedOwn.insert(mesh);
+  // Until the meshes of the best `refinedMeshes` plans have each been
+  // solved on their own: each round solves those that have not, and
+  // offers each new layout to every mesh of its model-axis size.
+  while (true) {
+    std::vector<Mesh> best, refined;
+    for (const PlanCandidate &c : result.candidates) {
+      Mesh mesh{c.model, c.data};
+      if (!c.fits || llvm::is_contained(best, mesh))
+        continue;
+      best.push_back(mesh);
+      if (!solvedOwn.count(mesh))
+        refined.push_back(mesh);
+      if (int64_t(best.size()) >= request.refinedMeshes)
+        break;
+    }
+    if (refined.empty())
+      return success();
+    std::vector<GraphVariant::InputShardings> solved;
+    if (failed(solveMeshes(refined, solved)))
+      return failure();
+    for (auto [i, mesh] : llvm::enumerate(refined)) {
+      solvedOwn.insert(mesh);
+      if (failed(tryLayout(solved[i], mesh.first, mesh.second, survivors)))
+        return failure();
+    }
+  }
 }
 
 FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
@@ -572,14 +754,13 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   if (failed(priceGroups(std::move(groups))))
     return failure();
 
-  auto faster = [](const PlanCandidate &a, const PlanCandidate &b) {
-    if (a.fits != b.fits)
-      return a.fits;
-    if (!a.fits)
-      return a.estimate.peakBytes() < b.estimate.peakBytes();
-    return a.estimate.stepSeconds() < b.estimate.stepSeconds();
-  };
   std::stable_sort(result.candidates.begin(), result.candidates.end(), faster);
+  if (solving && request.representativeSolves) {
+    if (failed(refineTensorShardings(*survivors)))
+      return failure();
+    std::stable_sort(result.candidates.begin(), result.candidates.end(),
+                     faster);
+  }
   if (result.candidates.empty() || !result.candidates.front().fits) {
     error = "no plan fits in " +
             std::to_string(request.base.machine.memoryBytes) +

@@ -145,6 +145,15 @@ splitInputs(const PlanSearchResult &result) {
   return out;
 }
 
+/// The data-axis size the chosen plan's tensor shardings were solved at:
+/// its own mesh's, or (representative solves) another of its model size.
+static int64_t solvedOn(const PlanSearchResult &result) {
+  auto it = result.tensorShardingsSolvedAt.find(
+      {result.chosen.model, result.chosen.data});
+  return it == result.tensorShardingsSolvedAt.end() ? result.chosen.data
+                                                    : it->second;
+}
+
 json::Object shardc::planSearchToJson(const PlanSearchResult &result,
                                       const PlanSearchRequest &request) {
   json::Array runnersUp;
@@ -168,6 +177,8 @@ json::Object shardc::planSearchToJson(const PlanSearchResult &result,
     plan["tensor_shardings"] =
         json::Object{{"source", "auto-shard"},
                      {"solved_meshes", int64_t(result.tensorShardings.size())},
+                     {"solves", result.tensorShardingSolves},
+                     {"solved_on_data", solvedOn(result)},
                      {"micro_batch_size", result.tensorShardingBatch},
                      {"split_inputs", std::move(inputs)}};
   }
@@ -223,10 +234,16 @@ void shardc::printPlanSearch(const PlanSearchResult &result,
     // The tensor shardings are a choice too: the auto-sharder's, per mesh.
     std::vector<std::pair<std::string, const json::Value *>> split =
         splitInputs(result);
-    os << "tensor shardings: the auto-sharder's on data=" << c.data
-       << " model=" << c.model << " (the first layer's step at micro-batch "
+    // Solved on another mesh of the same model-axis size, or its own.
+    os << "tensor shardings: the auto-sharder's "
+       << (solvedOn(result) != c.data ? "solved on " : "on ")
+       << "data=" << solvedOn(result) << " model=" << c.model
+       << " (the first layer's step at micro-batch "
        << result.tensorShardingBatch << ", every layer alike; "
-       << result.tensorShardings.size() << " meshes solved): ";
+       << result.tensorShardings.size() << " meshes solved";
+    if (result.tensorShardingSolves != int64_t(result.tensorShardings.size()))
+      os << " in " << result.tensorShardingSolves << " solves";
+    os << "): ";
     if (split.empty())
       os << "every input replicated";
     for (size_t i = 0; i < split.size(); ++i)

@@ -9,7 +9,9 @@
 // inputs become every layer's annotations (PlanSearch.h). The first layer
 // is the whole problem of a stack of identical layers, so the solve does
 // not grow with the depth; the pipeline axis splits no tensor, so it is
-// left out.
+// left out. A layout solved on one mesh is given to another of the same
+// model-axis size when it splits every input evenly there
+// (shardingsDivide).
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,4 +76,54 @@ shardc::solveTensorShardings(const GraphVariant &graph, MLIRContext *ctx,
       if (!sharding.isPartial())
         out.insert_or_assign(getArgumentName(func, i), specOf(sharding));
   return out;
+}
+
+bool shardc::shardingsDivide(const GraphVariant &graph,
+                             const GraphVariant::InputShardings &shardings,
+                             const PlanSearchRequest &request, int64_t model,
+                             int64_t data, int64_t batch) {
+  std::vector<std::pair<std::string, int64_t>> axes = {
+      {request.dataAxis, data}, {request.modelAxis, model}};
+  // The variant gives each input its layout (or its first layer's peer's):
+  // checked on the graph the mesh's candidates are priced on.
+  llvm::Expected<json::Value> parsed = json::parse(graph.variant(
+      batch, std::min<int64_t>(graph.layers(), 1), axes, &shardings));
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return false;
+  }
+  llvm::StringMap<int64_t> sizeOf;
+  for (const auto &[name, size] : axes)
+    sizeOf[name] = size;
+  auto axisSize = [&](const json::Value &axis) -> int64_t {
+    std::optional<llvm::StringRef> name = axis.getAsString();
+    return name && sizeOf.count(*name) ? sizeOf.lookup(*name) : 0;
+  };
+  const json::Object *root = parsed->getAsObject();
+  const json::Array *inputs = root ? root->getArray("inputs") : nullptr;
+  if (!inputs)
+    return false;
+  for (const json::Value &input : *inputs) {
+    const json::Object *o = input.getAsObject();
+    const json::Array *shape = o ? o->getArray("shape") : nullptr;
+    const json::Array *spec = o ? o->getArray("sharding") : nullptr;
+    if (!spec)
+      continue;
+    if (!shape || shape->size() < spec->size())
+      return false;
+    for (size_t d = 0; d < spec->size(); ++d) {
+      const json::Value &entry = (*spec)[d];
+      int64_t devices = 1;
+      if (entry.getAsString()) {
+        devices = axisSize(entry);
+      } else if (const json::Array *list = entry.getAsArray()) {
+        for (const json::Value &axis : *list)
+          devices *= axisSize(axis);
+      }
+      std::optional<int64_t> extent = (*shape)[d].getAsInteger();
+      if (devices <= 0 || !extent || *extent % devices != 0)
+        return false;
+    }
+  }
+  return true;
 }

@@ -59,6 +59,14 @@ static cl::opt<TensorShardingSource> tensorShardings(
                           "the tensor auto-sharder's, solved per mesh")),
     cl::init(TensorShardingSource::Auto), cl::sub(shardc::estimateCommand));
 
+static cl::opt<bool> solveEveryMesh(
+    "solve-every-mesh",
+    cl::desc("With --auto-shard and solved tensor shardings: solve each "
+             "mesh's on its own (by default one mesh per model-axis size "
+             "is solved, its layout given to that size's other meshes, and "
+             "the meshes of the best plans are then solved on their own)"),
+    cl::init(false), cl::sub(shardc::estimateCommand));
+
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "shardc: error: " << message << "\n";
   return 1;
@@ -69,9 +77,10 @@ bool shardc::estimateAutoShard() { return autoShard; }
 int shardc::checkPlanSearchOptionsUnused() {
   if (devices.getNumOccurrences() || globalBatch.getNumOccurrences() ||
       microBatchSizes.getNumOccurrences() || savePlan.getNumOccurrences() ||
-      tensorShardings.getNumOccurrences())
+      tensorShardings.getNumOccurrences() || solveEveryMesh.getNumOccurrences())
     return fail("--devices, --global-batch, --micro-batch-sizes, "
-                "--tensor-shardings and --save-plan need --auto-shard");
+                "--tensor-shardings, --solve-every-mesh and "
+                "--save-plan need --auto-shard");
   return 0;
 }
 
@@ -92,6 +101,7 @@ int shardc::runEstimatePlanSearch(const EstimateRequest &request,
   search.globalBatch = globalBatch;
   search.base = request;
   search.tensorShardings = tensorShardings;
+  search.representativeSolves = !solveEveryMesh;
   if (!microBatchSizes.empty()) {
     search.microBatchSizes.assign(microBatchSizes.begin(),
                                   microBatchSizes.end());

@@ -20,9 +20,18 @@
 //
 // The tensor shardings at each model-axis size are the model's own
 // annotations, or, for a model without tensor-parallel ones (or when
-// asked), the tensor auto-sharder's plan of its first layer on each mesh
-// [data=d, model=t] tried (solveTensorShardings), solved once per mesh and
-// shared by every candidate on it.
+// asked), the tensor auto-sharder's plan of its first layer
+// (solveTensorShardings), shared by every candidate on a mesh
+// [data=d, model=t]. It is solved on one representative mesh per t, the
+// widest data axis (its layout splits the inputs evenly on every narrower
+// one that divides it, and prices the data axis's collectives where they
+// weigh the most), and given to the other meshes of that t whose sizes it
+// divides; the meshes of the best few plans so priced are then solved on
+// their own, each new layout is offered to every mesh of its t, and each
+// mesh keeps the layout that prices its best plan fastest — about one
+// solve per model-axis size rather than one per mesh. A mesh whose own
+// layout would have won may be missed: `representativeSolves` off solves
+// every mesh on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +74,12 @@ struct PlanSearchRequest {
   int64_t maxModelAxis = 0;
   /// How many of the best candidates are priced on the whole model.
   int wholeModelPricings = 3;
+  /// With solved tensor shardings: one solve per model-axis size, given
+  /// to its other meshes, then the meshes of the best `refinedMeshes`
+  /// plans solved on their own (rounds, until those meshes all were);
+  /// else every mesh is solved on its own.
+  bool representativeSolves = true;
+  int refinedMeshes = 3;
   TensorShardingSource tensorShardings = TensorShardingSource::Auto;
 };
 
@@ -103,6 +118,12 @@ struct PlanSearchResult {
   int64_t tensorShardingBatch = 0;
   std::map<std::pair<int64_t, int64_t>, GraphVariant::InputShardings>
       tensorShardings;
+  /// Per mesh (model, data), the data-axis size its shardings were solved
+  /// at: its own, or its model-axis size's representative mesh's.
+  std::map<std::pair<int64_t, int64_t>, int64_t> tensorShardingsSolvedAt;
+  /// Tensor auto-sharder solves run (representatives, meshes their layout
+  /// does not divide, and the best plans' meshes refined).
+  int64_t tensorShardingSolves = 0;
   /// The chosen plan's tensor shardings, when solved (else null).
   const GraphVariant::InputShardings *chosenTensorShardings() const {
     auto it = tensorShardings.find({chosen.model, chosen.data});
@@ -118,6 +139,15 @@ mlir::FailureOr<GraphVariant::InputShardings>
 solveTensorShardings(const GraphVariant &graph, mlir::MLIRContext *ctx,
                      const PlanSearchRequest &request, int64_t data,
                      int64_t model, int64_t batch);
+
+/// Whether every input's sharding in `shardings` splits its dims (in
+/// `graph`'s first layer at batch `batch`, on the mesh [data=`data`,
+/// model=`model`]) into equal blocks: a layout solved on one mesh may then
+/// be given to another.
+bool shardingsDivide(const GraphVariant &graph,
+                     const GraphVariant::InputShardings &shardings,
+                     const PlanSearchRequest &request, int64_t model,
+                     int64_t data, int64_t batch);
 
 /// Runs the search on the JSON graph `graph`. Fails after a diagnostic
 /// (emitted on `ctx`, or an error message in `error`) when the device count
