@@ -4,6 +4,7 @@ workloads) and bench/estimate_bench.py (which validates on others)."""
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,27 @@ def measure_step(shardc, model, devices, steps=20, repeats=3):
     wall = max(runs[steps + 1][0] - runs[1][0], 0.0) / steps
     busy = max(runs[steps + 1][1] - runs[1][1], 0.0) / steps / cores
     return wall, busy
+
+
+def measure_step_median(shardc, model, devices, steps, repeats):
+    """Per-step (wall, busy) of `repeats` pairs of runs, each pair a run of
+    1 step and one of steps+1 back to back (a drift in the machine's state
+    hits both), as measure_step computes them: the medians, and the
+    (lowest, highest) of each. For steps of a few milliseconds on more
+    device threads than cores, whose runs are not alike: the best of the
+    long runs minus the best of the short ones pairs a lucky long run with
+    an unrelated short one; the median of pairs is the typical step."""
+    cores = min(devices, os.cpu_count())
+    walls, busies = [], []
+    for _ in range(repeats):
+        w1, c1 = _run_seconds(shardc, model, 1, devices)
+        wn, cn = _run_seconds(shardc, model, steps + 1, devices)
+        walls.append(max(wn - w1, 0.0) / steps)
+        busies.append(max(cn - c1, 0.0) / steps / cores)
+    return {"wall": statistics.median(walls),
+            "busy": statistics.median(busies),
+            "wall_range": (min(walls), max(walls)),
+            "busy_range": (min(busies), max(busies))}
 
 
 def estimate(shardc, model, machine):

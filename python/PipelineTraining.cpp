@@ -37,6 +37,7 @@ PipelineTrainingOptions trainingOptions(const py::dict &args) {
   options.pipeline.axis = args["pipeline_axis"].cast<std::string>();
   options.pipeline.microbatches = args["microbatches"].cast<int64_t>();
   options.pipeline.optimizer.optimizer = args["optimizer"].cast<std::string>();
+  options.pipeline.optimizer.recompute = args["recompute"].cast<std::string>();
   options.learningRate = args["lr"].cast<double>();
   options.steps = args["steps"].cast<int64_t>();
   options.tolerance = args["tolerance"].cast<double>();

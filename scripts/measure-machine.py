@@ -18,12 +18,15 @@ and priced by `shardc estimate` with the figures above:
                  gradient all-reduce each: (measured step - estimate with
                  the op overhead) / collectives per step / (devices /
                  cores), the estimate's time-sharing factor;
-  host_wait_s    on the same run: (wall step - measured step) /
-                 collectives per step, the wall time the cores idle per
-                 collective while waiting devices sleep (the estimate adds
-                 it to each collective where devices outnumber the cores).
-                 The wall time is only meaningful on an otherwise idle
-                 machine: on a loaded one it is mostly the other processes.
+  host_wait_s    2 x cores devices, a Megatron MLP chain on [data=cores,
+                 model=2] (compute between its collectives, as a real
+                 step has): (wall step - CPU per core) / collectives per
+                 step, the median of 7 runs, the wall time the cores idle
+                 per collective while waiting devices sleep (the estimate
+                 adds it to each collective where devices outnumber the
+                 cores). The wall time is only meaningful on an otherwise
+                 idle machine: on a loaded one it is mostly the other
+                 processes.
 A step is timed as the difference of a run of N+1 steps and one of 1 step
 (cancelling compilation and start-up), the best of several repeats, pinned
 with taskset to as many cores as devices, in CPU seconds per core used:
@@ -31,7 +34,7 @@ what the step costs with the cores to itself (the machine this was written
 on is shared, and wall time there measures the other processes' load). The workloads the estimate is
 validated on (bench/estimate_bench.py) are not among these.
 
-With --refit-overheads FILE, only the two overheads are fitted again, into
+With --refit-overheads FILE, only the three overheads are fitted again, into
 FILE's other figures (after a change to shardc's interpreter or runtime,
 whose costs they are; the GEMM rates and bandwidth stay as measured).
 
@@ -111,8 +114,69 @@ def chain_model(devices, params):
             "inputs": inputs, "ops": ops, "outputs": [{"name": "loss"}]}
 
 
+def compute_chain_model(cores, layers=16, width=64, rows=16):
+    """A Megatron MLP chain on a [data=cores, model=2] mesh (twice as many
+    devices as cores): per layer a column-parallel matrix multiply, a relu
+    and a row-parallel one, whose partial sums are all-reduced over
+    "model" in the forward and backward passes, and each weight's gradient
+    all-reduced over "data". Unlike the tiny chain, every collective
+    follows some compute (about 30 us of GEMMs and elementwise ops per
+    device at width 64 here), as in a real step: a device that waits can
+    be woken while another still computes."""
+    inputs = [{"name": "x", "shape": [cores * rows, width], "dtype": "f32",
+               "sharding": ["data", None]}]
+    ops = []
+    prev = "x"
+    for i in range(layers):
+        inputs.append({"name": f"a{i}", "shape": [width, 2 * width],
+                       "dtype": "f32", "sharding": [None, "model"],
+                       "param": True})
+        inputs.append({"name": f"b{i}", "shape": [2 * width, width],
+                       "dtype": "f32", "sharding": ["model", None],
+                       "param": True})
+        ops.append({"op": "matmul", "inputs": [prev, f"a{i}"],
+                    "output": f"u{i}"})
+        ops.append({"op": "relu", "inputs": [f"u{i}"], "output": f"r{i}"})
+        ops.append({"op": "matmul", "inputs": [f"r{i}", f"b{i}"],
+                    "output": f"h{i}"})
+        prev = f"h{i}"
+    ops.append({"op": "reduce_sum", "inputs": [prev], "dims": [0, 1],
+                "output": "loss"})
+    return {"mesh": {"name": "mesh",
+                     "axes": [["data", cores], ["model", 2]]},
+            "inputs": inputs, "ops": ops, "outputs": [{"name": "loss"}]}
+
+
+def fit_host_wait(shardc, machine, tmp):
+    """host_wait_s on the compute chain: (wall - CPU per core) / collectives
+    per step, the median of 7 pairs of runs. Fitted where devices wait
+    between compute, as in a real step (on the tiny chain, whose
+    collectives follow one another with nothing between, each costs about
+    three times as much idle and overprices real steps)."""
+    cores = os.cpu_count()
+    model = os.path.join(tmp, "compute_chain.json")
+    with open(model, "w") as f:
+        json.dump(compute_chain_model(cores), f)
+    machine_path = os.path.join(tmp, "machine.json")
+    with open(machine_path, "w") as f:
+        json.dump(machine, f)
+    report = step_timing.estimate(shardc, model, machine_path)
+    step = step_timing.measure_step_median(shardc, model, 2 * cores,
+                                           steps=200, repeats=7)
+    count = report["collectives_per_device"]
+    wait = max((step["wall"] - step["busy"]) / count, 1e-9)
+    machine["host_wait_s"] = float(f"{wait:.3g}")
+    low, high = step["wall_range"]
+    return (f"host_wait_s fitted on a {2 * cores}-device Megatron MLP chain "
+            f"of 16 layers at width 64 ({step['wall'] * 1e3:.2f} ms/step "
+            f"wall, {low * 1e3:.2f} to {high * 1e3:.2f} in 7 runs; "
+            f"{step['busy'] * 1e3:.2f} ms CPU per core; {count:.0f} "
+            f"collectives/step)")
+
+
 def fit_overheads(shardc, machine, tmp):
-    """(op_overhead_s, sync_s, notes) fitted on the calibration chains."""
+    """Fits op_overhead_s, sync_s and host_wait_s into `machine` on the
+    calibration chains; returns the notes saying on what."""
     notes = []
     figures = {}
     # The rendezvous is fitted with twice as many device threads as cores
@@ -148,11 +212,7 @@ def fit_overheads(shardc, machine, tmp):
                      f"parameters ({measured * 1e3:.2f} ms/step measured, "
                      f"{count:.0f} {'kernels' if devices == 1 else 'collectives'}"
                      f"/step)")
-        if what == "sync_s":
-            wait = max((wall - measured) / count, 1e-9)
-            machine["host_wait_s"] = float(f"{wait:.3g}")
-            notes.append(f"host_wait_s fitted on the same chain "
-                         f"({wall * 1e3:.2f} ms/step wall)")
+    notes.append(fit_host_wait(shardc, machine, tmp))
     return notes
 
 

@@ -6,11 +6,13 @@
 
 using namespace mlir;
 
-llvm::DenseSet<Operation *> shardc::collectForwardPass(Operation *terminator) {
+llvm::DenseSet<Operation *> shardc::collectForwardPass(Operation *terminator,
+                                                       unsigned numResults) {
   llvm::DenseSet<Operation *> forward;
   llvm::SmallVector<Operation *> work;
-  if (terminator->getNumOperands())
-    if (Operation *def = terminator->getOperand(0).getDefiningOp())
+  for (Value v : terminator->getOperands().take_front(
+           std::min<unsigned>(numResults, terminator->getNumOperands())))
+    if (Operation *def = v.getDefiningOp())
       work.push_back(def);
   while (!work.empty()) {
     Operation *op = work.pop_back_val();

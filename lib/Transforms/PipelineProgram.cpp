@@ -42,6 +42,7 @@
 #include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Autodiff.h"
+#include "shardc/Transforms/Recompute.h"
 #include "shardc/Transforms/SplitForwardBackward.h"
 
 #include "mlir/IR/Builders.h"
@@ -50,6 +51,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Regex.h"
 
 #include <functional>
 
@@ -114,8 +116,11 @@ public:
 
 private:
   LogicalResult checkFunction();
+  LogicalResult checkRecompute();
   void findBoundaries(func::FuncOp micro);
   FailureOr<StageHalves> buildHalves(func::FuncOp micro, int64_t stage);
+  LogicalResult recomputeStage(func::FuncOp fn, const StageHalves &halves,
+                               unsigned numOutputs);
   LogicalResult assemble(int64_t stage, const StageHalves &halves);
 
   func::FuncOp func;
@@ -200,7 +205,31 @@ LogicalResult PipelineBuilder::checkFunction() {
   for (Operation &op : func.getBody().front().without_terminator())
     if (op.getNumResults() != 1)
       return op.emitError("pipelining expects ops with one result");
-  return success();
+  return checkRecompute();
+}
+
+LogicalResult PipelineBuilder::checkRecompute() {
+  const ShardcTrainingStepOptions &step = options.optimizer;
+  StringRef mode = step.recompute;
+  if (mode != "none" && mode != "selective" && mode != "full")
+    return func.emitError() << "unknown recompute mode '" << mode
+                            << "' (expected none, selective or full)";
+  llvm::Regex layerInputs(step.layerInputs);
+  std::string why;
+  if (!layerInputs.isValid(why))
+    return func.emitError() << "the layer-input pattern \"" << step.layerInputs
+                            << "\" is no regex: " << why;
+  if (mode != "full")
+    return success();
+  // Each stage is recomputed on its own and may hold no layer input; the
+  // model must have one (as a whole step's recompute requires).
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (layerInputs.match(getSourceName(op.getResult(0))))
+      return success();
+  return func.emitError()
+         << "full recompute needs the layers' inputs: no value's name "
+            "matches the layer-input pattern \""
+         << step.layerInputs << "\"";
 }
 
 void PipelineBuilder::findBoundaries(func::FuncOp micro) {
@@ -219,6 +248,25 @@ void PipelineBuilder::findBoundaries(func::FuncOp micro) {
     if (!b.to.empty())
       boundaries.push_back(std::move(b));
   }
+}
+
+LogicalResult PipelineBuilder::recomputeStage(func::FuncOp fn,
+                                              const StageHalves &halves,
+                                              unsigned numOutputs) {
+  const ShardcTrainingStepOptions &step = options.optimizer;
+  RecomputeRequest request;
+  request.mode = step.recompute;
+  request.layerInputs = step.layerInputs;
+  // The forward pass is what the stage sends on and its loss.
+  request.forwardResults = numOutputs;
+  // A stage may hold no layer input; checkFunction found one in the model.
+  request.requireLayerInput = false;
+  // What a stage receives it keeps for its backward action, and what it
+  // sends ends its part of a layer: a layer the stage boundary cuts is
+  // recomputed on each side from what that side keeps.
+  request.entryIsLayerInput = !halves.received.empty();
+  request.exitIsLayerInput = !halves.sent.empty();
+  return recomputeActivations(fn, request);
 }
 
 FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
@@ -363,6 +411,13 @@ FailureOr<StageHalves> PipelineBuilder::buildHalves(func::FuncOp micro,
     halves.argShardings.push_back(fn.getArgAttrOfType<ShardingAttr>(
         k, ShardcDialect::getShardingAttrName()));
   }
+
+  // Recompute rewrites the stage's differentiated function as it does a
+  // whole step, after partitioning (whose cleanup would merge the copies
+  // back): the copies read only the stage's kept values, so the split
+  // below puts them in the backward half and the residuals shrink.
+  if (failed(recomputeStage(fn, halves, numOutputs)))
+    return failure();
 
   std::string name = fn.getSymName().str();
   FailureOr<ForwardBackwardSplit> split = splitForwardBackward(

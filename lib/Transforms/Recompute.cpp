@@ -16,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "shardc/Transforms/Recompute.h"
+
 #include "shardc/Analysis/ForwardPass.h"
 #include "shardc/Dialect/RecomputedAttr.h"
 #include "shardc/Dialect/ShardcDialect.h"
@@ -53,10 +55,14 @@ class Recomputer {
 public:
   explicit Recomputer(func::FuncOp func) : func(func) {}
 
-  /// Classifies the ops; false when `func` is no training step.
-  bool classify();
-  /// The groups of forward ops each recomputed together, in order.
-  LogicalResult groupFull(const llvm::Regex &layerInputs, StringRef pattern);
+  /// Classifies the ops, the forward pass being what the first
+  /// `forwardResults` results depend on.
+  void classify(unsigned forwardResults);
+  /// The groups of forward ops each recomputed together, in order; see
+  /// RecomputeRequest for the layers `request` adds at the entry and exit.
+  /// Fails when the request requires a layer input and none is found.
+  LogicalResult groupFull(const llvm::Regex &layerInputs,
+                          const RecomputeRequest &request);
   void groupSelective();
   /// Copies each group's ops the backward pass needs before its first
   /// backward reader.
@@ -83,17 +89,9 @@ private:
 
 } // namespace
 
-bool Recomputer::classify() {
-  if (func.getBody().getBlocks().size() != 1)
-    return false;
+void Recomputer::classify(unsigned forwardResults) {
   Block &body = func.getBody().front();
   terminator = body.getTerminator();
-  bool trainingStep = false;
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    trainingStep |=
-        bool(func.getResultAttr(i, ShardcDialect::getGradientOfAttrName()));
-  if (!trainingStep || terminator->getNumOperands() == 0)
-    return false;
   for (Operation &op : body.without_terminator()) {
     position[&op] = ops.size();
     ops.push_back(&op);
@@ -103,26 +101,31 @@ bool Recomputer::classify() {
         }))
       constantDerived.insert(&op);
   }
-  forward = collectForwardPass(terminator);
-  return true;
+  forward = collectForwardPass(terminator, forwardResults);
 }
 
 LogicalResult Recomputer::groupFull(const llvm::Regex &layerInputs,
-                                    StringRef pattern) {
-  SmallVector<unsigned> boundaries;
+                                    const RecomputeRequest &request) {
+  // Positions of the layer inputs; -1 stands for the function's entry,
+  // ops.size() for its return.
+  SmallVector<int64_t> boundaries;
+  if (request.entryIsLayerInput)
+    boundaries.push_back(-1);
   for (Operation *op : ops)
     if (forward.contains(op) && !constantDerived.contains(op) &&
         op->getNumResults() == 1 &&
         layerInputs.match(getSourceName(op->getResult(0))))
       boundaries.push_back(position[op]);
-  if (boundaries.empty())
+  if (boundaries.empty() && request.requireLayerInput)
     return func.emitError()
            << "full recompute needs the layers' inputs: no forward value's "
               "name matches the layer-input pattern \""
-           << pattern << "\"";
+           << request.layerInputs << "\"";
+  if (request.exitIsLayerInput)
+    boundaries.push_back(static_cast<int64_t>(ops.size()));
   for (unsigned j = 0; j + 1 < boundaries.size(); ++j) {
     SmallVector<Operation *> group;
-    for (unsigned p = boundaries[j] + 1; p < boundaries[j + 1]; ++p)
+    for (int64_t p = boundaries[j] + 1; p < boundaries[j + 1]; ++p)
       if (forward.contains(ops[p]) && !constantDerived.contains(ops[p]))
         group.push_back(ops[p]);
     groups.push_back(std::move(group));
@@ -239,36 +242,51 @@ void Recomputer::rewrite() {
     recomputeGroup(group);
 }
 
+LogicalResult shardc::recomputeActivations(func::FuncOp func,
+                                           const RecomputeRequest &request) {
+  StringRef mode = request.mode;
+  if (mode != "none" && mode != "selective" && mode != "full")
+    return func.emitError() << "unknown recompute mode '" << mode
+                            << "' (expected none, selective or full)";
+  llvm::Regex layerInputRegex(request.layerInputs);
+  std::string why;
+  if (!layerInputRegex.isValid(why))
+    return func.emitError() << "the layer-input pattern \""
+                            << request.layerInputs << "\" is no regex: " << why;
+  if (mode == "none" || request.forwardResults == 0 ||
+      !func.getBody().hasOneBlock() ||
+      func.getBody().front().getTerminator()->getNumOperands() == 0)
+    return success();
+  Recomputer recomputer(func);
+  recomputer.classify(request.forwardResults);
+  if (mode == "full") {
+    if (failed(recomputer.groupFull(layerInputRegex, request)))
+      return failure();
+  } else {
+    recomputer.groupSelective();
+  }
+  recomputer.rewrite();
+  return success();
+}
+
 namespace {
 
 struct RecomputePass : public shardc::impl::ShardcRecomputeBase<RecomputePass> {
   using ShardcRecomputeBase::ShardcRecomputeBase;
 
   void runOnOperation() override {
-    if (mode != "none" && mode != "selective" && mode != "full") {
-      getOperation().emitError() << "unknown recompute mode '" << mode
-                                 << "' (expected none, selective or full)";
-      return signalPassFailure();
-    }
-    llvm::Regex layerInputRegex(layerInputs);
-    std::string why;
-    if (!layerInputRegex.isValid(why)) {
-      getOperation().emitError() << "the layer-input pattern \"" << layerInputs
-                                 << "\" is no regex: " << why;
-      return signalPassFailure();
-    }
-    if (mode == "none")
-      return;
-    Recomputer recomputer(getOperation());
-    if (!recomputer.classify())
-      return;
-    if (mode == "full") {
-      if (failed(recomputer.groupFull(layerInputRegex, layerInputs)))
-        return signalPassFailure();
-    } else {
-      recomputer.groupSelective();
-    }
-    recomputer.rewrite();
+    func::FuncOp func = getOperation();
+    // Only a training step is rewritten: a function returning gradients.
+    bool trainingStep = false;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      trainingStep |=
+          bool(func.getResultAttr(i, ShardcDialect::getGradientOfAttrName()));
+    RecomputeRequest request;
+    request.mode = mode;
+    request.layerInputs = layerInputs;
+    request.forwardResults = trainingStep ? 1 : 0;
+    if (failed(recomputeActivations(func, request)))
+      signalPassFailure();
   }
 };
 

@@ -311,7 +311,7 @@ def _machine_args(machine):
 
 
 def _pipelined(model, plan, mesh, backend, auto_shard, parameters,
-               pipeline_axis, microbatches, schedule):
+               pipeline_axis, microbatches, schedule, recompute):
     """compile's pipelined model: the stage programs are planned from the
     model's own shardings and "param" inputs."""
     if plan or auto_shard or parameters is not None:
@@ -329,7 +329,7 @@ def _pipelined(model, plan, mesh, backend, auto_shard, parameters,
             _apply_mesh(graph, mesh)
         text = json.dumps(graph, indent=1)
     return PipelinedModel(path, text, backend, pipeline_axis or "pipe",
-                          microbatches or 0, schedule or "1f1b")
+                          microbatches or 0, schedule or "1f1b", recompute)
 
 
 def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
@@ -367,17 +367,18 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     the loss model into stages over that mesh axis (default 'pipe') and its
     batch into micro-batches (default: one per stage): the result is a
     PipelinedModel whose train() runs pipelined training steps as
-    `shardc pipeline` does (docs/pipeline.md).
+    `shardc pipeline` does (docs/pipeline.md), with recompute= as
+    `shardc pipeline --recompute` (precision= stays f32 there).
     """
     step = _training_step(precision, recompute)
     if (pipeline_axis, microbatches, schedule) != (None, None, None):
-        if step != {"precision": "f32", "recompute": "none"}:
-            raise ValueError("compile: precision= and recompute= do not "
-                             "combine with pipeline_axis=, microbatches= "
-                             "or schedule= (shardc pipeline trains in f32 "
-                             "without recompute)")
+        if step["precision"] != "f32":
+            raise ValueError("compile: precision= does not combine with "
+                             "pipeline_axis=, microbatches= or schedule= "
+                             "(shardc pipeline trains in f32)")
         return _pipelined(model, plan, mesh, backend, auto_shard, parameters,
-                          pipeline_axis, microbatches, schedule)
+                          pipeline_axis, microbatches, schedule,
+                          step["recompute"])
     auto = _auto_shard_request(auto_shard, memory_budget,
                                auto_shard_time_limit)
     params = None if parameters is None else list(parameters)

@@ -35,7 +35,7 @@ class PipelinedModel:
     train() runs pipelined training steps on the backend."""
 
     def __init__(self, path, graph_text, backend, pipeline_axis,
-                 microbatches, schedule):
+                 microbatches, schedule, recompute="none"):
         if backend not in _BACKENDS:
             raise ValueError(f"compile: unknown backend '{backend}' "
                              "(expected 'sim', 'threads' or 'mpi')")
@@ -46,9 +46,12 @@ class PipelinedModel:
             raise ValueError("compile: microbatches must be at least 1 "
                              "(0: one per stage)")
         self._path, self._graph_text = path, graph_text
+        if recompute not in ("none", "selective", "full"):
+            raise ValueError(f"compile: unknown recompute '{recompute}' "
+                             "(expected 'none', 'selective' or 'full')")
         self._args = {"backend": backend, "pipeline_axis": pipeline_axis,
                       "microbatches": int(microbatches),
-                      "schedule": schedule}
+                      "schedule": schedule, "recompute": recompute}
 
     @property
     def backend(self):

@@ -3,6 +3,7 @@ the same workflow as `shardc pipeline`, so the same check on the same model
 and inputs prints the same max_rel_err; the whole parameters it returns are
 those of the unsharded engine's training steps; and on mpi (one rank per
 device, under mpirun) every rank gets the parameters the simulator trains."""
+import json
 import os
 import re
 import subprocess
@@ -105,6 +106,10 @@ def test_mpi_ranks_get_the_simulators_parameters():
 def test_options_and_inputs_are_checked():
     with pytest.raises(ValueError, match="unknown schedule 'zigzag'"):
         shardc.compile(MLP, schedule="zigzag")
+    with pytest.raises(ValueError, match="unknown recompute 'most'"):
+        shardc.compile(MLP, microbatches=2, recompute="most")
+    with pytest.raises(ValueError, match="precision= does not combine"):
+        shardc.compile(MLP, microbatches=2, precision="bf16-mixed")
     with pytest.raises(ValueError, match="do not combine with pipeline_axis"):
         shardc.compile(MLP, auto_shard=True, microbatches=2)
     model = shardc.compile(MLP, microbatches=2)
@@ -112,3 +117,29 @@ def test_options_and_inputs_are_checked():
         model.train()
     with pytest.raises(shardc.ShardcError, match="not an axis|pipeline axis"):
         shardc.compile(MLP, pipeline_axis="stage").train(seed=0)
+
+
+def gpt_on_two_stages():
+    """examples/gpt_tiny.json on pipe=2, its block layout dropped."""
+    with open(os.path.join(ROOT, "examples", "gpt_tiny.json")) as f:
+        graph = json.load(f)
+    graph["mesh"]["axes"] = [["pipe", 2]]
+    for value in graph["inputs"] + graph["outputs"]:
+        value.pop("sharding", None)
+    return graph
+
+
+@pytest.mark.parametrize("backend", ["sim", "threads"])
+def test_recompute_trains_the_same_bits(backend):
+    # compile(recompute=) is `shardc pipeline --recompute`: the copies are
+    # the forward ops themselves, so the parameters are the same bits.
+    trained = {}
+    for recompute in ("none", "selective", "full"):
+        model = shardc.compile(gpt_on_two_stages(), backend=backend,
+                               microbatches=2, recompute=recompute)
+        got = model.train(seed=0, steps=2, optimizer="adam")
+        assert got.ok, got.mismatches
+        trained[recompute] = got.parameters
+    for recompute in ("selective", "full"):
+        for name, array in trained["none"].items():
+            assert np.array_equal(trained[recompute][name], array), name

@@ -144,6 +144,12 @@ getTrainingOptions(const PipelineStepSettings &settings) {
   options.pipeline.microbatches = microbatches;
   options.pipeline.schedule = *kind;
   options.pipeline.optimizer.optimizer = settings.optimizer;
+  FailureOr<std::string> recompute = getRecompute();
+  if (failed(recompute))
+    return failure();
+  options.pipeline.optimizer.recompute = *recompute;
+  if (!getLayerInputs().empty())
+    options.pipeline.optimizer.layerInputs = getLayerInputs().str();
   options.backend = *backend;
   options.learningRate = settings.learningRate;
   options.steps = settings.steps;

@@ -81,7 +81,7 @@ static cl::opt<std::string> recompute(
     cl::value_desc("none|selective|full"), cl::init("none"),
     cl::sub(shardc::compileCommand), cl::sub(shardc::runCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::execCommand),
-    cl::sub(shardc::trainCommand));
+    cl::sub(shardc::trainCommand), cl::sub(shardc::pipelineCommand));
 
 static cl::opt<std::string> layerInputs(
     "layer-inputs",
@@ -89,7 +89,8 @@ static cl::opt<std::string> layerInputs(
              "the values kept (default: ^x0$|_res2$, examples/gpt's names)"),
     cl::value_desc("regex"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::runCommand), cl::sub(shardc::simulateCommand),
-    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand),
+    cl::sub(shardc::pipelineCommand));
 
 llvm::StringRef shardc::getLayerInputs() { return layerInputs; }
 

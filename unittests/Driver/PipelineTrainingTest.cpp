@@ -37,8 +37,10 @@ protected:
                      ModelFormat::Json, sourceMgr, &context);
   }
 
-  FailureOr<PipelinedModelTraining>
-  train(BackendKind backend, StringRef optimizer = "sgd", int64_t steps = 1) {
+  FailureOr<PipelinedModelTraining> train(BackendKind backend,
+                                          StringRef optimizer = "sgd",
+                                          int64_t steps = 1,
+                                          StringRef recompute = "none") {
     module = loadMlp();
     if (!module)
       return failure();
@@ -46,6 +48,10 @@ protected:
     options.backend = backend;
     options.pipeline.microbatches = 4;
     options.pipeline.optimizer.optimizer = optimizer.str();
+    options.pipeline.optimizer.recompute = recompute.str();
+    // The MLP's layers: pairs of blocks between the activations a1, a3, a5
+    // (a3 crosses the stages: stage 1's first layer starts at its entry).
+    options.pipeline.optimizer.layerInputs = "^a[135]$";
     options.steps = steps;
     return trainModelPipelined(*module, {}, /*seed=*/0, options);
   }
@@ -102,6 +108,34 @@ TEST_F(PipelineTrainingTest, ThreadsTrainTheSimulatorsParameters) {
         compareToReference(threads->values.parameters.at(name), tensor).first,
         0)
         << name;
+}
+
+TEST_F(PipelineTrainingTest, RecomputeTrainsTheSameBits) {
+  // Full recompute runs the copies of each layer's forward ops (their
+  // tensor-parallel collectives included) in its backward action: the
+  // same ops on the same operands, so the same parameters to the bit, on
+  // the simulator and on threads.
+  for (BackendKind backend : {BackendKind::Sim, BackendKind::Threads}) {
+    FailureOr<PipelinedModelTraining> kept = train(backend, "adam", 2);
+    ASSERT_TRUE(succeeded(kept));
+    std::map<std::string, Tensor> expected = std::move(kept->values.parameters);
+    int64_t keptBytes =
+        kept->plan.program.stages[0].activationBytesPerMicrobatch;
+    FailureOr<PipelinedModelTraining> recomputed =
+        train(backend, "adam", 2, "full");
+    ASSERT_TRUE(succeeded(recomputed));
+    EXPECT_TRUE(recomputed->training.check.ok)
+        << recomputed->training.check.verdicts;
+    for (const auto &[name, tensor] : expected)
+      EXPECT_EQ(
+          compareToReference(recomputed->values.parameters.at(name), tensor)
+              .first,
+          0)
+          << name;
+    // Stage 0 keeps a1 and a3 rather than every activation of its layers.
+    EXPECT_LT(recomputed->plan.program.stages[0].activationBytesPerMicrobatch,
+              keptBytes);
+  }
 }
 
 TEST_F(PipelineTrainingTest, AnInputWithoutValueOrSeedIsADiagnostic) {

@@ -14,10 +14,11 @@
 
 namespace shardc {
 
-/// The ops the first operand of `terminator` (a training step's return:
-/// the loss) depends on, transitively. Empty when it has no operands.
+/// The ops the first `numResults` operands of `terminator` (a training
+/// step's return: the loss; a pipeline stage's: the activations it sends
+/// and its loss) depend on, transitively. Empty when it has no operands.
 llvm::DenseSet<mlir::Operation *>
-collectForwardPass(mlir::Operation *terminator);
+collectForwardPass(mlir::Operation *terminator, unsigned numResults = 1);
 
 } // namespace shardc
 

@@ -27,22 +27,32 @@ import gpt_graph  # noqa: E402
 # Measured by `python3 bench/estimate_bench.py --build build --steps 2`
 # (shardc train MODEL --backend threads --steps N --seed 0 --check=false,
 # OPENBLAS_NUM_THREADS=1, taskset to min(devices, 2) cores; a step is
-# (N+1 steps - 1 step) / N, best of 3 (gpt_tiny: 100 steps, best of 5), in
-# wall seconds and in CPU seconds per core used) on an AMD EPYC with 2
-# cores, 2026-11-27 12:52 UTC, load average 1.2 (the bench alone), with
-# the threads runtime whose devices sleep on condition variables of their
-# own and the preset's overheads refitted at 12:50 on the calibration
-# chains (scripts/measure-machine.py --refit-overheads, load 0.8).
+# (N+1 steps - 1 step) / N, in wall seconds and in CPU seconds per core
+# used) on an AMD EPYC with 2 cores, 2026-11-27: the transformer's rows
+# at 12:52 UTC, best of 3, load average 1.2 (the bench alone), with the
+# threads runtime whose devices sleep on condition variables of their own
+# and the preset's op and sync overheads refitted at 12:50 on the
+# calibration chains (scripts/measure-machine.py --refit-overheads, load
+# 0.8).
 #
-# gpt_tiny's four device threads on two cores make its wall time vary from
-# run to run on an idle machine (2.43, 2.69, 3.01 and 3.78 ms in four runs
-# between 12:50 and 12:53): its wall time is recorded but not compared; its
-# CPU time per core is (0.79 to 1.08 of the estimate in those runs). A
-# wall time measured under load is mostly the other processes': it is
+# gpt_tiny's four device threads on two cores make its runs differ (the
+# best of 5 runs of 100 steps moved from 2.43 to 3.78 ms wall between
+# idle runs): its row is the median of 7 pairs of runs of 401 and 1 steps
+# (step_timing.measure_step_median, as estimate_bench.py measures it
+# now), at 15:43 UTC with no other process taking CPU time (the 5 s
+# before and 2 s after: 100 % idle but this measurement; the load
+# average, 2.5, was still decaying from the other sessions' work): 2.57
+# to 3.01 ms wall, 2.34 to 2.59 ms CPU per core over the 7 pairs. The
+# preset's host_wait_s was fitted at 15:43 too, on a calibration chain
+# whose collectives follow compute (machines.md); a run a minute earlier
+# measured 3.05 ms wall (2.52 to 4.45) and 2.62 ms CPU per core, against
+# an estimate of 2.71 ms from that minute's fit (8.07 us): 0.89.
+#
+# A wall time measured under load is mostly the other processes': it is
 # compared only where `idle` says the machine was otherwise idle.
 RECORDED = [
     # (workload, devices, wall s, CPU s per core, idle)
-    ("gpt_tiny", 4, 0.003011, 0.002681, False),
+    ("gpt_tiny", 4, 0.002922, 0.002561, True),
     ("transformer_bench", 1, 1.557, 1.556, True),
     ("transformer_bench", 2, 0.7913, 0.7804, True),
 ]
