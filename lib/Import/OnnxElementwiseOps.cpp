@@ -263,7 +263,7 @@ static LogicalResult cast(NodeContext &nc) {
 namespace {
 constexpr StringLiteral kRelu("relu"), kTanh("tanh"), kSqrt("sqrt"),
     kErf("erf"), kExp("exp"), kLog("log"), kNeg("neg"), kSigmoid("sigmoid"),
-    kAbs("abs"), kSin("sin"), kCos("cos");
+    kAbs("abs"), kSin("sin"), kCos("cos"), kTan("tan");
 constexpr StringLiteral kEq("EQ"), kLt("LT"), kLe("LE"), kGt("GT"), kGe("GE");
 } // namespace
 
@@ -293,6 +293,7 @@ void shardc::onnximport::addElementwiseConverters(
   table.insert({"Sin", unaryOp<kSin>});
   table.insert({"Sqrt", unaryOp<kSqrt>});
   table.insert({"Sub", binaryOp<Binary::Sub>});
+  table.insert({"Tan", unaryOp<kTan>});
   table.insert({"Tanh", unaryOp<kTanh>});
   table.insert({"Where", where});
 }

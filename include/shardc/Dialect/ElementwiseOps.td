@@ -334,6 +334,17 @@ def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
   // As sin.
   let operandDomains = ["OperandDomain::bounded(4)"];
 }
+// std::tan element by element, as sin: an element's result must not depend
+// on its position in the tensor.
+def Shardc_TanOp : Shardc_UnaryElementwiseOp<"tan", "tan(x)",
+    "x.unaryExpr([](float v) { return std::tan(v); })",
+    // tan' = 1 + tan^2, from the result.
+    [{ return gb.mul(g, gb.add(gb.splat(x, 1.0), gb.mul(y, y))); }]> {
+  let gradientFormula = "`g * (1 + y²)`";
+  // Within 1 of 0, away from the poles at ±π/2, where the result and its
+  // rounding grow without bound.
+  let operandDomains = ["OperandDomain::bounded(1)"];
+}
 // Computed as max(x, 0) + log1p(e^-|x|): e^x overflows above 88.7 and
 // log(1 + e^x) rounds to 0 below -16.6, where the result is still e^x.
 // std functions element by element, as erf, so that an element's result
