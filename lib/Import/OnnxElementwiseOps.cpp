@@ -2,7 +2,9 @@
 //
 // Unary and binary arithmetic, comparisons, Not, Where and Cast: NumPy
 // broadcasting becomes broadcast_in_dim, and operands known at import are
-// folded on the host (shape arithmetic).
+// folded (shape arithmetic): arithmetic through the shardc op's own fold,
+// which runs its kernel; comparisons, Not, Where and Cast on the host
+// tensors, as their ops (compare, select, convert) do not fold.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +12,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
-#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace shardc::onnximport;
@@ -35,23 +37,23 @@ static FailureOr<SmallVector<int64_t>> broadcastInputs(NodeContext &nc,
   return diag << " do not broadcast";
 }
 
-static LogicalResult unary(NodeContext &nc, StringRef mnemonic,
-                           double (*fold)(double)) {
+/// An op of the shardc elementwise family, folded through the op itself
+/// where its operand is known (its kernel gives the bits a run would).
+static LogicalResult unary(NodeContext &nc, StringRef mnemonic) {
   if (failed(nc.checkArity(1, 1)) || failed(nc.checkAttrs({})))
     return failure();
-  if (const HostTensor *t = nc.constant(0); t && t->isFloat()) {
-    HostTensor out = *t;
-    for (double &v : out.floats)
-      v = static_cast<float>(fold(v));
-    nc.setOutput(0, std::move(out));
-    return success();
-  }
-  return done(nc, nc.build(("shardc." + mnemonic).str(), {nc.value(0)}));
+  std::string name = ("shardc." + mnemonic).str();
+  if (const HostTensor *t = nc.constant(0); t && t->isFloat())
+    if (std::optional<HostTensor> out = nc.fold(name, {*t}, t->elementType)) {
+      nc.setOutput(0, std::move(*out));
+      return success();
+    }
+  return done(nc, nc.build(name, {nc.value(0)}));
 }
 
-template <StringLiteral const &Mnemonic, double (*Fold)(double)>
+template <StringLiteral const &Mnemonic>
 static LogicalResult unaryOp(NodeContext &nc) {
-  return unary(nc, Mnemonic, Fold);
+  return unary(nc, Mnemonic);
 }
 
 enum class Binary { Add, Sub, Mul, Div, Pow, Max, Min };
@@ -62,73 +64,27 @@ static StringRef mnemonicOf(Binary kind) {
   return names[static_cast<int>(kind)];
 }
 
-/// Folds `a <kind> b` (broadcast already) on the host.
+/// `a <kind> b` (broadcast already) folded through the shardc op; what
+/// ONNX leaves undefined on integers (a division by zero, the overflowing
+/// quotient, Pow) is an error about the node, as it was before folding.
 static FailureOr<HostTensor> foldBinary(NodeContext &nc, Binary kind,
                                         const HostTensor &a,
                                         const HostTensor &b) {
-  HostTensor out = HostTensor::zeros(a.shape, a.elementType);
-  for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
-    if (out.isFloat()) {
-      double x = a.floatAt(i), y = b.floatAt(i), r = 0;
-      switch (kind) {
-      case Binary::Add:
-        r = x + y;
-        break;
-      case Binary::Sub:
-        r = x - y;
-        break;
-      case Binary::Mul:
-        r = x * y;
-        break;
-      case Binary::Div:
-        r = x / y;
-        break;
-      case Binary::Pow:
-        r = std::pow(x, y);
-        break;
-      case Binary::Max:
-        r = std::max(x, y);
-        break;
-      case Binary::Min:
-        r = std::min(x, y);
-        break;
-      }
-      out.floats[i] = static_cast<float>(r);
-      continue;
-    }
-    // Shape arithmetic: sizes, never near overflow in a valid model; the
-    // unsigned arithmetic keeps a hostile one defined.
-    uint64_t x = a.ints[i], y = b.ints[i];
-    int64_t r = 0;
-    switch (kind) {
-    case Binary::Add:
-      r = static_cast<int64_t>(x + y);
-      break;
-    case Binary::Sub:
-      r = static_cast<int64_t>(x - y);
-      break;
-    case Binary::Mul:
-      r = static_cast<int64_t>(x * y);
-      break;
-    case Binary::Div:
+  if (!a.isFloat()) {
+    if (kind == Binary::Pow)
+      return nc.error() << "integer Pow is not supported";
+    for (int64_t i = 0, n = a.numElements(); kind == Binary::Div && i < n; ++i)
       if (b.ints[i] == 0 ||
           (a.ints[i] == std::numeric_limits<int64_t>::min() && b.ints[i] == -1))
         return nc.error() << "divides the integer " << a.ints[i] << " by "
                           << b.ints[i];
-      r = a.ints[i] / b.ints[i];
-      break;
-    case Binary::Max:
-      r = std::max(a.ints[i], b.ints[i]);
-      break;
-    case Binary::Min:
-      r = std::min(a.ints[i], b.ints[i]);
-      break;
-    case Binary::Pow:
-      return nc.error() << "integer Pow is not supported";
-    }
-    out.ints[i] = r;
   }
-  return out;
+  std::optional<HostTensor> out =
+      nc.fold(("shardc." + mnemonicOf(kind)).str(), {a, b}, a.elementType);
+  if (!out)
+    return nc.error() << "cannot fold " << mnemonicOf(kind) << " on "
+                      << a.elementType << " operands";
+  return std::move(*out);
 }
 
 static LogicalResult binary(NodeContext &nc, Binary kind) {
@@ -307,47 +263,37 @@ static LogicalResult cast(NodeContext &nc) {
 namespace {
 constexpr StringLiteral kRelu("relu"), kTanh("tanh"), kSqrt("sqrt"),
     kErf("erf"), kExp("exp"), kLog("log"), kNeg("neg"), kSigmoid("sigmoid"),
-    kAbs("abs"), kSin("sin"), kCos("cos");
+    kAbs("abs"), kSin("sin"), kCos("cos"), kTan("tan");
 constexpr StringLiteral kEq("EQ"), kLt("LT"), kLe("LE"), kGt("GT"), kGe("GE");
-double reluOf(double x) { return x > 0 ? x : 0; }
-double tanhOf(double x) { return std::tanh(x); }
-double sqrtOf(double x) { return std::sqrt(x); }
-double erfOf(double x) { return std::erf(x); }
-double expOf(double x) { return std::exp(x); }
-double logOf(double x) { return std::log(x); }
-double negOf(double x) { return -x; }
-double sigmoidOf(double x) { return 1 / (1 + std::exp(-x)); }
-double absOf(double x) { return std::fabs(x); }
-double sinOf(double x) { return std::sin(x); }
-double cosOf(double x) { return std::cos(x); }
 } // namespace
 
 void shardc::onnximport::addElementwiseConverters(
     llvm::StringMap<Converter> &table) {
-  table.insert({"Abs", unaryOp<kAbs, absOf>});
+  table.insert({"Abs", unaryOp<kAbs>});
   table.insert({"Add", binaryOp<Binary::Add>});
   table.insert({"Cast", cast});
-  table.insert({"Cos", unaryOp<kCos, cosOf>});
+  table.insert({"Cos", unaryOp<kCos>});
   table.insert({"Div", binaryOp<Binary::Div>});
   table.insert({"Equal", compareOp<kEq>});
-  table.insert({"Erf", unaryOp<kErf, erfOf>});
-  table.insert({"Exp", unaryOp<kExp, expOf>});
+  table.insert({"Erf", unaryOp<kErf>});
+  table.insert({"Exp", unaryOp<kExp>});
   table.insert({"Greater", compareOp<kGt>});
   table.insert({"GreaterOrEqual", compareOp<kGe>});
   table.insert({"Less", compareOp<kLt>});
   table.insert({"LessOrEqual", compareOp<kLe>});
-  table.insert({"Log", unaryOp<kLog, logOf>});
+  table.insert({"Log", unaryOp<kLog>});
   table.insert({"Max", binaryOp<Binary::Max>});
   table.insert({"Min", binaryOp<Binary::Min>});
   table.insert({"Mul", binaryOp<Binary::Mul>});
-  table.insert({"Neg", unaryOp<kNeg, negOf>});
+  table.insert({"Neg", unaryOp<kNeg>});
   table.insert({"Not", logicalNot});
   table.insert({"Pow", binaryOp<Binary::Pow>});
-  table.insert({"Relu", unaryOp<kRelu, reluOf>});
-  table.insert({"Sigmoid", unaryOp<kSigmoid, sigmoidOf>});
-  table.insert({"Sin", unaryOp<kSin, sinOf>});
-  table.insert({"Sqrt", unaryOp<kSqrt, sqrtOf>});
+  table.insert({"Relu", unaryOp<kRelu>});
+  table.insert({"Sigmoid", unaryOp<kSigmoid>});
+  table.insert({"Sin", unaryOp<kSin>});
+  table.insert({"Sqrt", unaryOp<kSqrt>});
   table.insert({"Sub", binaryOp<Binary::Sub>});
-  table.insert({"Tanh", unaryOp<kTanh, tanhOf>});
+  table.insert({"Tan", unaryOp<kTan>});
+  table.insert({"Tanh", unaryOp<kTanh>});
   table.insert({"Where", where});
 }

@@ -53,6 +53,8 @@ struct HostTensor {
   static HostTensor zeros(llvm::ArrayRef<int64_t> shape, mlir::Type type);
   /// The `shardc.constant` value of this tensor.
   mlir::DenseElementsAttr toAttr() const;
+  /// The tensor `attr` holds (f32, i1, i32 or i64), or nullopt.
+  static std::optional<HostTensor> fromAttr(mlir::DenseElementsAttr attr);
 };
 
 /// The IR element type of ONNX element type `dataType` (f32, bool, i32,
@@ -148,6 +150,12 @@ public:
   build(llvm::StringRef name, mlir::ValueRange operands,
         llvm::ArrayRef<mlir::NamedAttribute> attrs = {},
         mlir::Type resultType = {}, std::optional<mlir::Location> at = {});
+  /// Op `name` on the host tensors `operands` (one shape), computed by the
+  /// op's own `fold` (an elementwise op's: its kernel) with result element
+  /// type `elementType`; nullopt where the op does not fold them.
+  std::optional<HostTensor> fold(llvm::StringRef name,
+                                 llvm::ArrayRef<HostTensor> operands,
+                                 mlir::Type elementType);
   /// `v` broadcast (NumPy rules) to `shape`.
   mlir::FailureOr<mlir::Value> broadcastTo(mlir::Value v,
                                            llvm::ArrayRef<int64_t> shape,

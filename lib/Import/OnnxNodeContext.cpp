@@ -174,6 +174,35 @@ FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank,
   return axis < 0 ? axis + rank : axis;
 }
 
+std::optional<HostTensor> NodeContext::fold(StringRef name,
+                                            ArrayRef<HostTensor> operands,
+                                            Type elementType) {
+  std::optional<RegisteredOperationName> opName =
+      RegisteredOperationName::lookup(name, ctx);
+  if (!opName || operands.empty())
+    return std::nullopt;
+  // The op is created detached, on the arguments of a scratch block, so
+  // folding leaves no IR behind.
+  Block scratch;
+  SmallVector<Attribute> constants;
+  for (const HostTensor &t : operands) {
+    constants.push_back(t.toAttr());
+    scratch.addArgument(RankedTensorType::get(t.shape, t.elementType), loc());
+  }
+  OperationState state(loc(), *opName);
+  state.addOperands(scratch.getArguments());
+  state.addTypes(RankedTensorType::get(operands[0].shape, elementType));
+  Operation *op = Operation::create(state);
+  SmallVector<OpFoldResult, 1> results;
+  std::optional<HostTensor> folded;
+  if (succeeded(op->fold(constants, results)) && results.size() == 1)
+    if (auto attr = dyn_cast_if_present<DenseElementsAttr>(
+            dyn_cast_if_present<Attribute>(results.front())))
+      folded = HostTensor::fromAttr(attr);
+  op->destroy();
+  return folded;
+}
+
 FailureOr<Value> NodeContext::build(StringRef name, ValueRange operands,
                                     ArrayRef<NamedAttribute> attrs,
                                     Type resultType,

@@ -70,6 +70,26 @@ DenseElementsAttr HostTensor::toAttr() const {
   return DenseElementsAttr::get(type, ArrayRef<int64_t>(ints));
 }
 
+std::optional<HostTensor> HostTensor::fromAttr(DenseElementsAttr attr) {
+  auto type = dyn_cast<RankedTensorType>(attr.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  HostTensor t = zeros(type.getShape(), type.getElementType());
+  if (t.isFloat()) {
+    if (!type.getElementType().isF32())
+      return std::nullopt;
+    llvm::copy(attr.getValues<float>(), t.floats.begin());
+    return t;
+  }
+  if (!isa<IntegerType>(type.getElementType()))
+    return std::nullopt;
+  bool isBool = type.getElementType().isInteger(1);
+  llvm::transform(attr.getValues<APInt>(), t.ints.begin(), [&](APInt v) {
+    return isBool ? int64_t(v.getBoolValue()) : v.getSExtValue();
+  });
+  return t;
+}
+
 Type shardc::onnximport::elementTypeOf(MLIRContext *ctx, int32_t dataType) {
   switch (dataType) {
   case onnx::TensorProto::FLOAT:

@@ -3,55 +3,22 @@
 // One kernel model per arity, attached to every op of the dialect with the
 // UnaryElementwise or BinaryElementwise trait (found at compile time from the
 // generated op list): the op's `computeElements` expression, instantiated on
-// Eigen arrays, is one vectorized pass over contiguous f32 storage with no
-// temporaries. Ops declared with integers (add, sub, mul) also run on i32
-// and i64 storage. A new elementwise op needs no code here.
+// Eigen arrays (shardc/Dialect/ElementwiseKernel.h, which the ops' `fold`
+// shares), is one vectorized pass over contiguous f32 storage with no
+// temporaries. Ops declared with integers (add, sub, mul, div, max, min)
+// also run on i32 and i64 storage. A new elementwise op needs no code here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseFusion.h"
 #include "KernelImpl.h"
 
-#include <Eigen/Core>
-
-#include <cstring>
+#include "shardc/Dialect/ElementwiseKernel.h"
 
 using namespace mlir;
 using namespace shardc;
 
 namespace {
-using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
-using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
-
-/// Recomputes with `exact` the elements where `x` is below `threshold`.
-/// Where an op's vectorized path is inexact for rare inputs (Eigen's SIMD
-/// exp clamps at -88.4, its log reads a subnormal as the smallest normal)
-/// while the scalar path at a tensor's tail is right, an element's result
-/// would depend on its position; one compare per element fixes them.
-///
-/// An element equal to the previous one recomputed reuses its result: a
-/// causal mask's -1e9 shifted by a row's max fills half of every attention
-/// row with one value, and glibc's expf takes a slow underflow path there.
-void fixBelow(const float *x, float *y, int64_t n, float threshold,
-              float (*exact)(float)) {
-  // Compared as bits: -0 and 0 differ, a NaN equals its own bits.
-  uint32_t lastBits = 0;
-  float lastY = 0;
-  bool haveLast = false;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!(x[i] < threshold))
-      continue;
-    uint32_t bits;
-    std::memcpy(&bits, &x[i], sizeof bits);
-    if (!haveLast || bits != lastBits) {
-      lastBits = bits;
-      lastY = exact(x[i]);
-      haveLast = true;
-    }
-    y[i] = lastY;
-  }
-}
-
 template <typename OpT>
 struct UnaryKernel : shardc::detail::KernelModel<UnaryKernel<OpT>, OpT> {
   LogicalResult evaluateKernel(Operation *op, ArrayRef<const Tensor *> in,
@@ -75,13 +42,7 @@ struct UnaryKernel : shardc::detail::KernelModel<UnaryKernel<OpT>, OpT> {
   /// The op on `n` contiguous elements: the whole tensor, or a block of a
   /// fused pass.
   static void compute(const float *in, float *out, int64_t n) {
-    if (n == 0)
-      return;
-    ConstArrayMap x(in, n);
-    ArrayMap y(out, n);
-    y = OpT::computeElements(x);
-    if constexpr (OpT::kHasExactBelow)
-      fixBelow(in, out, n, OpT::kExactBelow, &OpT::computeExactElement);
+    elementwise::computeUnary<OpT>(in, out, n);
   }
 };
 
@@ -121,41 +82,29 @@ struct BinaryKernel : shardc::detail::KernelModel<BinaryKernel<OpT>, OpT> {
   }
 
   static bool computes(DType dtype) {
-    if constexpr (OpT::kAcceptsIntegers)
-      if (dtype == DType::I32 || dtype == DType::I64)
-        return true;
-    return dtype == DType::F32;
+    return (dtype == DType::F32 && elementwise::computesBinary<OpT, float>()) ||
+           (dtype == DType::I32 &&
+            elementwise::computesBinary<OpT, int32_t>()) ||
+           (dtype == DType::I64 && elementwise::computesBinary<OpT, int64_t>());
   }
 
   /// The op on `n` contiguous elements of `dtype` (one `computes`): the
   /// whole tensor, or a block of a fused pass.
   static void compute(DType dtype, const void *lhs, const void *rhs, void *out,
                       int64_t n) {
-    if (n == 0)
-      return;
     if constexpr (OpT::kAcceptsIntegers) {
       if (dtype == DType::I32)
-        return computeWrapping<uint32_t>(lhs, rhs, out, n);
+        return elementwise::computeBinary<OpT>(
+            static_cast<const int32_t *>(lhs),
+            static_cast<const int32_t *>(rhs), static_cast<int32_t *>(out), n);
       if (dtype == DType::I64)
-        return computeWrapping<uint64_t>(lhs, rhs, out, n);
+        return elementwise::computeBinary<OpT>(
+            static_cast<const int64_t *>(lhs),
+            static_cast<const int64_t *>(rhs), static_cast<int64_t *>(out), n);
     }
-    ConstArrayMap a(static_cast<const float *>(lhs), n);
-    ConstArrayMap b(static_cast<const float *>(rhs), n);
-    ArrayMap y(static_cast<float *>(out), n);
-    y = OpT::computeElements(a, b);
-  }
-
-  /// Index arithmetic on signed integers, computed on their `Unsigned`
-  /// bits so that overflow wraps around (signed overflow would be undefined
-  /// behaviour); the formula is the float one.
-  template <typename Unsigned>
-  static void computeWrapping(const void *lhs, const void *rhs, void *out,
-                              int64_t n) {
-    using Array = Eigen::Array<Unsigned, Eigen::Dynamic, 1>;
-    Eigen::Map<const Array> a(static_cast<const Unsigned *>(lhs), n);
-    Eigen::Map<const Array> b(static_cast<const Unsigned *>(rhs), n);
-    Eigen::Map<Array> y(static_cast<Unsigned *>(out), n);
-    y = OpT::computeElements(a, b);
+    elementwise::computeBinary<OpT>(static_cast<const float *>(lhs),
+                                    static_cast<const float *>(rhs),
+                                    static_cast<float *>(out), n);
   }
 };
 

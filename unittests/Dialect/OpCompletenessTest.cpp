@@ -27,6 +27,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/xxhash.h"
 
 #include <gtest/gtest.h>
 
@@ -152,9 +153,12 @@ TEST_F(OpCompletenessTest, EveryTensorOpRunsAndDifferentiatesOnItsInstance) {
       parseSourceFile<ModuleOp>(SHARDC_EVERY_OP_MLIR, &ctx);
   ASSERT_TRUE(module) << diagnostics;
   llvm::StringMap<Operation *> byName = instances(*module);
-  uint64_t seed = 1;
   for (RegisteredOperationName name : tensorOps()) {
     SCOPED_TRACE(name.getStringRef().str());
+    // Each op's inputs are drawn from seeds of its own name: a new op does
+    // not redraw the others' (max's, near its kink, failed its finite
+    // differences when tan was added before it).
+    uint64_t seed = llvm::xxh3_64bits(name.getStringRef());
     Operation *op = byName.lookup(name.getStringRef());
     ASSERT_NE(op, nullptr) << "no instance in every-op.mlir";
 
@@ -240,6 +244,11 @@ TEST_F(OpCompletenessTest, EveryTensorOpRunsAndDifferentiatesOnItsInstance) {
       return sum;
     };
     constexpr float eps = 1e-2f;
+    // Where an op's derivative jumps (relu, abs, max), a central difference
+    // straddling the jump says nothing of either side: the one-sided
+    // differences disagree there, and such elements are not compared.
+    bool jumps = getContinuity(op->getName()) != Continuity::Continuous;
+    double base = loss(operands);
     for (unsigned i = 0; i < inputs.size(); ++i) {
       if (!isF32(op->getOperand(i)))
         continue; // held fixed (a select's pred)
@@ -255,6 +264,10 @@ TEST_F(OpCompletenessTest, EveryTensorOpRunsAndDifferentiatesOnItsInstance) {
         double down = loss(operands);
         inputs[i].data()[e] = saved;
         double numeric = (up - down) / (2 * eps);
+        double forward = (up - base) / eps, backward = (base - down) / eps;
+        if (jumps &&
+            std::abs(forward - backward) > 2e-2 * (1 + std::abs(numeric)))
+          continue;
         // stop_gradient's rule is zero by definition (autodiff treats its
         // result as a constant), not its derivative (the identity's).
         if (name.getStringRef() == "shardc.stop_gradient")

@@ -166,6 +166,32 @@ func.func @f(%a: tensor<2xi64>, %b: tensor<2xi64>) -> tensor<2xi64> {
             (std::vector<int64_t>{3 * (int64_t(1) << 40), -12}));
 }
 
+TEST_F(IndexingTest, IntegerDivMaxMinAreSigned) {
+  // Signed, unlike add/sub/mul's wrapping bits: division truncates toward
+  // zero, x / 0 is -1 and kMin / -1 is kMin (the values C++ leaves
+  // undefined); max and min order negative values below positive ones.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  modules.push_back(parse(R"mlir(
+func.func @f(%a: tensor<5xi64>, %b: tensor<5xi64>) -> (tensor<5xi64>, tensor<5xi64>, tensor<5xi64>) {
+  %d = shardc.div %a, %b : tensor<5xi64>
+  %x = shardc.max %a, %b : tensor<5xi64>
+  %n = shardc.min %a, %b : tensor<5xi64>
+  return %d, %x, %n : tensor<5xi64>, tensor<5xi64>, tensor<5xi64>
+})mlir"));
+  ASSERT_TRUE(modules.back());
+  FailureOr<SmallVector<Tensor>> out =
+      interpretFunction(getFunc(*modules.back()),
+                        argsOf(tensorOf<int64_t>({5}, {7, -7, 7, kMin, -3}),
+                               tensorOf<int64_t>({5}, {2, 2, 0, -1, 5})));
+  ASSERT_TRUE(succeeded(out)) << diagnostics;
+  EXPECT_EQ(valuesOf<int64_t>((*out)[0]),
+            (std::vector<int64_t>{3, -3, -1, kMin, 0}));
+  EXPECT_EQ(valuesOf<int64_t>((*out)[1]),
+            (std::vector<int64_t>{7, 2, 7, -1, 5}));
+  EXPECT_EQ(valuesOf<int64_t>((*out)[2]),
+            (std::vector<int64_t>{2, -7, 0, kMin, -3}));
+}
+
 TEST_F(IndexingTest, AxisIndexNeedsADevice) {
   // Without a communicator the interpreter cannot say where it runs.
   FailureOr<Tensor> r = run(R"mlir(

@@ -21,6 +21,10 @@
 /// * `exactBelow`, `exactScalar`: when set, elements below `exactBelow` are
 ///   recomputed with the scalar expression `exactScalar` of `v` (where the
 ///   vectorized path is inexact, e.g. Eigen's exp below -87.3).
+/// The kernel is instantiated in one place, shardc/Dialect/
+/// ElementwiseKernel.h: the interpreter runs it on tensors, the op's `fold`
+/// on constant operands (the ONNX importer's shape arithmetic, the
+/// canonicalizer), so a folded constant has the bits a run would compute.
 class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
                            string kernel, string exactBelow, string exactScalar,
                            int flops, bit integers = 0>
@@ -44,6 +48,17 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
   // result cotangent `g`, the operands and the result `y` (the rule itself
   // is `gradient`, which builds it).
   string gradientFormula = "";
+  // With `integers`: the kernel on signed integer arrays `a`, `b`, where
+  // the float kernel on wrapping unsigned bits (add, sub, mul) is not the
+  // op (div, max, min); and what the reference says of it.
+  string integerKernel = "";
+  string integerNote = "";
+  let hasFolder = 1;
+  code foldDefinition = [{
+    ::mlir::OpFoldResult $cppClass::fold(FoldAdaptor adaptor) {
+      return ::shardc::foldElementwise(getOperation(), adaptor.getOperands());
+    }
+  }];
   // The gradient rule is defined out of the class (extraClassDefinition, in
   // ShardcOps.cpp.inc), where every op class is declared: a rule may build
   // another op of the family by its class (`gb.build<CosOp>`).
@@ -59,12 +74,19 @@ class Shardc_ElementwiseOp<string mnemonic, Trait arity, string kernelParams,
     static auto computeElements(}] # kernelParams # [{) {
       return }] # kernel # [{;
     }
-    /// Whether elements below kExactBelow are recomputed by
-    /// computeExactElement after computeElements.
     /// Whether the kernel also runs on i32 and i64 (index arithmetic,
-    /// computed in unsigned arithmetic so that overflow wraps).
+    /// computed in unsigned arithmetic so that overflow wraps, or by
+    /// computeIntegerElements where kHasIntegerKernel).
     static constexpr bool kAcceptsIntegers = }] #
         !if(integers, "true", "false") # [{;
+    static constexpr bool kHasIntegerKernel = }] #
+        !if(!empty(integerKernel), "false", "true") # [{;
+    template <typename Array>
+    static auto computeIntegerElements(}] # kernelParams # [{) {
+      return }] # !if(!empty(integerKernel), kernel, integerKernel) # [{;
+    }
+    /// Whether elements below kExactBelow are recomputed by
+    /// computeExactElement after computeElements.
     static constexpr bool kHasExactBelow = }] #
         !if(!empty(exactBelow), "false", "true") # [{;
     static constexpr float kExactBelow = }] #
@@ -132,7 +154,7 @@ class Shardc_UnaryElementwiseOp<string mnemonic, string formula, string kernel,
   // `gradient` returns the operand's cotangent (null: zero everywhere) from
   // `gb`, `g`, the operand `x` and the result `y`.
   let extraClassDeclaration = elementwiseDecl # cotangentsDecl;
-  let extraClassDefinition = shardcOpDefinition # [{
+  let extraClassDefinition = shardcOpDefinition # foldDefinition # [{
     ::mlir::LogicalResult $cppClass::buildOperandCotangents(
         ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
         ::llvm::ArrayRef<bool> wanted,
@@ -312,6 +334,17 @@ def Shardc_CosOp : Shardc_UnaryElementwiseOp<"cos", "cos(x)",
   // As sin.
   let operandDomains = ["OperandDomain::bounded(4)"];
 }
+// std::tan element by element, as sin: an element's result must not depend
+// on its position in the tensor.
+def Shardc_TanOp : Shardc_UnaryElementwiseOp<"tan", "tan(x)",
+    "x.unaryExpr([](float v) { return std::tan(v); })",
+    // tan' = 1 + tan^2, from the result.
+    [{ return gb.mul(g, gb.add(gb.splat(x, 1.0), gb.mul(y, y))); }]> {
+  let gradientFormula = "`g * (1 + y²)`";
+  // Within 1 of 0, away from the poles at ±π/2, where the result and its
+  // rounding grow without bound.
+  let operandDomains = ["OperandDomain::bounded(1)"];
+}
 // Computed as max(x, 0) + log1p(e^-|x|): e^x overflows above 88.7 and
 // log(1 + e^x) rounds to 0 below -16.6, where the result is still e^x.
 // std functions element by element, as erf, so that an element's result
@@ -360,7 +393,7 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
     `shardc.broadcast_in_dim`).}] # !if(integers, [{ Besides floats, the
     operands may be i32 or i64 tensors (index arithmetic: offsets of ids,
     positions), where overflow wraps around; integer operands get no
-    cotangent.}], "") # [{
+    cotangent.}] # integerNote, "") # [{
 
     ```mlir
     %2 = shardc.}] # mnemonic # [{ %0, %1 : tensor<16x64xf32>
@@ -387,7 +420,7 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
   // (left null: zero), from `gb`, `g`, the operands `a`, `b` and the result
   // `y`; it runs only when at least one is wanted.
   let extraClassDeclaration = elementwiseDecl # cotangentsDecl;
-  let extraClassDefinition = shardcOpDefinition # [{
+  let extraClassDefinition = shardcOpDefinition # foldDefinition # [{
     ::mlir::LogicalResult $cppClass::buildOperandCotangents(
         ::mlir::OpBuilder &builder, ::mlir::Location loc, ::mlir::Value g,
         ::llvm::ArrayRef<bool> wanted,
@@ -409,8 +442,9 @@ class Shardc_BinaryElementwiseOp<string mnemonic, string formula, string kernel,
   }];
 }
 
-// add, sub and mul also do index arithmetic (integers = 1); an integer
-// result never has a cotangent, so their gradients only see floats.
+// add, sub, mul, div, max and min also do index arithmetic (integers = 1);
+// an integer result never has a cotangent, so their gradients only see
+// floats.
 def Shardc_AddOp : Shardc_BinaryElementwiseOp<"add", "lhs + rhs", "a + b", [{
       if (wantLhs)
         lhsGrad = g;
@@ -444,13 +478,24 @@ def Shardc_MulOp : Shardc_BinaryElementwiseOp<"mul", "lhs * rhs", "a * b", [{
   let correctlyRounded = 1;
 }
 // y = a / b: da = g / b, db = -g a / b^2 = -da * y.
+// On integers (shape arithmetic: a hidden size over a head count) it
+// truncates toward zero; the two quotients C++ leaves undefined get values
+// (x / 0 = -1; the most negative value / -1 = itself, the wrapped negation).
 def Shardc_DivOp : Shardc_BinaryElementwiseOp<"div", "lhs / rhs", "a / b", [{
       ::mlir::Value da = gb.div(g, b);
       if (wantLhs)
         lhsGrad = da;
       if (wantRhs)
         rhsGrad = gb.neg(gb.mul(da, y));
-    }]> {
+    }], 1, 1> {
+  let integerKernel =
+      "a.binaryExpr(b, [](auto u, auto v) -> decltype(u) { " #
+      "using T = decltype(u); using U = std::make_unsigned_t<T>; " #
+      "if (v == 0) return T(-1); " #
+      "if (v == T(-1)) return static_cast<T>(U(0) - static_cast<U>(u)); " #
+      "return u / v; })";
+  let integerNote = [{ Integer division truncates toward zero;
+    `x / 0` is -1, and the most negative value divided by -1 is itself.}];
   let gradientFormula = "`da = g / rhs`, `-da * y`";
   let partialSumOperandSets = [0b01];
   let operandDomains = ["OperandDomain()", "OperandDomain::nonZero()"];
@@ -470,7 +515,8 @@ def Shardc_MaxOp : Shardc_BinaryElementwiseOp<"max", "max(lhs, rhs)",
         lhsGrad = ga;
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
-    }]> {
+    }], 1, 1> {
+  let integerKernel = "a.max(b)";
   let gradientFormula =
       "`ga = 0.5 g (1 + step(lhs - rhs) - step(rhs - lhs))`, `g - ga`: " #
       "the larger operand takes `g`, a tie splits it evenly";
@@ -488,7 +534,8 @@ def Shardc_MinOp : Shardc_BinaryElementwiseOp<"min", "min(lhs, rhs)",
         lhsGrad = ga;
       if (wantRhs)
         rhsGrad = gb.sub(g, ga);
-    }]> {
+    }], 1, 1> {
+  let integerKernel = "a.min(b)";
   let gradientFormula =
       "`ga = 0.5 g (1 + step(rhs - lhs) - step(lhs - rhs))`, `g - ga`: as" #
       " `max`, to the smaller operand";

@@ -34,6 +34,12 @@ bool hasAddressableSize(mlir::Type type);
 enum class CompareDirection { EQ, NE, LT, LE, GT, GE };
 /// "EQ", "NE", "LT", "LE", "GT", "GE" -> the direction; nullopt otherwise.
 std::optional<CompareDirection> symbolizeCompareDirection(llvm::StringRef name);
+/// The `fold` of every elementwise op (ElementwiseOps.cpp): the op's own
+/// kernel on constant f32, i32 or i64 operands (`operands` as MLIR's
+/// folding gives them); null where an operand is not a dense constant or
+/// the kernel does not compute the element type.
+mlir::OpFoldResult foldElementwise(mlir::Operation *op,
+                                   llvm::ArrayRef<mlir::Attribute> operands);
 } // namespace shardc
 
 #define GET_OP_CLASSES

@@ -133,6 +133,10 @@ func.func @cos(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = shardc.cos %x : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+func.func @tan(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = shardc.tan %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
 func.func @softplus(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = shardc.softplus %x : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
