@@ -44,8 +44,8 @@ TEST(PlanSearchTensorShardingsTest, LayoutDividesOnlyWhereBlocksAreEqual) {
   PlanSearchRequest request;
   GraphVariant::InputShardings layout;
   layout.insert_or_assign("x", json::Array{"data", nullptr});
-  layout.insert_or_assign(
-      "h0_w", json::Array{nullptr, json::Array{"data", "model"}});
+  layout.insert_or_assign("h0_w",
+                          json::Array{nullptr, json::Array{"data", "model"}});
   // The batch is one row per data rank: 12 columns over data x model.
   EXPECT_TRUE(shardingsDivide(*g, layout, request, /*model=*/2, /*data=*/2,
                               /*batch=*/2));
