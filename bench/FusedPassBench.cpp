@@ -20,6 +20,7 @@
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
+#include "shardc/Runtime/RetainFreedMemory.h"
 #include "shardc/Support/RandomTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,7 +36,6 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <malloc.h>
 #include <vector>
 
 using namespace mlir;
@@ -116,11 +116,9 @@ int main(int argc, char **argv) {
                     "and --warmup not negative\n";
     return 1;
   }
-  // As the shardc tool does: freed tensors stay in the heap, so every run
+  // As the backends do: freed tensors stay in the heap, so every run
   // reuses the previous run's memory instead of faulting fresh pages in.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TOP_PAD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  retainFreedMemory();
   MLIRContext context;
   context.loadDialect<ShardcDialect, func::FuncDialect>();
   shardc::registerKernelModels(context);

@@ -10,8 +10,8 @@
 #include "shardc/Runtime/MpiBackend.h"
 
 #include "MpiSupport.h"
-#include "RetainFreedMemory.h"
 #include "TracingCommunicator.h"
+#include "shardc/Runtime/RetainFreedMemory.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -152,7 +152,7 @@ shardc::createMpiBackend(MeshOp mesh, MpiCommunicatorOptions options) {
   if (failed(checkMpiJobFitsMesh(mesh)))
     return failure();
   if (options.retainFreedMemory)
-    detail::retainFreedMemory();
+    retainFreedMemory();
   FailureOr<MeshTopology> topology = getMeshTopology(mesh);
   if (failed(topology))
     return failure();

@@ -1,11 +1,11 @@
 //===- RetainFreedMemory.cpp - keep freed tensor buffers for reuse --------===//
 
-#include "RetainFreedMemory.h"
+#include "shardc/Runtime/RetainFreedMemory.h"
 
 #include <malloc.h>
 #include <mutex>
 
-void shardc::detail::retainFreedMemory() {
+void shardc::retainFreedMemory() {
   static std::once_flag once;
   std::call_once(once, [] {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);

@@ -9,7 +9,7 @@
 
 #include "shardc/Runtime/SimBackend.h"
 
-#include "RetainFreedMemory.h"
+#include "shardc/Runtime/RetainFreedMemory.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -34,7 +34,7 @@ SimBackend::create(MeshOp mesh, const SimulationOptions &options) {
     return failure();
   // A step's tensors come from the previous step's freed buffers, as on
   // the threads and mpi backends, instead of fresh pages every step.
-  detail::retainFreedMemory();
+  retainFreedMemory();
   return std::unique_ptr<SimBackend>(
       new SimBackend(mesh, options, topology->numDevices()));
 }

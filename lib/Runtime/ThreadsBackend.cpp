@@ -4,9 +4,9 @@
 
 #include "DeviceDiagnostics.h"
 #include "DevicePool.h"
-#include "RetainFreedMemory.h"
 #include "SharedMemoryCommunicator.h"
 #include "TracingCommunicator.h"
+#include "shardc/Runtime/RetainFreedMemory.h"
 
 #include "shardc/Interpreter/BlasThreads.h"
 #include "shardc/Interpreter/Interpreter.h"
@@ -178,7 +178,7 @@ shardc::createThreadsBackend(MeshOp mesh, const ThreadsOptions &options) {
   }
   // Before the pool starts, so that its threads share the one arena.
   if (options.retainFreedMemory)
-    detail::retainFreedMemory();
+    retainFreedMemory();
   return std::make_unique<ThreadsBackend>(mesh->getContext(),
                                           topology->numDevices(), options);
 }
@@ -192,7 +192,7 @@ shardc::runOnThreads(MLIRContext &context, int64_t numDevices,
     return emitError(where)
            << "runOnThreads needs at least one device, got " << numDevices;
   if (options.retainFreedMemory)
-    detail::retainFreedMemory();
+    retainFreedMemory();
   DevicePool pool(numDevices);
   return runOnPool(
       pool, &context, options,

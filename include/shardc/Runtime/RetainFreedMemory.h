@@ -10,17 +10,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SHARDC_LIB_RUNTIME_RETAINFREEDMEMORY_H
-#define SHARDC_LIB_RUNTIME_RETAINFREEDMEMORY_H
+#ifndef SHARDC_RUNTIME_RETAINFREEDMEMORY_H
+#define SHARDC_RUNTIME_RETAINFREEDMEMORY_H
 
-namespace shardc::detail {
+namespace shardc {
 
 /// Process-wide and applied once (later calls do nothing): no buffer mapped
 /// on its own however large, freed memory trimmed only above 1 GiB, and one
 /// malloc arena (buffers freed by one device thread are reusable by all).
-/// Call it before starting threads that allocate tensors.
+/// Call it before starting threads that allocate tensors. The backends
+/// call it; a program running the interpreter itself (a benchmark) calls
+/// it to measure what a backend's step costs.
 void retainFreedMemory();
 
-} // namespace shardc::detail
+} // namespace shardc
 
-#endif // SHARDC_LIB_RUNTIME_RETAINFREEDMEMORY_H
+#endif // SHARDC_RUNTIME_RETAINFREEDMEMORY_H
