@@ -45,3 +45,9 @@ tool_dirs = [config.shardc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["shardc", "shardc-opt", "shardc-difftest"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.shardc_tools_dir, append_path=True)
+
+# Under ASan and UBSan a run is several times slower; the few tests that
+# repeat one search over many inputs run a subset there (`REQUIRES:
+# sanitizer` / `UNSUPPORTED: sanitizer`), the same code on fewer sizes.
+if "ASAN_OPTIONS" in config.environment:
+    config.available_features.add("sanitizer")
