@@ -262,3 +262,9 @@ Value shardc::getConvertedOperand(Operation *op) {
   auto convert = dyn_cast_or_null<ConvertOp>(op);
   return convert ? convert.getInput() : Value();
 }
+
+std::optional<int64_t> shardc::getCountedDim(Operation *op) {
+  if (auto iota = dyn_cast_or_null<IotaOp>(op))
+    return iota.getDimension();
+  return std::nullopt;
+}

@@ -4,13 +4,15 @@
 // result's element type from its operands, so turning the f32 values into
 // bf16 ones keeps each op valid; only the ops that spell an element type in
 // an attribute (a constant's value, a convert's dtype: an `ElementType`
-// field of OpFieldsOpInterface, an iota's count) are rewritten. The
+// field of OpFieldsOpInterface) are rewritten, and generated indices (an
+// iota's count: the `Generated` kernel class) are rounded from f32. The
 // function is verified afterwards.
 //
 //===----------------------------------------------------------------------===//
 
 #include "MixedPrecision.h"
 
+#include "shardc/Dialect/CostOpInterface.h"
 #include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
@@ -99,7 +101,7 @@ LogicalResult shardc::detail::castBodyToHalf(func::FuncOp func, Type half) {
   for (Operation &op : llvm::make_early_inc_range(body)) {
     if (&op == ret.getOperation())
       break;
-    if (isa<IotaOp>(op)) {
+    if (getKernelClass(&op) == KernelClass::Generated) {
       if (!isF32Tensor(op.getResult(0).getType()))
         continue;
       // Positions past 256 are not bf16 values: count in f32, then round.

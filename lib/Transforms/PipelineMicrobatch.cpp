@@ -3,6 +3,7 @@
 #include "PipelineMicrobatch.h"
 
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/TensorOpQueries.h"
 #include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/IR/Builders.h"
@@ -67,13 +68,15 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
       return failure();
     made = ConstantOp::create(b, def->getLoc(),
                               cast<ElementsAttr>(dense.resizeSplat(newType)));
-  } else if (isa<IotaOp, BroadcastInDimOp>(def)) {
-    // Neither may vary along dim 0: an iota counting it, or a broadcast
-    // placing an operand dim there.
-    if (auto iota = dyn_cast<IotaOp>(def); iota && iota.getDimension() == 0)
+  } else if (std::optional<int64_t> counted = getCountedDim(def)) {
+    // Indices along another dim are the same in every row, and the op
+    // counts for any number of rows its result type asks for.
+    if (*counted == 0)
       return failure();
-    if (auto bcast = dyn_cast<BroadcastInDimOp>(def);
-        bcast && llvm::is_contained(bcast.getDims(), 0))
+    made = b.clone(*def);
+  } else if (auto bcast = dyn_cast<BroadcastInDimOp>(def)) {
+    // A broadcast placing an operand dim at dim 0 varies along it.
+    if (llvm::is_contained(bcast.getDims(), 0))
       return failure();
     made = b.clone(*def);
   } else if (def->getNumOperands() > 0 && isElementwise(def) &&

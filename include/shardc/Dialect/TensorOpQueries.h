@@ -27,6 +27,11 @@ namespace shardc {
 /// operand. Null for any other op.
 mlir::Value getConvertedOperand(mlir::Operation *op);
 
+/// When each element of `op`'s result is its own index along one dim and
+/// depends on nothing else (`shardc.iota`, counting along `dimension`):
+/// that dim. The result then varies along that dim alone.
+std::optional<int64_t> getCountedDim(mlir::Operation *op);
+
 } // namespace shardc
 
 #endif // SHARDC_DIALECT_TENSOROPQUERIES_H
