@@ -74,9 +74,10 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
     if (*counted == 0)
       return failure();
     made = b.clone(*def);
-  } else if (auto bcast = dyn_cast<BroadcastInDimOp>(def)) {
-    // A broadcast placing an operand dim at dim 0 varies along it.
-    if (llvm::is_contained(bcast.getDims(), 0))
+  } else if (std::optional<ArrayRef<int64_t>> dims = getBroadcastDims(def)) {
+    // A broadcast is the same in every row when no operand dim is dim 0,
+    // and repeats its operand as many times as its result type asks.
+    if (llvm::is_contained(*dims, 0))
       return failure();
     made = b.clone(*def);
   } else if (def->getNumOperands() > 0 && isElementwise(def) &&
@@ -102,15 +103,17 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
   return made->getResult(0);
 }
 
-/// The result type of broadcast_in_dim `op` once its operand has its new
-/// type (`oldOperand` before): each result dim an operand dim filled (not
-/// expanded from size 1) follows that dim.
-static RankedTensorType broadcastResultType(BroadcastInDimOp op,
+/// The result type of broadcast `op` (its operand's dim i at result dim
+/// `dims[i]`) once its operand has its new type (`oldOperand` before): each
+/// result dim an operand dim filled (not expanded from size 1) follows that
+/// dim.
+static RankedTensorType broadcastResultType(Operation *op,
+                                            ArrayRef<int64_t> dims,
                                             RankedTensorType oldOperand) {
-  auto result = cast<RankedTensorType>(op.getResult().getType());
-  auto operand = cast<RankedTensorType>(op.getInput().getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  auto operand = cast<RankedTensorType>(op->getOperand(0).getType());
   SmallVector<int64_t> shape(result.getShape());
-  for (auto [i, d] : llvm::enumerate(op.getDims()))
+  for (auto [i, d] : llvm::enumerate(dims))
     if (oldOperand.getDimSize(i) == result.getDimSize(d))
       shape[d] = operand.getDimSize(i);
   return result.clone(shape);
@@ -189,9 +192,10 @@ FailureOr<func::FuncOp> shardc::cloneAtMicrobatchSize(
       }
     }
     SmallVector<Type> types;
-    if (auto bcast = dyn_cast<BroadcastInDimOp>(op)) {
+    if (std::optional<ArrayRef<int64_t>> dims = getBroadcastDims(op)) {
       types.push_back(broadcastResultType(
-          bcast, cast<RankedTensorType>(batchType.lookup(bcast.getInput()))));
+          op, *dims,
+          cast<RankedTensorType>(batchType.lookup(op->getOperand(0)))));
     } else if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
       if (failed(infer.inferReturnTypes(
               op->getContext(), op->getLoc(), op->getOperands(),

@@ -32,6 +32,13 @@ mlir::Value getConvertedOperand(mlir::Operation *op);
 /// that dim. The result then varies along that dim alone.
 std::optional<int64_t> getCountedDim(mlir::Operation *op);
 
+/// When `op`'s result repeats its single operand, whose dim i is result
+/// dim `dims[i]` (an operand dim of size 1 read at index 0 along it) and
+/// whose other result dims are new (`shardc.broadcast_in_dim`): `dims`,
+/// valid while `op` is. The result then varies along no dim outside
+/// `dims`.
+std::optional<llvm::ArrayRef<int64_t>> getBroadcastDims(mlir::Operation *op);
+
 } // namespace shardc
 
 #endif // SHARDC_DIALECT_TENSOROPQUERIES_H
