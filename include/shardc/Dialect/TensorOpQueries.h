@@ -36,7 +36,8 @@ std::optional<int64_t> getCountedDim(mlir::Operation *op);
 /// dim `dims[i]` (an operand dim of size 1 read at index 0 along it) and
 /// whose other result dims are new (`shardc.broadcast_in_dim`): `dims`,
 /// valid while `op` is. The result then varies along no dim outside
-/// `dims`.
+/// `dims`. Keep the answer in a variable before looping over it: a
+/// range-for over `*getBroadcastDims(op)` reads a destroyed temporary.
 std::optional<llvm::ArrayRef<int64_t>> getBroadcastDims(mlir::Operation *op);
 
 } // namespace shardc
