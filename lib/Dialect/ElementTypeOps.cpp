@@ -15,6 +15,7 @@
 #include "shardc/Dialect/GradientBuilder.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/TensorOpQueries.h"
 
 #include "llvm/ADT/StringSwitch.h"
 
@@ -209,7 +210,7 @@ LogicalResult ConvertOp::buildOperandCotangents(OpBuilder &b, Location loc,
   Type from = cast<RankedTensorType>(getInput().getType()).getElementType();
   out[0] = getInput().getType() == getResult().getType()
                ? g
-               : ConvertOp::create(b, loc, g, TypeAttr::get(from)).getResult();
+               : buildConvert(b, loc, g, from);
   return success();
 }
 
@@ -238,6 +239,11 @@ Value shardc::buildIota(OpBuilder &b, Location loc, RankedTensorType type,
   return IotaOp::create(b, loc, type, b.getI64IntegerAttr(dimension));
 }
 
+Value shardc::buildConvert(OpBuilder &b, Location loc, Value input,
+                           Type element) {
+  return ConvertOp::create(b, loc, input, TypeAttr::get(element));
+}
+
 Value shardc::buildCompare(OpBuilder &b, Location loc, Value lhs, Value rhs,
                            StringRef direction) {
   return CompareOp::create(b, loc, lhs, rhs, b.getStringAttr(direction));
@@ -246,4 +252,19 @@ Value shardc::buildCompare(OpBuilder &b, Location loc, Value lhs, Value rhs,
 Value shardc::buildSelect(OpBuilder &b, Location loc, Value pred, Value onTrue,
                           Value onFalse) {
   return SelectOp::create(b, loc, pred, onTrue, onFalse);
+}
+
+//===----------------------------------------------------------------------===//
+// Queries (TensorOpQueries.h)
+//===----------------------------------------------------------------------===//
+
+Value shardc::getConvertedOperand(Operation *op) {
+  auto convert = dyn_cast_or_null<ConvertOp>(op);
+  return convert ? convert.getInput() : Value();
+}
+
+std::optional<int64_t> shardc::getCountedDim(Operation *op) {
+  if (auto iota = dyn_cast_or_null<IotaOp>(op))
+    return iota.getDimension();
+  return std::nullopt;
 }

@@ -204,8 +204,7 @@ Value shardc::detail::buildBlockOffset(OpBuilder &b, Location loc,
                      ? index
                      : buildMul(b, loc, index, buildI64Scalar(b, loc, blockSize));
   if (element != b.getI64Type())
-    offset = ConvertOp::create(b, loc, RankedTensorType::get({}, element),
-                               offset, TypeAttr::get(element));
+    offset = buildConvert(b, loc, offset, element);
   return offset;
 }
 

@@ -9,6 +9,7 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/TensorOpQueries.h"
 
 using namespace mlir;
 using namespace shardc;
@@ -302,4 +303,14 @@ Value shardc::buildBroadcastInDim(OpBuilder &b, Location loc, Type type,
 Value shardc::buildTranspose(OpBuilder &b, Location loc, Value input,
                              ArrayRef<int64_t> perm) {
   return TransposeOp::create(b, loc, input, b.getDenseI64ArrayAttr(perm));
+}
+
+//===----------------------------------------------------------------------===//
+// Queries (TensorOpQueries.h)
+//===----------------------------------------------------------------------===//
+
+std::optional<ArrayRef<int64_t>> shardc::getBroadcastDims(Operation *op) {
+  if (auto broadcast = dyn_cast_or_null<BroadcastInDimOp>(op))
+    return broadcast.getDims();
+  return std::nullopt;
 }

@@ -34,6 +34,8 @@
 #include "OnnxImport.h"
 
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/TensorOpQueries.h"
 #include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -69,6 +71,13 @@ static BlockArgument soleParamOf(Value v, Operation *user) {
   return arg;
 }
 
+/// `op` is a broadcast used once whose operand dims are the result dims
+/// `dims` (a bias [F] added along the last dim of [..., F]).
+static bool isBroadcastAlong(Operation *op, ArrayRef<int64_t> dims) {
+  std::optional<ArrayRef<int64_t>> along = getBroadcastDims(op);
+  return along && *along == dims && op->hasOneUse();
+}
+
 /// Gives `arg` the view `shape` of its elements, recording the shape its
 /// checkpoint holds.
 static void viewArgument(BlockArgument arg, ArrayRef<int64_t> shape) {
@@ -88,7 +97,7 @@ struct FusedProjection {
   DotGeneralOp product;
   int64_t weightFreeDim; ///< the weight's dim the product keeps (F = N*K)
   BlockArgument bias;    ///< [F], or null
-  BroadcastInDimOp biasBroadcast;
+  Operation *biasBroadcast = nullptr; ///< the bias along the last dim
   AddOp add;
   SmallVector<SliceOp> chunks;
   /// timm's form instead of chunks: the [..., F] result reshaped to
@@ -180,11 +189,10 @@ static std::optional<FusedProjection> matchFused(DotGeneralOp dot) {
   int64_t width = cast<RankedTensorType>(result.getType()).getDimSize(rank - 1);
   if ((f.add = dyn_cast<AddOp>(*dot->getUsers().begin()))) {
     Value other = f.add.getLhs() == result ? f.add.getRhs() : f.add.getLhs();
-    f.biasBroadcast = other.getDefiningOp<BroadcastInDimOp>();
-    if (!f.biasBroadcast || !f.biasBroadcast->hasOneUse() ||
-        f.biasBroadcast.getDims() != ArrayRef<int64_t>{rank - 1})
+    f.biasBroadcast = other.getDefiningOp();
+    if (!isBroadcastAlong(f.biasBroadcast, {rank - 1}))
       return std::nullopt;
-    f.bias = soleParamOf(f.biasBroadcast.getInput(), f.biasBroadcast);
+    f.bias = soleParamOf(f.biasBroadcast->getOperand(0), f.biasBroadcast);
     if (!f.bias)
       return std::nullopt;
     result = f.add.getResult();
@@ -247,12 +255,11 @@ static void stackFused(FusedProjection &f, OpBuilder &b) {
   if (f.add) {
     viewArgument(f.bias, {n, k});
     b.setInsertionPoint(f.add);
-    auto bias = BroadcastInDimOp::create(
-        b, f.biasBroadcast.getLoc(), stackedType, f.bias,
-        b.getDenseI64ArrayAttr({rank - 2, rank - 1}));
-    bool biasFirst = f.add.getLhs() == f.biasBroadcast.getResult();
+    Value bias = buildBroadcastInDim(b, f.biasBroadcast->getLoc(), stackedType,
+                                     f.bias, {rank - 2, rank - 1});
+    bool biasFirst = f.add.getLhs() == f.biasBroadcast->getResult(0);
     stacked = AddOp::create(b, f.add.getLoc(), biasFirst ? bias : stacked,
-                            biasFirst ? stacked : bias.getResult())
+                            biasFirst ? stacked : bias)
                   .getResult();
   }
   // timm's reshape reads the stacked [..., N, K] as it read [..., N*K].
@@ -275,7 +282,7 @@ static void stackFused(FusedProjection &f, OpBuilder &b) {
   }
   if (f.add) {
     f.add.erase();
-    f.biasBroadcast.erase();
+    f.biasBroadcast->erase();
   }
   f.product.erase();
   if (f.transpose)
@@ -297,12 +304,11 @@ static bool unflattenLinear(DotGeneralOp dot, OpBuilder &b) {
     return false;
   Operation *last = *dot->getUsers().begin();
   auto add = dyn_cast<AddOp>(last);
-  BroadcastInDimOp bias;
+  Operation *bias = nullptr;
   if (add) {
     Value other = add.getLhs() == dot.getResult() ? add.getRhs() : add.getLhs();
-    bias = other.getDefiningOp<BroadcastInDimOp>();
-    if (!bias || !bias->hasOneUse() || bias.getDims() != ArrayRef<int64_t>{1} ||
-        !add->hasOneUse())
+    bias = other.getDefiningOp();
+    if (!isBroadcastAlong(bias, {1}) || !add->hasOneUse())
       return false;
     last = *add->getUsers().begin();
   }
@@ -327,19 +333,19 @@ static bool unflattenLinear(DotGeneralOp dot, OpBuilder &b) {
   Value result = product.getResult();
   if (add) {
     b.setInsertionPoint(add);
-    auto broadcast = BroadcastInDimOp::create(
-        b, bias.getLoc(), result.getType(), bias.getInput(),
-        b.getDenseI64ArrayAttr({static_cast<int64_t>(out.size()) - 1}));
-    bool biasFirst = add.getLhs() == bias.getResult();
+    Value broadcast = buildBroadcastInDim(
+        b, bias->getLoc(), result.getType(), bias->getOperand(0),
+        {static_cast<int64_t>(out.size()) - 1});
+    bool biasFirst = add.getLhs() == bias->getResult(0);
     result = AddOp::create(b, add.getLoc(), biasFirst ? broadcast : result,
-                           biasFirst ? result : broadcast.getResult())
+                           biasFirst ? result : broadcast)
                  .getResult();
   }
   unflat.getResult().replaceAllUsesWith(result);
   unflat.erase();
   if (add) {
     add.erase();
-    bias.erase();
+    bias->erase();
   }
   dot.erase();
   flat.erase();
@@ -404,11 +410,16 @@ SmallVector<int64_t> MergedBatchDim::factorsOf(ReshapeOp reshape, int64_t dim) {
   return sizes;
 }
 
-/// `bcast` repeats its operand along result dim `dim` (a mask [1, T, T]
-/// added to scores [B*H, T, T]): its operand does not carry the dim.
-static bool readsNoneOf(BroadcastInDimOp bcast, int64_t dim) {
-  ArrayRef<int64_t> in = bcast.getInput().getType().getShape();
-  for (auto [i, d] : llvm::enumerate(bcast.getDims()))
+/// `op` broadcasts its operand and repeats it along result dim `dim` (a
+/// mask [1, T, T] added to scores [B*H, T, T]): its operand does not carry
+/// the dim.
+static bool isBroadcastNotReading(Operation *op, int64_t dim) {
+  std::optional<ArrayRef<int64_t>> dims = getBroadcastDims(op);
+  if (!dims)
+    return false;
+  ArrayRef<int64_t> in =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+  for (auto [i, d] : llvm::enumerate(*dims))
     if (d == dim && in[i] != 1)
       return false;
   return true;
@@ -424,8 +435,7 @@ bool MergedBatchDim::addOperands(Operation *op, int64_t dim) {
       adapted.insert(def);
       continue;
     }
-    if (auto bcast = dyn_cast_or_null<BroadcastInDimOp>(def);
-        bcast && readsNoneOf(bcast, dim)) {
+    if (isBroadcastNotReading(def, dim)) {
       adapted.insert(def);
       continue;
     }
@@ -534,14 +544,12 @@ void MergedBatchDim::rewrite(OpBuilder &b) {
                     .getResult());
         continue;
       }
-      auto bcast = cast<BroadcastInDimOp>(def);
+      ArrayRef<int64_t> along = *getBroadcastDims(def);
       SmallVector<int64_t> dims;
-      for (int64_t d : bcast.getDims())
+      for (int64_t d : along)
         dims.push_back(shift(d, dim));
-      map.map(operand, BroadcastInDimOp::create(b, bcast.getLoc(), type,
-                                                bcast.getInput(),
-                                                b.getDenseI64ArrayAttr(dims))
-                           .getResult());
+      map.map(operand, buildBroadcastInDim(b, def->getLoc(), type,
+                                           def->getOperand(0), dims));
     }
     Operation *copy = b.clone(*op, map);
     copy->getResult(0).setType(withShape(result, expanded(result)));

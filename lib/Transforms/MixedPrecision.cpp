@@ -3,14 +3,19 @@
 // The body is retyped in place: every op of the dialect infers or keeps its
 // result's element type from its operands, so turning the f32 values into
 // bf16 ones keeps each op valid; only the ops that spell an element type in
-// an attribute (a constant's value, a convert's dtype, an iota's count) are
-// rewritten. The function is verified afterwards.
+// an attribute (a constant's value, a convert's dtype: an `ElementType`
+// field of OpFieldsOpInterface) are rewritten, and generated indices (an
+// iota's count: the `Generated` kernel class) are rounded from f32. The
+// function is verified afterwards.
 //
 //===----------------------------------------------------------------------===//
 
 #include "MixedPrecision.h"
 
+#include "shardc/Dialect/CostOpInterface.h"
+#include "shardc/Dialect/OpFields.h"
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/IR/Builders.h"
@@ -56,7 +61,24 @@ static Value convert(OpBuilder &b, Location loc, Value value, Type element,
                      StringRef name) {
   Location at = name.empty() ? loc : Location(NameLoc::get(
                                          b.getStringAttr(name), loc));
-  return ConvertOp::create(b, at, value, TypeAttr::get(element)).getResult();
+  return buildConvert(b, at, value, element);
+}
+
+/// Rewrites each attribute of `op` that spells the element type f32 (a
+/// convert's dtype) to `half`; the caller retypes the results.
+static void retargetElementTypeFields(Operation &op, Type half) {
+  std::optional<OpFields> fields = getOpFields(op.getName());
+  if (!fields)
+    return;
+  for (const OpField &field : fields->attrs) {
+    if (field.kind != OpFieldKind::ElementType)
+      continue;
+    std::optional<Attribute> stored = op.getInherentAttr(field.name);
+    auto type = stored ? dyn_cast_or_null<TypeAttr>(*stored) : TypeAttr();
+    if (type && type.getValue().isF32())
+      op.setInherentAttr(StringAttr::get(op.getContext(), field.name),
+                         TypeAttr::get(half));
+  }
 }
 
 LogicalResult shardc::detail::castBodyToHalf(func::FuncOp func, Type half) {
@@ -79,16 +101,7 @@ LogicalResult shardc::detail::castBodyToHalf(func::FuncOp func, Type half) {
   for (Operation &op : llvm::make_early_inc_range(body)) {
     if (&op == ret.getOperation())
       break;
-    if (auto c = dyn_cast<ConvertOp>(op)) {
-      // A working copy made above stays; a conversion to f32 (ids to
-      // floats) now converts to `half`.
-      if (c.getDtype().isF32()) {
-        c.setDtypeAttr(TypeAttr::get(half));
-        c.getResult().setType(withElementType(c.getType(), half));
-      }
-      continue;
-    }
-    if (isa<IotaOp>(op)) {
+    if (getKernelClass(&op) == KernelClass::Generated) {
       if (!isF32Tensor(op.getResult(0).getType()))
         continue;
       // Positions past 256 are not bf16 values: count in f32, then round.
@@ -120,6 +133,9 @@ LogicalResult shardc::detail::castBodyToHalf(func::FuncOp func, Type half) {
       constant.getResult().setType(type);
       continue;
     }
+    // A working copy made above stays; a conversion to f32 (ids to
+    // floats) now converts to `half`, and its result is retyped below.
+    retargetElementTypeFields(op, half);
     for (OpResult result : op.getResults())
       if (isF32Tensor(result.getType()))
         result.setType(withElementType(result.getType(), half));

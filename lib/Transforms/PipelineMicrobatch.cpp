@@ -3,6 +3,7 @@
 #include "PipelineMicrobatch.h"
 
 #include "shardc/Dialect/ShardcOps.h"
+#include "shardc/Dialect/TensorOpQueries.h"
 #include "shardc/Dialect/ValueNames.h"
 
 #include "mlir/IR/Builders.h"
@@ -67,13 +68,16 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
       return failure();
     made = ConstantOp::create(b, def->getLoc(),
                               cast<ElementsAttr>(dense.resizeSplat(newType)));
-  } else if (isa<IotaOp, BroadcastInDimOp>(def)) {
-    // Neither may vary along dim 0: an iota counting it, or a broadcast
-    // placing an operand dim there.
-    if (auto iota = dyn_cast<IotaOp>(def); iota && iota.getDimension() == 0)
+  } else if (std::optional<int64_t> counted = getCountedDim(def)) {
+    // Indices along another dim are the same in every row, and the op
+    // counts for any number of rows its result type asks for.
+    if (*counted == 0)
       return failure();
-    if (auto bcast = dyn_cast<BroadcastInDimOp>(def);
-        bcast && llvm::is_contained(bcast.getDims(), 0))
+    made = b.clone(*def);
+  } else if (std::optional<ArrayRef<int64_t>> dims = getBroadcastDims(def)) {
+    // A broadcast is the same in every row when no operand dim is dim 0,
+    // and repeats its operand as many times as its result type asks.
+    if (llvm::is_contained(*dims, 0))
       return failure();
     made = b.clone(*def);
   } else if (def->getNumOperands() > 0 && isElementwise(def) &&
@@ -99,15 +103,17 @@ FailureOr<Value> RowResizer::resize(Value v, int64_t rows) {
   return made->getResult(0);
 }
 
-/// The result type of broadcast_in_dim `op` once its operand has its new
-/// type (`oldOperand` before): each result dim an operand dim filled (not
-/// expanded from size 1) follows that dim.
-static RankedTensorType broadcastResultType(BroadcastInDimOp op,
+/// The result type of broadcast `op` (its operand's dim i at result dim
+/// `dims[i]`) once its operand has its new type (`oldOperand` before): each
+/// result dim an operand dim filled (not expanded from size 1) follows that
+/// dim.
+static RankedTensorType broadcastResultType(Operation *op,
+                                            ArrayRef<int64_t> dims,
                                             RankedTensorType oldOperand) {
-  auto result = cast<RankedTensorType>(op.getResult().getType());
-  auto operand = cast<RankedTensorType>(op.getInput().getType());
+  auto result = cast<RankedTensorType>(op->getResult(0).getType());
+  auto operand = cast<RankedTensorType>(op->getOperand(0).getType());
   SmallVector<int64_t> shape(result.getShape());
-  for (auto [i, d] : llvm::enumerate(op.getDims()))
+  for (auto [i, d] : llvm::enumerate(dims))
     if (oldOperand.getDimSize(i) == result.getDimSize(d))
       shape[d] = operand.getDimSize(i);
   return result.clone(shape);
@@ -186,9 +192,10 @@ FailureOr<func::FuncOp> shardc::cloneAtMicrobatchSize(
       }
     }
     SmallVector<Type> types;
-    if (auto bcast = dyn_cast<BroadcastInDimOp>(op)) {
+    if (std::optional<ArrayRef<int64_t>> dims = getBroadcastDims(op)) {
       types.push_back(broadcastResultType(
-          bcast, cast<RankedTensorType>(batchType.lookup(bcast.getInput()))));
+          op, *dims,
+          cast<RankedTensorType>(batchType.lookup(op->getOperand(0)))));
     } else if (auto infer = dyn_cast<InferTypeOpInterface>(op)) {
       if (failed(infer.inferReturnTypes(
               op->getContext(), op->getLoc(), op->getOperands(),

@@ -19,6 +19,7 @@
 #include "shardc/Dialect/ShardcOps.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
+#include "shardc/Dialect/TensorOpQueries.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Transforms/Autodiff.h"
 #include "shardc/Transforms/Passes.h"
@@ -390,10 +391,11 @@ LogicalResult TrainingStepBuilder::run() {
   // f32 for the master weight, which the update does below.
   SmallVector<Value> updateGradients(*gradients);
   for (unsigned k = 0; half && k < params.size(); ++k) {
-    auto toF32 = (*gradients)[k].getDefiningOp<ConvertOp>();
-    if (!toF32 || getElementTypeOrSelf(toF32.getInput().getType()) != half)
+    Operation *toF32 = (*gradients)[k].getDefiningOp();
+    Value halfGradient = getConvertedOperand(toF32);
+    if (!halfGradient || getElementTypeOrSelf(halfGradient.getType()) != half)
       continue;
-    (*gradients)[k] = named(toF32.getInput(), paramNames[k] + ".grad");
+    (*gradients)[k] = named(halfGradient, paramNames[k] + ".grad");
     toF32->setLoc(withValueName(loc, paramNames[k] + ".grad.f32"));
   }
   for (unsigned k = 0; k < params.size(); ++k) {
@@ -410,15 +412,14 @@ LogicalResult TrainingStepBuilder::run() {
   for (unsigned k = 0; k < params.size(); ++k) {
     Value &g = updateGradients[k];
     if (getElementTypeOrSelf(g.getType()) != getElementTypeOrSelf(lossType))
-      g = named(ConvertOp::create(builder, loc, g,
-                                  TypeAttr::get(getElementTypeOrSelf(lossType)))
-                    .getResult(),
+      g = named(buildConvert(builder, loc, g, getElementTypeOrSelf(lossType)),
                 paramNames[k] + ".grad.f32");
     if (scaleLoss)
       g = buildDiv(builder, loc, g, broadcast(lossScale, g.getType(), loc));
   }
   for (Value g : *gradients)
-    if (auto dead = g.getDefiningOp<ConvertOp>(); dead && dead->use_empty())
+    if (Operation *dead = g.getDefiningOp();
+        getConvertedOperand(dead) && dead->use_empty())
       dead->erase();
 
   // The update.

@@ -5,7 +5,8 @@
 // op classes, so an op's class appears only in its ODS definition, its
 // family file and its kernel file. Each function is defined in the file of
 // its op family (lib/Dialect/*Ops.cpp); the elementwise ones (and
-// GradientBuilder's) in ElementwiseOps.cpp, by class.
+// GradientBuilder's) in ElementwiseOps.cpp, by class. What passes ask of
+// ops they did not build is in TensorOpQueries.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +70,9 @@ mlir::Value buildDotGeneral(mlir::OpBuilder &b, mlir::Location loc,
 /// `shardc.iota` of `type`, counting along `dimension`.
 mlir::Value buildIota(mlir::OpBuilder &b, mlir::Location loc,
                       mlir::RankedTensorType type, int64_t dimension);
+/// `shardc.convert` of `input` to element type `element` (same shape).
+mlir::Value buildConvert(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value input, mlir::Type element);
 /// `shardc.compare` of `lhs` and `rhs` in `direction` ("EQ", "LT", ...): i1.
 mlir::Value buildCompare(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value lhs, mlir::Value rhs,
