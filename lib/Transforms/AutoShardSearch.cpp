@@ -10,9 +10,12 @@
 #include "AutoShardProblem.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <climits>
 
+using namespace mlir;
 using namespace shardc::detail;
 
 //===----------------------------------------------------------------------===//
@@ -39,8 +42,9 @@ double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
   return total;
 }
 
-int64_t shardc::detail::evaluatePeakBytes(
-    const AutoShardProblem &p, const std::vector<unsigned> &strategy) {
+int64_t
+shardc::detail::evaluatePeakBytes(const AutoShardProblem &p,
+                                  const std::vector<unsigned> &strategy) {
   // Changes of the live bytes, summed into the live bytes at each point.
   std::vector<int64_t> delta(p.numPoints + 1, 0);
   auto hold = [&](int64_t from, int64_t to, int64_t bytes) {
@@ -57,8 +61,7 @@ int64_t shardc::detail::evaluatePeakBytes(
   // from the start).
   std::vector<int64_t> firstUse(p.values.size(), INT64_MAX),
       lastDirect(p.values.size(), -1);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> copies(
-      p.values.size());
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> copies(p.values.size());
   for (const AutoShardProblem::Use &u : p.uses) {
     const AutoShardProblem::Value &v = p.values[u.value];
     unsigned l = v.layoutOf[strategy[v.producer]];
@@ -82,11 +85,11 @@ int64_t shardc::detail::evaluatePeakBytes(
     if (v.hoisted)
       continue;
     // A copy is made from it when its first consumer needing it runs.
-    int64_t end = v.heldToEnd ? v.endPoint
-                              : std::max(firstUse[vi] == INT64_MAX
-                                             ? v.endPoint
-                                             : firstUse[vi],
-                                         lastDirect[vi]);
+    int64_t end =
+        v.heldToEnd
+            ? v.endPoint
+            : std::max(firstUse[vi] == INT64_MAX ? v.endPoint : firstUse[vi],
+                       lastDirect[vi]);
     for (auto &range : copies[vi])
       if (range.second >= 0)
         end = std::max(end, range.first);
@@ -146,9 +149,18 @@ double shardc::detail::localSeconds(const AutoShardProblem &p,
 /// smallest layout (the most split plan), which fits a budget if any does
 /// and the search then makes faster.
 /// With `start`, the rounds start from it.
-std::vector<unsigned>
-shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
-                            const std::vector<unsigned> *start) {
+/// With `allowed` (followLayout), a node with a non-empty list chooses only
+/// among those strategies, the budget is not priced, and the greedy pass
+/// takes for each node the strategy reading its producers' layouts with the
+/// fewest moves, then the cheapest given them, as the partitioner computes
+/// an op where its operands lie: a split contraction stays a pending sum,
+/// and a linear op passes it on, until a consumer needs it whole (one-node
+/// moves cannot make such a chain once its ops are priced against
+/// consumers that need whole values).
+static std::vector<unsigned>
+search(const AutoShardProblem &p, bool smallest,
+       const std::vector<unsigned> *start,
+       const std::vector<std::vector<unsigned>> *allowed) {
   size_t numNodes = p.nodes.size();
   std::vector<unsigned> strategy =
       start ? *start : std::vector<unsigned>(numNodes, 0);
@@ -157,10 +169,89 @@ shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
     tiedWith[a].push_back(b);
     tiedWith[b].push_back(a);
   }
-  // Under a budget, the whole plan is priced, its excess memory at a
-  // second per byte: any plan that fits beats any that does not.
+  // Node `n` with strategy `s` given its producers alone: the moves into
+  // it, and its seconds with them.
+  auto givenProducers = [&](unsigned n, unsigned s) {
+    std::pair<unsigned, double> c = {0, p.nodes[n].cost[s]};
+    auto add = [&](const AutoShardProblem::Use &u) {
+      const AutoShardProblem::Value &v = p.values[u.value];
+      if (u.consumer != n || v.producer == n)
+        return;
+      unsigned l = v.layoutOf[strategy[v.producer]], t = u.targetOf[s];
+      if (!v.isSame[l][t]) {
+        ++c.first;
+        c.second += v.moveSeconds[l][t] * u.weight;
+      }
+    };
+    if (p.usesOfNode.size() == p.nodes.size()) {
+      for (unsigned ui : p.usesOfNode[n])
+        add(p.uses[ui]);
+    } else {
+      for (const AutoShardProblem::Use &u : p.uses)
+        add(u);
+    }
+    return c;
+  };
+  // In the rounds, what a move changes in the plan's seconds: the nodes'
+  // own and, for every value they make or read, its moves, each target
+  // paid once however many consumers need it (as evaluateSeconds counts
+  // them; pricing each consumer's move on its own made the rounds gather a
+  // vocabulary-split softmax rather than sum it where it lies).
+  std::vector<std::vector<unsigned>> usesOfValue(p.values.size());
+  for (auto [ui, u] : llvm::enumerate(p.uses))
+    usesOfValue[u.value].push_back(unsigned(ui));
+  std::vector<int> valueOfNode(numNodes, -1);
+  for (auto [vi, v] : llvm::enumerate(p.values))
+    valueOfNode[v.producer] = int(vi);
+  bool inRounds = false;
+  SmallVector<unsigned, 8> touched;
+  SmallVector<unsigned, 8> paid;
+  auto valueMoves = [&](unsigned vi) {
+    const AutoShardProblem::Value &v = p.values[vi];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    paid.clear();
+    double seconds = 0;
+    for (unsigned ui : usesOfValue[vi]) {
+      unsigned t = p.uses[ui].targetOf[strategy[p.uses[ui].consumer]];
+      if (v.isSame[l][t] || llvm::is_contained(paid, t))
+        continue;
+      paid.push_back(t);
+      seconds += v.moveSeconds[l][t] * v.weight;
+    }
+    return seconds;
+  };
+  auto roundCost = [&](unsigned n, unsigned s) {
+    unsigned old = strategy[n];
+    strategy[n] = s;
+    for (unsigned m : tiedWith[n])
+      strategy[m] = s;
+    touched.clear();
+    double c = 0;
+    auto touch = [&](unsigned m) {
+      c += p.nodes[m].cost[s];
+      if (valueOfNode[m] >= 0 && !llvm::is_contained(touched, valueOfNode[m]))
+        touched.push_back(unsigned(valueOfNode[m]));
+      for (unsigned ui : p.usesOfNode[m])
+        if (p.uses[ui].consumer == m &&
+            !llvm::is_contained(touched, p.uses[ui].value))
+          touched.push_back(p.uses[ui].value);
+    };
+    touch(n);
+    for (unsigned m : tiedWith[n])
+      touch(m);
+    for (unsigned vi : touched)
+      c += valueMoves(vi);
+    strategy[n] = old;
+    for (unsigned m : tiedWith[n])
+      strategy[m] = old;
+    return c;
+  };
   auto cost = [&](unsigned n, unsigned s) {
-    if (p.memoryBudget) {
+    if (inRounds && !p.memoryBudget && p.usesOfNode.size() == p.nodes.size())
+      return roundCost(n, s);
+    // Under a budget, the whole plan is priced, its excess memory at a
+    // second per byte: any plan that fits beats any that does not.
+    if (p.memoryBudget && !allowed) {
       unsigned old = strategy[n];
       strategy[n] = s;
       for (unsigned m : tiedWith[n])
@@ -181,12 +272,19 @@ shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
   auto improve = [&](unsigned n) {
     unsigned best = strategy[n];
     double bestCost = cost(n, best);
-    for (unsigned s = 0; s < p.nodes[n].cost.size(); ++s) {
+    auto consider = [&](unsigned s) {
       double c = cost(n, s);
       if (c < bestCost - 1e-15) {
         best = s;
         bestCost = c;
       }
+    };
+    if (allowed && !(*allowed)[n].empty()) {
+      for (unsigned s : (*allowed)[n])
+        consider(s);
+    } else {
+      for (unsigned s = 0; s < p.nodes[n].cost.size(); ++s)
+        consider(s);
     }
     bool changed = best != strategy[n];
     strategy[n] = best;
@@ -213,10 +311,42 @@ shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
     }
     for (auto [a, b] : p.ties)
       strategy[b] = strategy[a];
+  } else if (allowed) {
+    for (unsigned n = 0; n < numNodes; ++n)
+      if (!(*allowed)[n].empty())
+        strategy[n] = (*allowed)[n].front();
+    for (unsigned n = 0; n < numNodes; ++n) {
+      std::pair<unsigned, double> bestCost = {UINT_MAX, 0};
+      unsigned best = strategy[n];
+      auto consider = [&](unsigned s) {
+        std::pair<unsigned, double> c = givenProducers(n, s);
+        for (unsigned m : tiedWith[n]) {
+          std::pair<unsigned, double> t = givenProducers(m, s);
+          c.first += t.first;
+          c.second += t.second;
+        }
+        if (c.first < bestCost.first ||
+            (c.first == bestCost.first && c.second < bestCost.second - 1e-15)) {
+          best = s;
+          bestCost = c;
+        }
+      };
+      if (!(*allowed)[n].empty()) {
+        for (unsigned s : (*allowed)[n])
+          consider(s);
+      } else {
+        for (unsigned s = 0; s < p.nodes[n].cost.size(); ++s)
+          consider(s);
+      }
+      strategy[n] = best;
+      for (unsigned m : tiedWith[n])
+        strategy[m] = best;
+    }
   } else {
     for (unsigned n = 0; n < numNodes; ++n)
       improve(n);
   }
+  inRounds = true;
   for (int round = 0; round < 50; ++round) {
     bool changed = false;
     for (unsigned n = 0; n < numNodes; ++n)
@@ -227,8 +357,19 @@ shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
   return strategy;
 }
 
-void shardc::detail::improvePlan(const AutoShardProblem &p,
-                                 std::vector<unsigned> &strategy) {
-  strategy = localSearch(p, /*smallest=*/false, &strategy);
+std::vector<unsigned>
+shardc::detail::localSearch(const AutoShardProblem &p, bool smallest,
+                            const std::vector<unsigned> *start) {
+  return search(p, smallest, start, nullptr);
 }
 
+void shardc::detail::improvePlan(const AutoShardProblem &p,
+                                 std::vector<unsigned> &strategy) {
+  strategy = search(p, /*smallest=*/false, &strategy, nullptr);
+}
+
+std::vector<unsigned> shardc::detail::followLayout(
+    const AutoShardProblem &p,
+    const std::vector<std::vector<unsigned>> &allowed) {
+  return search(p, /*smallest=*/false, nullptr, &allowed);
+}
