@@ -108,7 +108,11 @@ FailureOr<AutoShardSolution> shardc::detail::solveWithinBudget(
   if (succeeded(priced))
     best = std::move(*priced);
   for (auto [i, start] : llvm::enumerate(starts)) {
-    if (evaluatePeakBytes(p, start) > *p.memoryBudget ||
+    int64_t peak = evaluatePeakBytes(p, start);
+    // None fits: the least peak seen counts the standard layouts too.
+    if (peak < leastPeak.bytes)
+      leastPeak.bytes = peak;
+    if (peak > *p.memoryBudget ||
         (best &&
          evaluateSeconds(p, start) >= evaluateSeconds(p, best->strategy)))
       continue;

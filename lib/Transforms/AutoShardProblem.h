@@ -137,16 +137,16 @@ void improvePlan(const AutoShardProblem &p, std::vector<unsigned> &strategy);
 
 /// The plan of a layout that fixes what each node makes: each node with a
 /// non-empty `allowed` list chooses among those strategies only (how it
-/// computes what the layout gives it), greedily in program order and then
-/// by the local search's rounds; the others, as the local search does.
-/// A standard layout's plan as the solver prices it (AutoShardStarts.h).
+/// computes what the layout gives it), in program order, the one reading
+/// its producers' layouts with the fewest moves, then the cheapest. A
+/// standard layout's plan as the solver prices it (AutoShardStarts.h).
 std::vector<unsigned>
 followLayout(const AutoShardProblem &p,
              const std::vector<std::vector<unsigned>> &allowed);
 
 /// Plans the solver starts from (the standard layouts', followLayout), each
 /// a strategy per node of the problem: whatever else it finds, its plan is
-/// never slower than the best of them, each improved by the local search's
+/// never slower than the fastest of them, improved by the local search's
 /// rounds (docs/auto-sharding.md, "Against the standard layouts").
 using PlanStarts = std::vector<std::vector<unsigned>>;
 

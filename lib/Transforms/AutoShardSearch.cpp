@@ -149,14 +149,13 @@ double shardc::detail::localSeconds(const AutoShardProblem &p,
 /// smallest layout (the most split plan), which fits a budget if any does
 /// and the search then makes faster.
 /// With `start`, the rounds start from it.
-/// With `allowed` (followLayout), a node with a non-empty list chooses only
-/// among those strategies, the budget is not priced, and the greedy pass
-/// takes for each node the strategy reading its producers' layouts with the
-/// fewest moves, then the cheapest given them, as the partitioner computes
-/// an op where its operands lie: a split contraction stays a pending sum,
-/// and a linear op passes it on, until a consumer needs it whole (one-node
-/// moves cannot make such a chain once its ops are priced against
-/// consumers that need whole values).
+/// With `allowed` (followLayout), only the greedy pass runs: it takes for
+/// each node, among the listed strategies (any if none), the one reading
+/// its producers' layouts with the fewest moves, then the cheapest given
+/// them, as the partitioner computes an op where its operands lie: a split
+/// contraction stays a pending sum, and a linear op passes it on, until a
+/// consumer needs it whole (one-node moves cannot make such a chain once
+/// its ops are priced against consumers that need whole values).
 static std::vector<unsigned>
 search(const AutoShardProblem &p, bool smallest,
        const std::vector<unsigned> *start,
@@ -196,58 +195,87 @@ search(const AutoShardProblem &p, bool smallest,
   // own and, for every value they make or read, its moves, each target
   // paid once however many consumers need it (as evaluateSeconds counts
   // them; pricing each consumer's move on its own made the rounds gather a
-  // vocabulary-split softmax rather than sum it where it lies).
-  std::vector<std::vector<unsigned>> usesOfValue(p.values.size());
-  for (auto [ui, u] : llvm::enumerate(p.uses))
-    usesOfValue[u.value].push_back(unsigned(ui));
+  // vocabulary-split softmax rather than sum it where it lies). How many
+  // uses need each target of each value is kept up to date through the
+  // rounds, so that pricing a move takes a value's targets, not its uses
+  // (a constant or the learning rate is read by thousands of ops).
   std::vector<int> valueOfNode(numNodes, -1);
   for (auto [vi, v] : llvm::enumerate(p.values))
     valueOfNode[v.producer] = int(vi);
   bool inRounds = false;
-  SmallVector<unsigned, 8> touched;
-  SmallVector<unsigned, 8> paid;
-  auto valueMoves = [&](unsigned vi) {
-    const AutoShardProblem::Value &v = p.values[vi];
-    unsigned l = v.layoutOf[strategy[v.producer]];
-    paid.clear();
-    double seconds = 0;
-    for (unsigned ui : usesOfValue[vi]) {
-      unsigned t = p.uses[ui].targetOf[strategy[p.uses[ui].consumer]];
-      if (v.isSame[l][t] || llvm::is_contained(paid, t))
-        continue;
-      paid.push_back(t);
-      seconds += v.moveSeconds[l][t] * v.weight;
+  std::vector<std::vector<int>> needed;
+  auto countNeeds = [&](unsigned n, int delta) {
+    for (unsigned ui : p.usesOfNode[n]) {
+      const AutoShardProblem::Use &u = p.uses[ui];
+      if (u.consumer == n)
+        needed[u.value][u.targetOf[strategy[n]]] += delta;
     }
-    return seconds;
   };
+  std::vector<std::vector<unsigned>> usesOfValue(p.values.size());
+  for (auto [ui, u] : llvm::enumerate(p.uses))
+    usesOfValue[u.value].push_back(unsigned(ui));
+  SmallVector<unsigned, 8> touched, group, paid;
+  SmallVector<std::pair<unsigned, unsigned>, 8> changedUses; // use, target
   auto roundCost = [&](unsigned n, unsigned s) {
-    unsigned old = strategy[n];
-    strategy[n] = s;
-    for (unsigned m : tiedWith[n])
-      strategy[m] = s;
+    group.assign(1, n);
+    group.append(tiedWith[n].begin(), tiedWith[n].end());
     touched.clear();
+    changedUses.clear();
     double c = 0;
-    auto touch = [&](unsigned m) {
+    for (unsigned m : group) {
       c += p.nodes[m].cost[s];
       if (valueOfNode[m] >= 0 && !llvm::is_contained(touched, valueOfNode[m]))
         touched.push_back(unsigned(valueOfNode[m]));
-      for (unsigned ui : p.usesOfNode[m])
-        if (p.uses[ui].consumer == m &&
-            !llvm::is_contained(touched, p.uses[ui].value))
-          touched.push_back(p.uses[ui].value);
-    };
-    touch(n);
-    for (unsigned m : tiedWith[n])
-      touch(m);
-    for (unsigned vi : touched)
-      c += valueMoves(vi);
-    strategy[n] = old;
-    for (unsigned m : tiedWith[n])
-      strategy[m] = old;
+      for (unsigned ui : p.usesOfNode[m]) {
+        const AutoShardProblem::Use &u = p.uses[ui];
+        if (u.consumer != m)
+          continue;
+        changedUses.push_back({ui, u.targetOf[s]});
+        if (!llvm::is_contained(touched, u.value))
+          touched.push_back(u.value);
+      }
+    }
+    for (unsigned vi : touched) {
+      const AutoShardProblem::Value &v = p.values[vi];
+      unsigned l = v.layoutOf[llvm::is_contained(group, v.producer)
+                                  ? s
+                                  : strategy[v.producer]];
+      // A value read a few times: its uses' targets, each paid once.
+      if (usesOfValue[vi].size() < v.targetBytes.size()) {
+        paid.clear();
+        for (unsigned ui : usesOfValue[vi]) {
+          const AutoShardProblem::Use &u = p.uses[ui];
+          unsigned t = u.targetOf[strategy[u.consumer]];
+          for (auto [changed, target] : changedUses)
+            if (changed == ui)
+              t = target;
+          if (v.isSame[l][t] || llvm::is_contained(paid, t))
+            continue;
+          paid.push_back(t);
+          c += v.moveSeconds[l][t] * v.weight;
+        }
+        continue;
+      }
+      // Read by many: the targets, by how many uses need each.
+      for (unsigned t = 0; t < v.targetBytes.size(); ++t) {
+        if (v.isSame[l][t])
+          continue;
+        int count = needed[vi][t];
+        for (auto [ui, target] : changedUses) {
+          const AutoShardProblem::Use &u = p.uses[ui];
+          if (u.value != vi)
+            continue;
+          count -= u.targetOf[strategy[u.consumer]] == t;
+          count += target == t;
+        }
+        if (count > 0)
+          c += v.moveSeconds[l][t] * v.weight;
+      }
+    }
     return c;
   };
   auto cost = [&](unsigned n, unsigned s) {
-    if (inRounds && !p.memoryBudget && p.usesOfNode.size() == p.nodes.size())
+    if (inRounds)
       return roundCost(n, s);
     // Under a budget, the whole plan is priced, its excess memory at a
     // second per byte: any plan that fits beats any that does not.
@@ -287,9 +315,19 @@ search(const AutoShardProblem &p, bool smallest,
         consider(s);
     }
     bool changed = best != strategy[n];
+    if (changed && inRounds) {
+      countNeeds(n, -1);
+      for (unsigned m : tiedWith[n])
+        countNeeds(m, -1);
+    }
     strategy[n] = best;
     for (unsigned m : tiedWith[n])
       strategy[m] = best;
+    if (changed && inRounds) {
+      countNeeds(n, 1);
+      for (unsigned m : tiedWith[n])
+        countNeeds(m, 1);
+    }
     return changed;
   };
   if (start) {
@@ -346,7 +384,18 @@ search(const AutoShardProblem &p, bool smallest,
     for (unsigned n = 0; n < numNodes; ++n)
       improve(n);
   }
-  inRounds = true;
+  // A layout's plan is the greedy pass's: the rounds that improve it are
+  // the solver's, on the fastest start only (AutoShardSolver.cpp).
+  if (allowed && !start)
+    return strategy;
+  inRounds = !p.memoryBudget && p.usesOfNode.size() == p.nodes.size();
+  if (inRounds) {
+    needed.resize(p.values.size());
+    for (auto [vi, v] : llvm::enumerate(p.values))
+      needed[vi].assign(v.targetBytes.size(), 0);
+    for (const AutoShardProblem::Use &u : p.uses)
+      ++needed[u.value][u.targetOf[strategy[u.consumer]]];
+  }
   for (int round = 0; round < 50; ++round) {
     bool changed = false;
     for (unsigned n = 0; n < numNodes; ++n)

@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <thread>
+
 using namespace mlir;
 using namespace shardc;
 using namespace shardc::detail;
@@ -57,9 +59,13 @@ shardc::detail::propagateStandardLayouts(func::FuncOp func, MeshOp mesh) {
         !applyStandardLayout(laidOut, copyMesh, layout.layout))
       continue;
     restoreAnnotations(func, laidOut);
-    // A layout the user's annotations contradict is only not a start.
-    ScopedDiagnosticHandler quiet(func.getContext(),
-                                  [](Diagnostic &) { return success(); });
+    // A layout the user's annotations contradict is only not a start. The
+    // context may be planning other functions on other threads (the whole
+    // plan search's solves): only this thread's diagnostics are dropped.
+    std::thread::id self = std::this_thread::get_id();
+    ScopedDiagnosticHandler quiet(func.getContext(), [self](Diagnostic &) {
+      return success(std::this_thread::get_id() == self);
+    });
     MeshTable meshes(*copy);
     FactorShardingCache factorCache;
     FunctionPropagation propagation(laidOut, meshes, factorCache,
