@@ -297,11 +297,76 @@ search(const AutoShardProblem &p, bool smallest,
       c += localSeconds(p, strategy, m, s);
     return c;
   };
+  // A node tied to none, in the rounds: what its strategy changes, prepared
+  // once for all its candidates (the targets its value's consumers need;
+  // per value it reads, the layout it is in and whether other consumers
+  // need a target anyway), so that a candidate costs about its uses.
+  struct Read {
+    unsigned value, layout;
+    SmallVector<unsigned, 2> uses, current; // n's uses, their targets now
+  };
+  SmallVector<unsigned, 8> ownTargets;
+  SmallVector<Read, 4> reads;
+  auto prepare = [&](unsigned n) {
+    ownTargets.clear();
+    reads.clear();
+    if (valueOfNode[n] >= 0)
+      for (unsigned ui : usesOfValue[valueOfNode[n]]) {
+        unsigned t = p.uses[ui].targetOf[strategy[p.uses[ui].consumer]];
+        if (!llvm::is_contained(ownTargets, t))
+          ownTargets.push_back(t);
+      }
+    for (unsigned ui : p.usesOfNode[n]) {
+      const AutoShardProblem::Use &u = p.uses[ui];
+      if (u.consumer != n)
+        continue;
+      Read *r =
+          llvm::find_if(reads, [&](Read &r) { return r.value == u.value; });
+      if (r == reads.end()) {
+        const AutoShardProblem::Value &v = p.values[u.value];
+        reads.push_back({u.value, v.layoutOf[strategy[v.producer]], {}, {}});
+        r = &reads.back();
+      }
+      r->uses.push_back(ui);
+      r->current.push_back(u.targetOf[strategy[n]]);
+    }
+  };
+  auto preparedCost = [&](unsigned n, unsigned s) {
+    double c = p.nodes[n].cost[s];
+    if (valueOfNode[n] >= 0) {
+      const AutoShardProblem::Value &v = p.values[valueOfNode[n]];
+      unsigned l = v.layoutOf[s];
+      for (unsigned t : ownTargets)
+        if (!v.isSame[l][t])
+          c += v.moveSeconds[l][t] * v.weight;
+    }
+    for (const Read &r : reads) {
+      const AutoShardProblem::Value &v = p.values[r.value];
+      paid.clear();
+      for (unsigned ui : r.uses) {
+        unsigned t = p.uses[ui].targetOf[s];
+        if (v.isSame[r.layout][t] || llvm::is_contained(paid, t))
+          continue;
+        paid.push_back(t);
+        // Paid already if another consumer needs it too.
+        if (needed[r.value][t] > llvm::count(r.current, t))
+          continue;
+        c += v.moveSeconds[r.layout][t] * v.weight;
+      }
+    }
+    return c;
+  };
   auto improve = [&](unsigned n) {
+    bool prepared = inRounds && tiedWith[n].empty();
+    if (prepared)
+      prepare(n);
+    auto costOf = [&](unsigned s) {
+      return prepared ? preparedCost(n, s) : cost(n, s);
+    };
     unsigned best = strategy[n];
-    double bestCost = cost(n, best);
+    double bestCost = costOf(best);
     auto consider = [&](unsigned s) {
-      double c = cost(n, s);
+      double c = costOf(s);
       if (c < bestCost - 1e-15) {
         best = s;
         bestCost = c;
