@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoShardProblem.h"
+#include "AutoShardStarts.h"
 
 #include "shardc/Analysis/ReshardPlanner.h"
 #include "shardc/Dialect/CollectiveOpInterface.h"
@@ -66,6 +67,10 @@ public:
         options(options), ctx(func.getContext()) {}
 
   LogicalResult build();
+  /// Per node, the strategies making the sharding `laidOut` gives it
+  /// (none: any strategy; one of them, else).
+  std::vector<std::vector<unsigned>>
+  strategiesMaking(const LaidOutShardings &laidOut) const;
   AutoShardProblem problem;
   std::vector<NodeSource> sources;
   /// Per problem use: the operand it reads (consumer op, operand number);
@@ -219,8 +224,8 @@ ProblemBuilder::enumerateStrategies(Operation *op, const ShardingRule &rule) {
       int64_t bytes = elementBytes(resultType);
       for (int64_t size : getLocalShape(s.out, mesh, resultType.getShape()))
         bytes *= size;
-      s.seconds +=
-          options.machine.collectiveSeconds(CollectiveKind::AllReduce, n, bytes);
+      s.seconds += options.machine.collectiveSeconds(CollectiveKind::AllReduce,
+                                                     n, bytes);
     }
     out.push_back(std::move(s));
   };
@@ -367,8 +372,8 @@ LogicalResult ProblemBuilder::build() {
       source.isUser = true;
       source.strategies.push_back({{}, s});
     } else {
-      for (ShardingAttr s : enumerateShardings(
-               cast<RankedTensorType>(arg.getType()).getShape()))
+      for (ShardingAttr s :
+           enumerateShardings(cast<RankedTensorType>(arg.getType()).getShape()))
         source.strategies.push_back({{}, s});
     }
     nodeOf[arg] = addNode(std::move(source));
@@ -386,10 +391,10 @@ LogicalResult ProblemBuilder::build() {
     SmallVector<ShardingAttr, 3> replicatedOperands;
     for (Value v : op.getOperands())
       replicatedOperands.push_back(
-          isTensor(v) ? ShardingAttr::getReplicated(
-                            ctx, meshRef,
-                            cast<RankedTensorType>(v.getType()).getRank())
-                      : ShardingAttr());
+          isTensor(v)
+              ? ShardingAttr::getReplicated(
+                    ctx, meshRef, cast<RankedTensorType>(v.getType()).getRank())
+              : ShardingAttr());
     if (ShardingAttr pinned = getConstrainedSharding(&op)) {
       source.isUser = true;
       source.strategies.push_back({{pinned}, pinned});
@@ -414,8 +419,7 @@ LogicalResult ProblemBuilder::build() {
                               "sharding rule makes its annotated sharding ")
                << user;
     } else {
-      return op.emitOpError(
-          "cannot be auto-sharded: it has no sharding rule");
+      return op.emitOpError("cannot be auto-sharded: it has no sharding rule");
     }
     unsigned n = addNode(std::move(source));
     nodeOf[op.getResult(0)] = n;
@@ -431,8 +435,8 @@ LogicalResult ProblemBuilder::build() {
       source.isUser = true;
       source.strategies.push_back({{s}, s});
     } else {
-      for (ShardingAttr s : enumerateShardings(
-               cast<RankedTensorType>(v.getType()).getShape()))
+      for (ShardingAttr s :
+           enumerateShardings(cast<RankedTensorType>(v.getType()).getShape()))
         source.strategies.push_back({{s}, s});
       // And whatever its producer may make (a dim's axes out of mesh
       // order, as a sharding_constraint may give), so that returning it
@@ -576,16 +580,41 @@ LogicalResult ProblemBuilder::build() {
       auto &same = value.isSame.emplace_back();
       for (auto &[to, t] : targetsOf[vi]) {
         same.push_back(from == to);
-        seconds.push_back(from == to ? 0.0
-                                     : reshardSeconds(cast<ShardingAttr>(from),
-                                                      cast<ShardingAttr>(to),
-                                                      type));
+        seconds.push_back(from == to
+                              ? 0.0
+                              : reshardSeconds(cast<ShardingAttr>(from),
+                                               cast<ShardingAttr>(to), type));
       }
     }
   }
   problem.memoryBudget = options.memoryBudgetBytes;
   indexUses(problem);
   return success();
+}
+
+std::vector<std::vector<unsigned>>
+ProblemBuilder::strategiesMaking(const LaidOutShardings &laidOut) const {
+  llvm::DenseMap<Operation *, unsigned> opIndex;
+  for (Operation &op :
+       func::FuncOp(func).getBody().front().without_terminator())
+    opIndex.try_emplace(&op, opIndex.size());
+  std::vector<std::vector<unsigned>> allowed(sources.size());
+  for (auto [n, source] : llvm::enumerate(sources)) {
+    ShardingAttr want = source.kind == NodeSource::Argument
+                            ? laidOut.arguments[source.index]
+                        : source.kind == NodeSource::Op
+                            ? laidOut.opResults[opIndex.lookup(source.op)]
+                            : laidOut.functionResults[source.index];
+    if (!want)
+      continue;
+    // As for a user's annotation: a pending sum of the same dims makes it
+    // too (the partitioner reduces it where a consumer needs it whole).
+    for (auto [i, strategy] : llvm::enumerate(source.strategies))
+      if (strategy.out == want ||
+          (!want.isPartial() && strategy.out.getDims() == want.getDims()))
+        allowed[n].push_back(unsigned(i));
+  }
+  return allowed;
 }
 
 /// "argument w0", "h", "output #0 (z)".
@@ -611,30 +640,38 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   if (failed(builder.build()))
     return failure();
   const AutoShardProblem &problem = builder.problem;
+  // The standard layouts, as plans of the problem: the search starts from
+  // them (docs/auto-sharding.md, "Against the standard layouts").
+  PlanStarts starts;
+  std::vector<StringRef> startNames;
+  for (const LaidOutShardings &laidOut : propagateStandardLayouts(func, mesh)) {
+    starts.push_back(followLayout(problem, builder.strategiesMaking(laidOut)));
+    startNames.push_back(laidOut.layout);
+  }
   LeastPeak leastPeak;
   FailureOr<AutoShardSolution> solution =
-      solveAutoShard(problem, options.timeLimitSeconds, leastPeak);
+      solveAutoShard(problem, options.timeLimitSeconds, leastPeak, starts);
   if (failed(solution)) {
     // At the function's location, without the function printed after it.
     InFlightDiagnostic diag =
-        emitError(func.getLoc()) << "found no sharding plan within --memory-budget="
-                         << *options.memoryBudgetBytes << " bytes per device";
+        emitError(func.getLoc())
+        << "found no sharding plan within --memory-budget="
+        << *options.memoryBudgetBytes << " bytes per device";
     // Only a search that bounded the least from below may call it the
     // least; the time limit is named only when it, not the solver's work
     // limits, ended the search.
     if (leastPeak.bytes >= 0 && leastPeak.proven) {
       diag << "; the least any plan needs is " << leastPeak.bytes << " bytes";
     } else if (leastPeak.bytes >= 0) {
-      diag << "; the smallest plan found needs " << leastPeak.bytes
-           << " bytes";
+      diag << "; the smallest plan found needs " << leastPeak.bytes << " bytes";
       if (leastPeak.lowerBound >= 0)
-        diag << " (and none needs less than " << leastPeak.lowerBound
-             << ")";
+        diag << " (and none needs less than " << leastPeak.lowerBound << ")";
       if (leastPeak.timedOut)
         diag << ", in --auto-shard-time-limit";
     } else {
-      diag << " within " << (leastPeak.timedOut ? "--auto-shard-time-limit"
-                                                : "the solver's work limit");
+      diag << " within "
+           << (leastPeak.timedOut ? "--auto-shard-time-limit"
+                                  : "the solver's work limit");
     }
     return failure();
   }
@@ -651,11 +688,17 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   plan.memoryPriced = solution->memoryPriced;
   plan.clustered = solution->clustered;
   plan.solvedNodes = solution->solvedNodes;
+  if (solution->start >= 0)
+    plan.startLayout = startNames[solution->start].str();
   plan.numNodes = problem.nodes.size();
-  plan.solveSeconds = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  plan.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
+  std::string finder = !plan.startLayout.empty()
+                           ? "the " + plan.startLayout + " layout, improved"
+                       : plan.heuristic ? "local search"
+                                        : "CBC, unproven";
   if (plan.timedOut) {
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -663,8 +706,7 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
                        "prove a plan optimal: the plan is the best found "
                        "(%s, est_time=%.3g s); a longer limit may find a "
                        "faster one",
-                       options.timeLimitSeconds,
-                       plan.heuristic ? "local search" : "CBC, unproven",
+                       options.timeLimitSeconds, finder.c_str(),
                        plan.estimatedSeconds);
     emitWarning(func.getLoc()) << text;
   } else if (plan.workLimited) {
@@ -674,10 +716,8 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
                        "%lld branch-and-bound nodes times columns) stopped "
                        "it before proving a plan optimal: the plan is the "
                        "best found (%s, est_time=%.3g s)",
-                       kRelaxationIterations,
-                       (long long)kBranchAndBoundWork,
-                       plan.heuristic ? "local search" : "CBC, unproven",
-                       plan.estimatedSeconds);
+                       kRelaxationIterations, (long long)kBranchAndBoundWork,
+                       finder.c_str(), plan.estimatedSeconds);
     emitWarning(func.getLoc()) << text;
   }
 

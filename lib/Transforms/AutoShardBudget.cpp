@@ -90,18 +90,42 @@ static double pricedBytes(const AutoShardProblem &p,
   return evaluateSeconds(one, strategy) - evaluateSeconds(none, strategy);
 }
 
-FailureOr<AutoShardSolution>
-shardc::detail::solveWithinBudget(const AutoShardProblem &p,
-                                  const Backstop &backstop,
-                                  LeastPeak &leastPeak) {
+FailureOr<AutoShardSolution> shardc::detail::solveWithinBudget(
+    const AutoShardProblem &p, const Backstop &backstop, LeastPeak &leastPeak,
+    const PlanStarts &starts) {
   AutoShardProblem free = p;
   free.memoryBudget.reset();
-  AutoShardSolution first = solveUnbudgeted(free, backstop);
+  AutoShardSolution first = solveUnbudgeted(free, backstop, starts);
   if (evaluatePeakBytes(p, first.strategy) <= *p.memoryBudget)
     return first;
   if (memoryTerms(p) <= kExactMemoryTerms)
-    return solveExact(p, backstop, leastPeak);
-  return solveByPricingBytes(p, first.strategy, backstop, leastPeak);
+    return solveExact(p, backstop, leastPeak, starts);
+  FailureOr<AutoShardSolution> priced =
+      solveByPricingBytes(p, first.strategy, backstop, leastPeak);
+  // A standard layout that fits and is faster than the priced plan (or
+  // fits where no price found a plan that does) is the plan.
+  std::optional<AutoShardSolution> best;
+  if (succeeded(priced))
+    best = std::move(*priced);
+  for (auto [i, start] : llvm::enumerate(starts)) {
+    int64_t peak = evaluatePeakBytes(p, start);
+    // None fits: the least peak seen counts the standard layouts too.
+    if (peak < leastPeak.bytes)
+      leastPeak.bytes = peak;
+    if (peak > *p.memoryBudget ||
+        (best &&
+         evaluateSeconds(p, start) >= evaluateSeconds(p, best->strategy)))
+      continue;
+    if (!best) {
+      best.emplace();
+      best->memoryPriced = true;
+    }
+    best->strategy = start;
+    best->start = int(i);
+  }
+  if (!best)
+    return failure();
+  return std::move(*best);
 }
 
 FailureOr<AutoShardSolution> shardc::detail::solveByPricingBytes(

@@ -106,6 +106,9 @@ struct AutoShardSolution {
   bool memoryPriced = false;
   /// Nodes of the program CBC solved (the clustered one's, if clustered).
   size_t solvedNodes = 0;
+  /// The start (index into the PlanStarts) the plan was improved from,
+  /// when one beat the solver's own; -1 otherwise.
+  int start = -1;
 };
 
 /// The estimated seconds of `strategy` (a value moved into a layout once
@@ -132,6 +135,21 @@ std::vector<unsigned> localSearch(const AutoShardProblem &p, bool smallest,
 /// rounds), from `strategy`. Without a budget only.
 void improvePlan(const AutoShardProblem &p, std::vector<unsigned> &strategy);
 
+/// The plan of a layout that fixes what each node makes: each node with a
+/// non-empty `allowed` list chooses among those strategies only (how it
+/// computes what the layout gives it), in program order, the one reading
+/// its producers' layouts with the fewest moves, then the cheapest. A
+/// standard layout's plan as the solver prices it (AutoShardStarts.h).
+std::vector<unsigned>
+followLayout(const AutoShardProblem &p,
+             const std::vector<std::vector<unsigned>> &allowed);
+
+/// Plans the solver starts from (the standard layouts', followLayout), each
+/// a strategy per node of the problem: whatever else it finds, its plan is
+/// never slower than the fastest of them, improved by the local search's
+/// rounds (docs/auto-sharding.md, "Against the standard layouts").
+using PlanStarts = std::vector<std::vector<unsigned>>;
+
 /// The repeated layers of `p` (docs/auto-sharding.md, "Clustering"): nodes
 /// alike up to a few edges away (same strategies, costs, neighbours) are
 /// classes, and the members of a class, in program order, alternate
@@ -143,7 +161,8 @@ struct ClusteredProblem {
   AutoShardProblem reduced;
   std::vector<unsigned> groupOf;
 };
-std::optional<ClusteredProblem> clusterRepeatedLayers(const AutoShardProblem &p);
+std::optional<ClusteredProblem>
+clusterRepeatedLayers(const AutoShardProblem &p);
 
 /// `p` with the nodes that only follow their neighbours eliminated
 /// (AutoShardReduce.cpp, docs/auto-sharding.md "Reduction"): a node whose
@@ -266,25 +285,30 @@ struct Backstop {
 /// Solves `p` with CBC within the work limits above (and, as a backstop,
 /// `timeLimitSeconds`), falling back to a local search. Fails when no plan
 /// fits the budget; then `leastPeak` says what the least-peak search found.
-mlir::FailureOr<AutoShardSolution> solveAutoShard(const AutoShardProblem &p,
-                                                  double timeLimitSeconds,
-                                                  LeastPeak &leastPeak);
+mlir::FailureOr<AutoShardSolution>
+solveAutoShard(const AutoShardProblem &p, double timeLimitSeconds,
+               LeastPeak &leastPeak, const PlanStarts &starts = {});
 
 /// `p` as one integer program, its memory rows included when it has a
 /// budget (AutoShardSolver.cpp): exact, and as large as the program.
+/// `starts` (plans of `p`) that fit compete with the local search's.
 mlir::FailureOr<AutoShardSolution> solveExact(const AutoShardProblem &p,
                                               const Backstop &backstop,
-                                              LeastPeak &leastPeak);
-/// `p` without its budget, reduced and clustered (AutoShardSolver.cpp).
+                                              LeastPeak &leastPeak,
+                                              const PlanStarts &starts = {});
+/// `p` without its budget, reduced and clustered (AutoShardSolver.cpp),
+/// never slower than `starts` improved.
 AutoShardSolution solveUnbudgeted(const AutoShardProblem &p,
-                                  const Backstop &backstop);
+                                  const Backstop &backstop,
+                                  const PlanStarts &starts = {});
 /// `p` within its budget (AutoShardBudget.cpp, docs/auto-sharding.md
 /// "Memory at scale"): the unbudgeted plan if it fits; a small program
 /// exactly; a large one by pricing its bytes, so that it is still reduced
 /// and clustered.
-mlir::FailureOr<AutoShardSolution> solveWithinBudget(const AutoShardProblem &p,
-                                                     const Backstop &backstop,
-                                                     LeastPeak &leastPeak);
+/// `starts` that fit the budget compete with its plan.
+mlir::FailureOr<AutoShardSolution>
+solveWithinBudget(const AutoShardProblem &p, const Backstop &backstop,
+                  LeastPeak &leastPeak, const PlanStarts &starts = {});
 /// Step 3 of solveWithinBudget, from `p`'s unbudgeted plan: bytes priced
 /// by a multiplier, grown until a plan fits, then bisected; the fastest
 /// plan that fits, or failure (`leastPeak`: the least peak seen).

@@ -29,8 +29,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -148,15 +148,14 @@ private:
     return m;
   }
   Cbc_Model *model;
-  std::vector<double> columnLower, columnUpper, objectives, rowLower,
-      rowUpper;
+  std::vector<double> columnLower, columnUpper, objectives, rowLower, rowUpper;
   std::vector<int> integers;
   std::vector<Entry> entries;
 };
 
 /// The columns of the problem in an IntegerProgram, and the rows tying them.
 struct Formulation {
-  std::vector<std::vector<int>> x;          // [node][strategy]
+  std::vector<std::vector<int>> x;              // [node][strategy]
   std::vector<std::vector<std::vector<int>>> e; // [use][layout][target], -1
   /// Rows, per program point, of the memory each point holds.
   std::vector<std::vector<std::pair<int, double>>> memory;
@@ -233,10 +232,10 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
         double seconds = v.isSame[l][t] ? 0.0 : v.moveSeconds[l][t];
         bool impossible = seconds == kNoPlan;
         bool shared = shareMoves && numUses[u.value] > 1 && !v.isSame[l][t];
-        cols[l][t] = ip.addColumn(
-            0, impossible ? 0 : 1,
-            shared || impossible ? 0 : seconds * scale * u.weight,
-            /*integer=*/false);
+        cols[l][t] =
+            ip.addColumn(0, impossible ? 0 : 1,
+                         shared || impossible ? 0 : seconds * scale * u.weight,
+                         /*integer=*/false);
         if (shared && !impossible) {
           auto [it, inserted] = moves.try_emplace({u.value, l, t}, -1);
           if (inserted)
@@ -290,8 +289,7 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
          i <= std::min<int64_t>(v.endPoint, p.numPoints - 1); ++i) {
       if (i <= firstUse) {
         for (auto [s, l] : llvm::enumerate(v.layoutOf))
-          f.memory[i].push_back(
-              {f.x[v.producer][s], double(v.layoutBytes[l])});
+          f.memory[i].push_back({f.x[v.producer][s], double(v.layoutBytes[l])});
         continue;
       }
       for (unsigned l = 0; l < v.layoutBytes.size(); ++l) {
@@ -409,9 +407,9 @@ bool isIntegral(const Formulation &f, const std::vector<double> &values) {
 static void limitCbc(Cbc_Model *model, const Backstop &backstop) {
   int64_t columns = std::max(Cbc_getNumCols(model), 1);
   Cbc_setMaximumNodes(
-      model, int(std::clamp<int64_t>(kBranchAndBoundWork / columns,
-                                     kMinBranchAndBoundNodes,
-                                     kBranchAndBoundNodes)));
+      model,
+      int(std::clamp<int64_t>(kBranchAndBoundWork / columns,
+                              kMinBranchAndBoundNodes, kBranchAndBoundNodes)));
   if (backstop.length > Clock::duration::zero())
     Cbc_setMaximumSeconds(model,
                           std::max(secondsLeft(backstop.deadline), 0.01));
@@ -481,29 +479,32 @@ static size_t moveColumns(const AutoShardProblem &p) {
 
 static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
                                                const Backstop &backstop,
-                                               LeastPeak &leastPeak);
+                                               LeastPeak &leastPeak,
+                                               const PlanStarts &starts);
 
 FailureOr<AutoShardSolution>
 shardc::detail::solveExact(const AutoShardProblem &p, const Backstop &backstop,
-                           LeastPeak &leastPeak) {
+                           LeastPeak &leastPeak, const PlanStarts &starts) {
   std::optional<PrunedProblem> pruned;
   if (!p.memoryBudget && moveColumns(p) > kPruneMoveColumns)
     pruned = pruneDominated(p, !sharesMoves(p));
   if (!pruned)
-    return solveWhole(p, backstop, leastPeak);
+    return solveWhole(p, backstop, leastPeak, starts);
   FailureOr<AutoShardSolution> solution =
-      solveWhole(pruned->reduced, backstop, leastPeak);
+      solveWhole(pruned->reduced, backstop, leastPeak, {});
   if (succeeded(solution))
     solution->strategy = expandPruned(*pruned, solution->strategy);
   return solution;
 }
 
 /// `p` itself: its relaxation by Clp, which is often integral and then the
-/// plan; else CBC, the local search starting it off and standing in when
-/// CBC finds nothing, or when the limits leave no room for CBC.
+/// plan; else CBC, the local search (or the fastest of `starts` that fits)
+/// starting it off and standing in when CBC finds nothing, or when the
+/// limits leave no room for CBC.
 static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
                                                const Backstop &backstop,
-                                               LeastPeak &leastPeak) {
+                                               LeastPeak &leastPeak,
+                                               const PlanStarts &starts) {
   AutoShardSolution solution;
   solution.solvedNodes = p.nodes.size();
   IntegerProgram ip;
@@ -528,10 +529,17 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
       heuristicFits = true;
     }
   }
+  for (const std::vector<unsigned> &start : starts)
+    if (fits(start) && (!heuristicFits || evaluateSeconds(p, start) <
+                                              evaluateSeconds(p, heuristic))) {
+      heuristic = start;
+      heuristicFits = true;
+    }
   // The least peak gets a backstop of its own, as long as the first.
   auto noneFits = [&]() -> FailureOr<AutoShardSolution> {
-    leastPeak = solveLeastPeak(p, backstop.renewed(),
-        std::min(evaluatePeakBytes(p, heuristic), smallestPeak));
+    leastPeak =
+        solveLeastPeak(p, backstop.renewed(),
+                       std::min(evaluatePeakBytes(p, heuristic), smallestPeak));
     return failure();
   };
 
@@ -569,8 +577,9 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
     solution.timedOut = !solution.workLimited;
     solution.heuristic = true;
     if (!heuristicFits) {
-      leastPeak = LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak),
-                            -1, false, solution.timedOut};
+      leastPeak =
+          LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak), -1,
+                    false, solution.timedOut};
       return failure();
     }
     solution.strategy = std::move(heuristic);
@@ -593,11 +602,10 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
   bool stopped = Cbc_status(ip.get()) == 1;
   solution.timedOut = stopped && Cbc_isSecondsLimitReached(ip.get());
   solution.workLimited = stopped && !solution.timedOut;
-  bool found = Cbc_isProvenOptimal(ip.get()) ||
-               Cbc_numberSavedSolutions(ip.get()) > 0;
+  bool found =
+      Cbc_isProvenOptimal(ip.get()) || Cbc_numberSavedSolutions(ip.get()) > 0;
   // Finished (not stopped by a limit) without a plan: none fits.
-  if (Cbc_isProvenInfeasible(ip.get()) ||
-      (!found && Cbc_status(ip.get()) == 0))
+  if (Cbc_isProvenInfeasible(ip.get()) || (!found && Cbc_status(ip.get()) == 0))
     return noneFits();
   if (found) {
     solution.strategy = readStrategies(f, Cbc_getColSolution(ip.get()));
@@ -611,8 +619,9 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
     return solution;
   }
   if (!heuristicFits) {
-    leastPeak = LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak),
-                            -1, false, solution.timedOut};
+    leastPeak =
+        LeastPeak{std::min(evaluatePeakBytes(p, heuristic), smallestPeak), -1,
+                  false, solution.timedOut};
     return failure();
   }
   solution.strategy = std::move(heuristic);
@@ -635,7 +644,8 @@ solveMaybeClustered(const AutoShardProblem &p, const Backstop &backstop,
     clustered = clusterRepeatedLayers(p);
   if (!clustered)
     return solveExact(p, backstop, leastPeak);
-  FailureOr<AutoShardSolution> reduced = solveExact(clustered->reduced, backstop, leastPeak);
+  FailureOr<AutoShardSolution> reduced =
+      solveExact(clustered->reduced, backstop, leastPeak);
   if (failed(reduced))
     return solveExact(p, backstop, leastPeak);
   AutoShardSolution solution;
@@ -650,9 +660,9 @@ solveMaybeClustered(const AutoShardProblem &p, const Backstop &backstop,
   return solution;
 }
 
-AutoShardSolution
-shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
-                                const Backstop &backstop) {
+AutoShardSolution shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
+                                                  const Backstop &backstop,
+                                                  const PlanStarts &starts) {
   assert(!p.memoryBudget && "the budget is AutoShardBudget.cpp's");
   std::optional<ReducedProblem> reduced = reduceFollowers(p);
   const AutoShardProblem &q = reduced ? reduced->reduced : p;
@@ -681,19 +691,38 @@ shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
     solution.strategy = std::move(greedy);
     solution.heuristic = true;
   }
+  // The fastest standard layout's plan, improved the same way: an expert's
+  // layout is never faster by this cost than the plan (a clustered or
+  // relaxed solve can settle far from it, and one-node moves not leave
+  // it). Only the fastest is improved: the rounds on a 96-layer step's
+  // whole problem take seconds each.
+  int fastest = -1;
+  for (auto [i, start] : llvm::enumerate(starts))
+    if (fastest < 0 ||
+        evaluateSeconds(p, start) < evaluateSeconds(p, starts[fastest]))
+      fastest = int(i);
+  if (fastest >= 0) {
+    std::vector<unsigned> plan = starts[fastest];
+    improvePlan(p, plan);
+    if (evaluateSeconds(p, plan) < evaluateSeconds(p, solution.strategy)) {
+      solution.strategy = std::move(plan);
+      solution.start = fastest;
+    }
+  }
   return solution;
 }
 
 FailureOr<AutoShardSolution>
 shardc::detail::solveAutoShard(const AutoShardProblem &p,
-                               double timeLimitSeconds, LeastPeak &leastPeak) {
+                               double timeLimitSeconds, LeastPeak &leastPeak,
+                               const PlanStarts &starts) {
   // (A limit too long for the clock is none.)
-  Backstop backstop = Backstop::after(
-      timeLimitSeconds > 0 && timeLimitSeconds < 1e9
-          ? std::chrono::duration_cast<Clock::duration>(
-                std::chrono::duration<double>(timeLimitSeconds))
-          : Clock::duration::zero());
+  Backstop backstop =
+      Backstop::after(timeLimitSeconds > 0 && timeLimitSeconds < 1e9
+                          ? std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(timeLimitSeconds))
+                          : Clock::duration::zero());
   if (p.memoryBudget)
-    return solveWithinBudget(p, backstop, leastPeak);
-  return solveUnbudgeted(p, backstop);
+    return solveWithinBudget(p, backstop, leastPeak, starts);
+  return solveUnbudgeted(p, backstop, starts);
 }

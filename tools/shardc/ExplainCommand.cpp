@@ -312,16 +312,18 @@ LogicalResult explainAutoShard(ModuleOp module,
       shardc::planAutoSharding(func, *mesh, options);
   if (failed(plan))
     return failure();
+  std::string fromLayout = "the " + plan->startLayout + " layout, improved";
   llvm::outs() << llvm::format(
       "auto-shard plan (%s): est_time=%.3gs peak_bytes/device=%lld\n",
-      plan->memoryPriced       ? "bytes priced to fit the budget"
-      : plan->heuristic        ? "local search"
-      : plan->clustered        ? "CBC on clustered layers, improved"
-      : plan->optimal          ? "CBC, optimal"
-      : plan->movesPerConsumer ? "moves priced per consumer, improved"
-      : plan->timedOut         ? "CBC, time limit"
-      : plan->workLimited      ? "CBC, work limit"
-                               : "CBC, unproven",
+      plan->memoryPriced           ? "bytes priced to fit the budget"
+      : !plan->startLayout.empty() ? fromLayout.c_str()
+      : plan->heuristic            ? "local search"
+      : plan->clustered            ? "CBC on clustered layers, improved"
+      : plan->optimal              ? "CBC, optimal"
+      : plan->movesPerConsumer     ? "moves priced per consumer, improved"
+      : plan->timedOut             ? "CBC, time limit"
+      : plan->workLimited          ? "CBC, work limit"
+                                   : "CBC, unproven",
       plan->estimatedSeconds, (long long)plan->peakBytes);
   if (plan->clustered)
     llvm::outs() << "  (repeated layers clustered: " << plan->solvedNodes

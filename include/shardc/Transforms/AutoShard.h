@@ -89,6 +89,9 @@ struct AutoShardPlan {
   /// problem's `numNodes` (docs/auto-sharding.md, "Clustering").
   bool clustered = false;
   size_t solvedNodes = 0, numNodes = 0;
+  /// The standard layout (StandardLayouts.h) whose plan, improved node by
+  /// node, beat the solver's own and is this one; empty otherwise.
+  std::string startLayout;
   /// Wall seconds spent solving.
   double solveSeconds = 0;
   std::vector<AutoShardChoice> choices;
