@@ -68,7 +68,8 @@ public:
     if (!f)
       return;
     for (const auto &[s, t] : totals)
-      std::fprintf(f, "%s %c%c m=%d n=%d k=%d beta=%g calls=%ld gflop=%.4f "
+      std::fprintf(f,
+                   "%s %c%c m=%d n=%d k=%d beta=%g calls=%ld gflop=%.4f "
                    "ms=%.2f\n",
                    s.api.c_str(), s.transA, s.transB, s.m, s.n, s.k, s.beta,
                    t.calls, t.flops / 1e9, t.seconds * 1e3);
@@ -111,8 +112,7 @@ void cblas_sgemm(int order, int transA, int transB, int m, int n, int k,
 using FortranSgemm = void (*)(const char *, const char *, const int *,
                               const int *, const int *, const float *,
                               const float *, const int *, const float *,
-                              const int *, const float *, float *,
-                              const int *);
+                              const int *, const float *, float *, const int *);
 void sgemm_(const char *transA, const char *transB, const int *m, const int *n,
             const int *k, const float *alpha, const float *a, const int *lda,
             const float *b, const int *ldb, const float *beta, float *c,
