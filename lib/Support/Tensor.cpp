@@ -201,24 +201,30 @@ uintptr_t findHeapStart() {
 /// the TLB once per 2 MiB instead of once per 4 KiB, and a fresh buffer
 /// faults in 512 times less often. On a KVM machine, where a TLB miss walks
 /// two page tables, a fused Adam update took 10-20 % less time and a
-/// data-parallel GPT step 2-7 % (bench/kernel-speed.md). A buffer in the brk heap (where the backends
-/// keep freed memory for the next step, RetainFreedMemory.h) advises the
-/// whole heap up to the current break, once per growth, as glibc's
-/// `glibc.malloc.hugetlb=1` tunable does: tensors smaller than a huge page
-/// (a [512, 768] activation) share them. Another buffer advises the huge
-/// pages inside it. Only advice: the values are the same either way.
+/// data-parallel GPT step 2-7 % (bench/kernel-speed.md). A buffer in the brk
+/// heap (where the backends keep freed memory for the next step,
+/// RetainFreedMemory.h) advises the whole heap up to the current break, once
+/// per growth, as glibc's `glibc.malloc.hugetlb=1` tunable does: tensors
+/// smaller than a huge page (a [512, 768] activation) share them. Another
+/// buffer advises the huge pages inside it. Only advice: the values are the
+/// same either way.
 static void adviseHugePages(unsigned char *raw, size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr uintptr_t kHugePage = 2 << 20;
   uintptr_t begin = reinterpret_cast<uintptr_t>(raw), end = begin + bytes;
-  if (end <= heapAdvice.advisedEnd.load(std::memory_order_relaxed))
-    return; // the heap advised so far holds it (and the heap's start is set)
+  // The heap advised so far holds it (and the heap's start is known),
+  // unless the heap shrank since (glibc trims its top): memory it grows
+  // back is not advised.
+  uintptr_t advised = heapAdvice.advisedEnd.load(std::memory_order_relaxed);
+  if (end <= advised && advised <= reinterpret_cast<uintptr_t>(sbrk(0)))
+    return;
   std::lock_guard<std::mutex> lock(heapAdvice.mutex);
   if (!heapAdvice.start)
     heapAdvice.start = findHeapStart();
   uintptr_t brk = reinterpret_cast<uintptr_t>(sbrk(0));
   if (begin >= heapAdvice.start && end <= brk) {
-    if (end > heapAdvice.advisedEnd.load(std::memory_order_relaxed)) {
+    advised = heapAdvice.advisedEnd.load(std::memory_order_relaxed);
+    if (end > advised || advised > brk) {
       (void)madvise(reinterpret_cast<void *>(heapAdvice.start),
                     brk - heapAdvice.start, MADV_HUGEPAGE);
       heapAdvice.advisedEnd.store(brk, std::memory_order_relaxed);
