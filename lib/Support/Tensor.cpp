@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <unistd.h>
@@ -194,13 +195,13 @@ uintptr_t findHeapStart() {
 } // namespace
 #endif
 
-/// Asks the kernel to back a tensor's memory with transparent huge pages
-/// (where it only does so on request, as Debian's default `madvise` mode
-/// does): a tensor read or written in one sweep (an optimizer update, an
-/// elementwise pass, a GEMM's operands, a collective's copy) then misses
-/// the TLB once per 2 MiB instead of once per 4 KiB, and a fresh buffer
-/// faults in 512 times less often. On a KVM machine, where a TLB miss walks
-/// two page tables, a fused Adam update took 10-20 % less time and a
+/// With SHARDC_HUGE_PAGES=1, asks the kernel to back a tensor's memory with
+/// transparent huge pages (where it only does so on request, as Debian's
+/// default `madvise` mode does): a tensor read or written in one sweep (an
+/// optimizer update, an elementwise pass, a GEMM's operands, a collective's
+/// copy) then misses the TLB once per 2 MiB instead of once per 4 KiB, and a
+/// fresh buffer faults in 512 times less often. On a KVM machine, where a TLB
+/// miss walks two page tables, a fused Adam update took 10-20 % less time and a
 /// data-parallel GPT step 2-7 % (bench/kernel-speed.md). A buffer in the brk
 /// heap (where the backends keep freed memory for the next step,
 /// RetainFreedMemory.h) advises the whole heap up to the current break, once
@@ -210,6 +211,16 @@ uintptr_t findHeapStart() {
 /// same either way.
 static void adviseHugePages(unsigned char *raw, size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+  // Asked for with SHARDC_HUGE_PAGES=1 only: on a VM whose host takes freed
+  // memory back (virtio-balloon page reporting reports free 2 MiB blocks),
+  // every fresh huge page is backed by the host anew, and a process's
+  // first touch of its memory cost seconds of system time (docs/mpi.md).
+  static const bool wanted = [] {
+    const char *value = std::getenv("SHARDC_HUGE_PAGES");
+    return value && std::string(value) == "1";
+  }();
+  if (!wanted)
+    return;
   constexpr uintptr_t kHugePage = 2 << 20;
   uintptr_t begin = reinterpret_cast<uintptr_t>(raw), end = begin + bytes;
   // The heap advised so far holds it (and the heap's start is known),
