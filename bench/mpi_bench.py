@@ -102,7 +102,7 @@ def cma_works(shardc, model):
 
 
 def shardc_step(shardc, model, backend, steps, overlap=False,
-                single_copy="none"):
+                single_copy="none", zero=False):
     """(wall, user, system) seconds per step of `shardc train`, and the
     same seconds of the whole run of N+1 steps (start-up included)."""
     def run(n):
@@ -110,6 +110,8 @@ def shardc_step(shardc, model, backend, steps, overlap=False,
                str(n), "--seed", "0", "--check=false"]
         if overlap:
             cmd.append("--mpi-overlap")
+        if zero:
+            cmd.append("--zero-axes=data")
         if backend == "mpi":
             cmd = [os.path.join(ROOT, "scripts", "mpirun-local.sh"), "-n",
                    "2"] + cmd
@@ -285,6 +287,12 @@ def main():
                     default=True,
                     help="also run the mpi variants with --mpi-overlap "
                          "(reductions travel while the next ops compute)")
+    ap.add_argument("--zero", action=argparse.BooleanOptionalAction,
+                    default=True,
+                    help="also run mpi data=2 with the optimizer state and "
+                    "update split over the data axis (--zero-axes=data, "
+                    "ZeRO-1), reported on its own row; the issue's ratio "
+                    "stays the plain data-parallel row's")
     ap.add_argument("--mpi-single-copy", choices=["auto", "cma", "none"],
                     default="auto",
                     help="how Open MPI moves large messages between the "
@@ -331,6 +339,14 @@ def main():
                             " overlap" if overlap else "")
                         samples.setdefault(variant, []).append(step)
                         whole.setdefault(variant, []).append(run)
+                if args.zero:
+                    step, run = shardc_step(args.shardc, models["data=2"],
+                                            "mpi", args.steps, False,
+                                            single_copy, zero=True)
+                    samples.setdefault("shardc mpi data=2 zero",
+                                       []).append(step)
+                    whole.setdefault("shardc mpi data=2 zero",
+                                     []).append(run)
             if args.only != "shardc":
                 figures, how = torch_step(args.python, args.steps,
                                           args.torch_allreduce,
@@ -382,6 +398,9 @@ def main():
               (wall, "> 1: overlap pays"))
     ratio("PyTorch DP / shardc mpi data=2, s/step", "PyTorch DP data=2",
           "shardc mpi data=2", (wall, "target >= 1.20x"))
+    ratio("PyTorch DP / shardc mpi data=2 zero (--zero-axes=data), s/step",
+          "PyTorch DP data=2", "shardc mpi data=2 zero",
+          (wall, "informative: ZeRO-1, not plain data parallel"))
     # Per step the threads backend's system time is a few hundredths of a
     # second, the difference of two noisy totals: the ratio is taken of the
     # whole runs, as /usr/bin/time would show them.

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FunctionPlan.h"
+#include "KernelImpl.h"
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -143,12 +144,28 @@ public:
     auto plan = std::make_shared<FunctionPlan>();
     if (fuse)
       plan->fusion.emplace(body);
+    // Where each op's result is computed (its own position, or that of the
+    // group it is fused into).
+    llvm::DenseMap<Operation *, size_t> computedAt;
     for (auto [index, op] : llvm::enumerate(body)) {
       size_t at = plan->fusion ? plan->fusion->position(&op) : index;
+      computedAt[&op] = at;
       for (Value result : op.getResults())
         plan->lastUse[result] = at; // unused values die where they are born
       for (Value operand : op.getOperands())
         plan->lastUse[operand] = std::max(plan->lastUse.lookup(operand), at);
+    }
+    for (auto [index, op] : llvm::enumerate(body)) {
+      if (!canStartCollective(&op) || op.getNumOperands() != 1)
+        continue;
+      Value operand = op.getOperand(0);
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !operand.hasOneUse() ||
+          plan->lastUse.lookup(op.getResult(0)) == index)
+        continue;
+      size_t computed = computedAt.lookup(producer);
+      if (computed + 1 < index)
+        plan->reductionStarts[computed].push_back(&op);
     }
     plans.push_front({func.getOperation(), maxTensorBytes, fuse, hash, plan});
     if (plans.size() > kCapacity)

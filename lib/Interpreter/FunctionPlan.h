@@ -36,6 +36,16 @@ struct FunctionPlan {
   /// The position (in the body, or of the last group it is fused into) at
   /// which each value is last read; an unused value dies where it is born.
   llvm::DenseMap<mlir::Value, size_t> lastUse;
+  /// Reductions that can start as soon as their operand is computed, by
+  /// the position at which it is (lastUse's positions): a gradient is final
+  /// where the backward pass computes it, while the program reduces it only
+  /// next to the optimizer's update, after the whole backward pass. Each is
+  /// an all_reduce or reduce_scatter (canStartCollective) that is its
+  /// operand's only reader and whose result is read later; within a
+  /// position, in program order, so every device starts them in the same
+  /// order.
+  llvm::DenseMap<size_t, llvm::SmallVector<mlir::Operation *, 1>>
+      reductionStarts;
 };
 
 /// Checks `value`'s type is an executable tensor of at most `maxBytes`;

@@ -24,6 +24,7 @@
 #include "shardc/Support/RandomTensor.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -267,6 +268,29 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
     }
     return success();
   };
+  // Reductions started where their operand was computed (the plan's
+  // reductionStarts), skipped where the program has them.
+  llvm::DenseSet<Operation *> startedEarly;
+  auto startReductionsAfter = [&](size_t index) -> LogicalResult {
+    if (nonFinite || !options.communicator)
+      return success();
+    auto it = (*plan)->reductionStarts.find(index);
+    if (it == (*plan)->reductionStarts.end())
+      return success();
+    for (Operation *collective : it->second) {
+      Value operand = collective->getOperand(0);
+      if (!env.isOwned(operand))
+        continue; // started (or run) where the program has it
+      FailureOr<std::unique_ptr<PendingCollective>> pending =
+          shardc::detail::startCollective(collective, env.take(operand),
+                                          options.communicator, meshes);
+      if (failed(pending))
+        return failure();
+      inFlight.insert({collective->getResult(0), std::move(*pending)});
+      startedEarly.insert(collective);
+    }
+    return success();
+  };
   for (auto [index, op] : llvm::enumerate(body)) {
     for (auto &entry : inFlight)
       entry.second->progress();
@@ -293,6 +317,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
       return results;
     }
 
+    if (startedEarly.contains(&op))
+      continue; // in flight since its operand was computed
     if (fusion && fusion->isFused(&op))
       continue; // computed inside the groups of its users
     if (const shardc::detail::FusedGroup *group =
@@ -305,6 +331,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
       if (failed(runGroup(op, *group, env, options.maxTensorBytes)))
         return failure();
       env.release(*group, op.getResult(0), index);
+      if (failed(startReductionsAfter(index)))
+        return failure();
       continue;
     }
 
@@ -362,6 +390,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
       nonFinite->addResult(op.getResult(0), op, index, *result);
     env.define(op.getResult(0), std::move(*result));
     env.release(op, index);
+    if (failed(startReductionsAfter(index)))
+      return failure();
   }
   return func.emitError("the function body must end with func.return");
 }

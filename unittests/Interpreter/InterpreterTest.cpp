@@ -384,6 +384,44 @@ TEST_F(InterpreterTest, CollectivesReceiveTheirGroups) {
   EXPECT_EQ((*out)[2].shape(), ArrayRef<int64_t>({4, 8}));
 }
 
+/// A gradient is final where the backward pass computes it; the program
+/// reduces it later, next to the optimizer's update. The reduction starts
+/// where its operand is computed (here before the all_gather between them),
+/// unless something else still reads the operand.
+TEST_F(InterpreterTest, ReductionsStartWhereTheirOperandIsComputed) {
+  SmallVector<Tensor> args;
+  args.push_back(randomTensor({4, 8}, 0, "v"));
+  using Group = std::pair<std::string, SmallVector<int64_t>>;
+  for (bool operandReadLater : {false, true}) {
+    std::string text = R"(
+      shardc.mesh @mesh ["x"=2]
+      func.func @main(%v: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>) {
+        %g = shardc.mul %v, %v : tensor<4x8xf32>
+        %a = shardc.all_gather %v on @mesh axes = ["x"] dim = 0 : tensor<4x8xf32> -> tensor<8x8xf32>
+        %r = shardc.all_reduce %g on @mesh axes = ["x"] : tensor<4x8xf32>
+        %s = shardc.add OPERAND, %v : tensor<4x8xf32>
+        return %r, %a, %s : tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>
+      })";
+    text.replace(text.find("OPERAND"), 7, operandReadLater ? "%g" : "%v");
+    OwningOpRef<ModuleOp> m = parse(text);
+    ASSERT_TRUE(m);
+    FakeCommunicator comm(0);
+    InterpreterOptions options;
+    options.communicator = &comm;
+    FailureOr<SmallVector<Tensor>> out = run(*m, args, options);
+    ASSERT_TRUE(succeeded(out)) << diagnostics;
+    SmallVector<Group> expected = {{"all_reduce", {0, 1}},
+                                   {"all_gather", {0, 1}}};
+    if (operandReadLater)
+      std::swap(expected[0], expected[1]);
+    EXPECT_EQ(comm.groups, expected)
+        << "operand read later: " << operandReadLater;
+    for (int64_t i = 0; i < 32; ++i)
+      EXPECT_EQ((*out)[0].values()[i],
+                2 * args[0].values()[i] * args[0].values()[i]);
+  }
+}
+
 TEST_F(InterpreterTest, CollectivesNeedACommunicator) {
   OwningOpRef<ModuleOp> m = parse(kCollectives);
   ASSERT_TRUE(m);
