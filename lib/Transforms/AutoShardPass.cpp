@@ -51,30 +51,45 @@ void shardc::applyAutoShardPlan(func::FuncOp func, const AutoShardPlan &plan) {
   }
 }
 
+FailureOr<AutoShardOptions>
+shardc::resolveAutoShardOptions(const ShardcAutoShardOptions &flags,
+                                Operation *diagnosticsAt) {
+  AutoShardOptions options;
+  options.timeLimitSeconds = flags.timeLimit;
+  llvm::Expected<MachineModel> machineModel =
+      resolveMachineModel(flags.machine, flags.linkLatency,
+                          flags.linkBandwidth, flags.flopRate);
+  if (!machineModel) {
+    diagnosticsAt->emitError() << llvm::toString(machineModel.takeError());
+    return failure();
+  }
+  options.machine = std::move(*machineModel);
+  if (!flags.memoryBudget.empty()) {
+    std::optional<int64_t> bytes = parseByteSize(flags.memoryBudget);
+    if (!bytes) {
+      diagnosticsAt->emitError()
+          << "bad memory budget '" << flags.memoryBudget
+          << "': expected bytes, with an optional K, M or G";
+      return failure();
+    }
+    options.memoryBudgetBytes = *bytes;
+  }
+  return options;
+}
+
 namespace {
 struct AutoShardPass : public shardc::impl::ShardcAutoShardBase<AutoShardPass> {
   using ShardcAutoShardBase::ShardcAutoShardBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    AutoShardOptions options;
-    options.timeLimitSeconds = timeLimit;
-    llvm::Expected<MachineModel> machineModel =
-        resolveMachineModel(machine, linkLatency, linkBandwidth, flopRate);
-    if (!machineModel) {
-      module.emitError() << llvm::toString(machineModel.takeError());
+    FailureOr<AutoShardOptions> resolved = resolveAutoShardOptions(
+        {memoryBudget, timeLimit, machine, linkLatency, linkBandwidth,
+         flopRate},
+        module);
+    if (failed(resolved))
       return signalPassFailure();
-    }
-    options.machine = std::move(*machineModel);
-    if (!memoryBudget.empty()) {
-      std::optional<int64_t> bytes = parseByteSize(memoryBudget);
-      if (!bytes) {
-        module.emitError() << "bad memory budget '" << memoryBudget
-                           << "': expected bytes, with an optional K, M or G";
-        return signalPassFailure();
-      }
-      options.memoryBudgetBytes = *bytes;
-    }
+    const AutoShardOptions &options = *resolved;
     for (func::FuncOp func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func->hasAttr(ShardcDialect::getSpmdAttrName()))
         continue;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoShardExplain.h"
+#include "ToolCommon.h"
 
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
@@ -28,15 +29,20 @@ namespace {
 /// The simulator's totals of `module` (annotated, not yet partitioned).
 FailureOr<SimulationReport> simulateTotals(ModuleOp module,
                                            ArrayRef<Tensor> inputs) {
+  // On the machine of the command line, as `simulate` prices: the plan
+  // was chosen on it, so the layouts it is compared with are priced on it.
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   buildPartitionPipeline(pm);
-  if (failed(pm.run(module)))
+  FailureOr<MachineModel> machine = getCommandMachine();
+  if (failed(machine) || failed(priceOnCommandMachine(pm)) ||
+      failed(pm.run(module)))
     return failure();
   func::FuncOp func = getEntryFunction(module);
   MeshOp mesh = getOnlyMesh(module);
   if (!func || !mesh)
     return failure();
   SimulationOptions options;
+  options.machine = std::move(*machine);
   options.argumentsStayLive =
       llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
         return func.getArgAttr(i, ShardcDialect::getParamAttrName()) ||

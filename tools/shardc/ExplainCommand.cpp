@@ -20,7 +20,6 @@
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
 #include "shardc/Dialect/MeshLookup.h"
-#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -304,10 +303,13 @@ LogicalResult explainAutoShard(ModuleOp module,
   FailureOr<shardc::MeshOp> mesh = shardc::getFunctionMesh(func);
   if (failed(mesh))
     return failure();
-  shardc::AutoShardOptions options;
-  options.timeLimitSeconds = flags.timeLimit;
-  if (!flags.memoryBudget.empty())
-    options.memoryBudgetBytes = *shardc::parseByteSize(flags.memoryBudget);
+  // The machine, its overrides and the budget as `compile --auto-shard`
+  // takes them, so explain shows the plan compile makes.
+  FailureOr<shardc::AutoShardOptions> resolved =
+      shardc::resolveAutoShardOptions(flags, module);
+  if (failed(resolved))
+    return failure();
+  const shardc::AutoShardOptions &options = *resolved;
   FailureOr<shardc::AutoShardPlan> plan =
       shardc::planAutoSharding(func, *mesh, options);
   if (failed(plan))

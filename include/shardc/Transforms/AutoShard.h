@@ -115,6 +115,14 @@ mlir::FailureOr<AutoShardPlan>
 planAutoSharding(mlir::func::FuncOp func, MeshOp mesh,
                  const AutoShardOptions &options);
 
+/// The planner's options from the pass's (and the command line's): the
+/// machine model resolved from its file and link/FLOP overrides, the
+/// budget parsed. Fails after a diagnostic at `diagnosticsAt` (an unreadable
+/// machine file, a malformed budget).
+mlir::FailureOr<AutoShardOptions>
+resolveAutoShardOptions(const ShardcAutoShardOptions &flags,
+                        mlir::Operation *diagnosticsAt);
+
 /// Writes `plan` into `func` as annotations: user annotations stay, every
 /// other value gets its planned sharding, and a consumer needing another
 /// layout reads it through a `shardc.sharding_constraint` (one per value
