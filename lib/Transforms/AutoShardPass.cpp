@@ -56,9 +56,8 @@ shardc::resolveAutoShardOptions(const ShardcAutoShardOptions &flags,
                                 Operation *diagnosticsAt) {
   AutoShardOptions options;
   options.timeLimitSeconds = flags.timeLimit;
-  llvm::Expected<MachineModel> machineModel =
-      resolveMachineModel(flags.machine, flags.linkLatency,
-                          flags.linkBandwidth, flags.flopRate);
+  llvm::Expected<MachineModel> machineModel = resolveMachineModel(
+      flags.machine, flags.linkLatency, flags.linkBandwidth, flags.flopRate);
   if (!machineModel) {
     diagnosticsAt->emitError() << llvm::toString(machineModel.takeError());
     return failure();
@@ -83,10 +82,10 @@ struct AutoShardPass : public shardc::impl::ShardcAutoShardBase<AutoShardPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FailureOr<AutoShardOptions> resolved = resolveAutoShardOptions(
-        {memoryBudget, timeLimit, machine, linkLatency, linkBandwidth,
-         flopRate},
-        module);
+    FailureOr<AutoShardOptions> resolved =
+        resolveAutoShardOptions({memoryBudget, timeLimit, machine, linkLatency,
+                                 linkBandwidth, flopRate},
+                                module);
     if (failed(resolved))
       return signalPassFailure();
     const AutoShardOptions &options = *resolved;

@@ -15,11 +15,11 @@
 #include "ToolCommon.h"
 
 #include "shardc/Analysis/ReshardPlanner.h"
+#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ShardingVerifier.h"
 #include "shardc/Dialect/ValueNames.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
-#include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
