@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoShardProblem.h"
+#include "RandomAutoShardProblem.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -24,56 +25,13 @@ using namespace shardc::detail;
 namespace {
 
 AutoShardProblem randomProblem(std::mt19937 &rng, bool weighted) {
-  auto pick = [&](unsigned n) { return unsigned(rng() % n); };
-  AutoShardProblem p;
-  unsigned numNodes = 3 + pick(4);
-  for (unsigned n = 0; n < numNodes; ++n) {
-    AutoShardProblem::Node node;
-    unsigned numStrategies = 1 + pick(4);
-    for (unsigned s = 0; s < numStrategies; ++s)
-      node.cost.push_back(double(pick(6)));
-    p.nodes.push_back(node);
-    AutoShardProblem::Value v;
-    v.producer = n;
-    unsigned numLayouts = 1 + pick(numStrategies);
-    for (unsigned s = 0; s < numStrategies; ++s)
-      v.layoutOf.push_back(s < numLayouts ? s : pick(numLayouts));
-    v.layoutBytes.assign(numLayouts, 0);
-    v.weight = weighted ? double(1 + pick(3)) : 1;
-    p.values.push_back(v);
-  }
-  for (unsigned n = 1; n < numNodes; ++n)
-    for (unsigned k = 0, reads = 1 + pick(2); k < reads; ++k) {
-      AutoShardProblem::Use u;
-      u.value = pick(4) == 0 ? 0 : pick(n);
-      u.consumer = n;
-      u.weight = weighted ? double(1 + pick(3)) : 1;
-      p.uses.push_back(u);
-    }
-  for (AutoShardProblem::Value &v : p.values) {
-    unsigned numTargets = 1 + pick(3);
-    v.targetBytes.assign(numTargets, 0);
-    for (unsigned l = 0; l < v.layoutBytes.size(); ++l) {
-      v.moveSeconds.emplace_back();
-      v.isSame.emplace_back();
-      for (unsigned t = 0; t < numTargets; ++t) {
-        bool same = l == t && pick(2) == 0;
-        v.isSame.back().push_back(same);
-        double seconds = same ? 0 : double(pick(6));
-        if (!same && t > 0 && pick(8) == 0)
-          seconds = kNoPlan; // target 0 stays reachable
-        v.moveSeconds.back().push_back(seconds);
-      }
-    }
-  }
-  for (AutoShardProblem::Use &u : p.uses) {
-    unsigned numTargets = p.values[u.value].targetBytes.size();
-    for (size_t s = 0; s < p.nodes[u.consumer].cost.size(); ++s)
-      u.targetOf.push_back(pick(numTargets));
-  }
-  p.numPoints = int64_t(numNodes);
-  indexUses(p);
-  return p;
+  RandomProblemShape shape;
+  shape.extraNodes = 4;
+  shape.maxStrategies = 4;
+  shape.costRange = 6;
+  shape.moveRange = 6;
+  shape.weighted = weighted;
+  return shardc::detail::randomProblem(rng, shape);
 }
 
 /// The seconds of `plan` with each consumer paying its own moves.

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoShardProblem.h"
+#include "RandomAutoShardProblem.h"
 
 #include <gtest/gtest.h>
 
@@ -21,57 +22,7 @@ using namespace shardc::detail;
 namespace {
 
 AutoShardProblem randomProblem(std::mt19937 &rng) {
-  auto pick = [&](unsigned n) { return unsigned(rng() % n); };
-  AutoShardProblem p;
-  unsigned numNodes = 3 + pick(6);
-  for (unsigned n = 0; n < numNodes; ++n) {
-    AutoShardProblem::Node node;
-    unsigned numStrategies = 1 + pick(3);
-    for (unsigned s = 0; s < numStrategies; ++s)
-      node.cost.push_back(double(pick(10)));
-    p.nodes.push_back(node);
-    AutoShardProblem::Value v;
-    v.producer = n;
-    unsigned numLayouts = 1 + pick(numStrategies);
-    for (unsigned s = 0; s < numStrategies; ++s)
-      v.layoutOf.push_back(s < numLayouts ? s : pick(numLayouts));
-    v.layoutBytes.assign(numLayouts, 0);
-    p.values.push_back(v);
-  }
-  // Each node but the first reads one or two earlier values (the first
-  // value read by several, now and then).
-  for (unsigned n = 1; n < numNodes; ++n)
-    for (unsigned k = 0, reads = 1 + pick(2); k < reads; ++k) {
-      AutoShardProblem::Use u;
-      u.value = pick(4) == 0 ? 0 : pick(n);
-      u.consumer = n;
-      p.uses.push_back(u);
-    }
-  // Targets: each use's consumer strategies need one of the value's.
-  for (AutoShardProblem::Value &v : p.values) {
-    unsigned numTargets = 1 + pick(3);
-    v.targetBytes.assign(numTargets, 0);
-    for (unsigned l = 0; l < v.layoutBytes.size(); ++l) {
-      v.moveSeconds.emplace_back();
-      v.isSame.emplace_back();
-      for (unsigned t = 0; t < numTargets; ++t) {
-        bool same = l == t && pick(2) == 0;
-        v.isSame.back().push_back(same);
-        double seconds = same ? 0 : double(pick(8));
-        if (!same && t > 0 && pick(8) == 0)
-          seconds = kNoPlan; // target 0 stays reachable
-        v.moveSeconds.back().push_back(seconds);
-      }
-    }
-  }
-  for (AutoShardProblem::Use &u : p.uses) {
-    unsigned numTargets = p.values[u.value].targetBytes.size();
-    for (size_t s = 0; s < p.nodes[u.consumer].cost.size(); ++s)
-      u.targetOf.push_back(pick(numTargets));
-  }
-  p.numPoints = int64_t(numNodes);
-  indexUses(p);
-  return p;
+  return shardc::detail::randomProblem(rng, RandomProblemShape());
 }
 
 /// The least seconds of any plan of `p`, and one plan reaching it.

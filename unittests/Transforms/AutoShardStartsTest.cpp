@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AutoShardProblem.h"
+#include "RandomAutoShardProblem.h"
 
 #include <gtest/gtest.h>
 
@@ -20,54 +21,18 @@ using namespace shardc::detail;
 
 namespace {
 
+/// Larger than the reductions' problems, every move possible and none
+/// free, the first two values read often.
 AutoShardProblem randomProblem(std::mt19937 &rng) {
-  auto pick = [&](unsigned n) { return unsigned(rng() % n); };
-  AutoShardProblem p;
-  unsigned numNodes = 4 + pick(8);
-  for (unsigned n = 0; n < numNodes; ++n) {
-    AutoShardProblem::Node node;
-    unsigned numStrategies = 1 + pick(4);
-    for (unsigned s = 0; s < numStrategies; ++s)
-      node.cost.push_back(double(pick(10)));
-    p.nodes.push_back(node);
-    AutoShardProblem::Value v;
-    v.producer = n;
-    unsigned numLayouts = 1 + pick(numStrategies);
-    for (unsigned s = 0; s < numStrategies; ++s)
-      v.layoutOf.push_back(s < numLayouts ? s : pick(numLayouts));
-    v.layoutBytes.assign(numLayouts, 0);
-    p.values.push_back(v);
-  }
-  // Each node but the first reads one to three earlier values, the first
-  // two often (so that several consumers share a move).
-  for (unsigned n = 1; n < numNodes; ++n)
-    for (unsigned k = 0, reads = 1 + pick(3); k < reads; ++k) {
-      AutoShardProblem::Use u;
-      u.value = pick(3) == 0 ? pick(std::min(n, 2u)) : pick(n);
-      u.consumer = n;
-      p.uses.push_back(u);
-    }
-  for (AutoShardProblem::Value &v : p.values) {
-    unsigned numTargets = 1 + pick(3);
-    v.targetBytes.assign(numTargets, 0);
-    for (unsigned l = 0; l < v.layoutBytes.size(); ++l) {
-      v.moveSeconds.emplace_back();
-      v.isSame.emplace_back();
-      for (unsigned t = 0; t < numTargets; ++t) {
-        bool same = l == t && pick(2) == 0;
-        v.isSame.back().push_back(same);
-        v.moveSeconds.back().push_back(same ? 0 : double(1 + pick(8)));
-      }
-    }
-  }
-  for (AutoShardProblem::Use &u : p.uses) {
-    unsigned numTargets = p.values[u.value].targetBytes.size();
-    for (size_t s = 0; s < p.nodes[u.consumer].cost.size(); ++s)
-      u.targetOf.push_back(pick(numTargets));
-  }
-  p.numPoints = int64_t(numNodes);
-  indexUses(p);
-  return p;
+  RandomProblemShape shape;
+  shape.minNodes = 4;
+  shape.extraNodes = 8;
+  shape.maxStrategies = 4;
+  shape.maxReads = 3;
+  shape.readsFirstTwo = true;
+  shape.minMove = 1;
+  shape.someImpossible = false;
+  return shardc::detail::randomProblem(rng, shape);
 }
 
 std::vector<unsigned> randomPlan(const AutoShardProblem &p, std::mt19937 &rng) {
