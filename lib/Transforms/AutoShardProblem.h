@@ -85,6 +85,20 @@ struct AutoShardProblem {
 /// Fills `p.usesOfNode`.
 void indexUses(AutoShardProblem &p);
 
+/// Calls `fn` on each use node `n` produces or consumes: from
+/// `p.usesOfNode` once indexUses has filled it, else on every use, so `fn`
+/// must itself skip the uses of other nodes.
+template <typename Fn>
+void forEachUseNear(const AutoShardProblem &p, unsigned n, Fn &&fn) {
+  if (p.usesOfNode.size() == p.nodes.size()) {
+    for (unsigned ui : p.usesOfNode[n])
+      fn(p.uses[ui]);
+    return;
+  }
+  for (const AutoShardProblem::Use &u : p.uses)
+    fn(u);
+}
+
 struct AutoShardSolution {
   std::vector<unsigned> strategy;
   bool optimal = false;

@@ -127,13 +127,7 @@ double shardc::detail::localSeconds(const AutoShardProblem &p,
     if (!v.isSame[l][t])
       total += v.moveSeconds[l][t] * u.weight;
   };
-  if (p.usesOfNode.size() == p.nodes.size()) {
-    for (unsigned ui : p.usesOfNode[n])
-      add(p.uses[ui]);
-  } else {
-    for (const AutoShardProblem::Use &u : p.uses)
-      add(u);
-  }
+  forEachUseNear(p, n, add);
   return total;
 }
 
@@ -182,13 +176,7 @@ search(const AutoShardProblem &p, bool smallest,
         c.second += v.moveSeconds[l][t] * u.weight;
       }
     };
-    if (p.usesOfNode.size() == p.nodes.size()) {
-      for (unsigned ui : p.usesOfNode[n])
-        add(p.uses[ui]);
-    } else {
-      for (const AutoShardProblem::Use &u : p.uses)
-        add(u);
-    }
+    forEachUseNear(p, n, add);
     return c;
   };
   // In the rounds, what a move changes in the plan's seconds: the nodes'
