@@ -45,13 +45,16 @@ device): their quality column is empty.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# explain --auto-shard's totals are read as the suite reads them.
+sys.path.insert(0, os.path.join(HERE, "..", "test", "shardc", "Inputs",
+                                "auto-shard"))
+import explain_totals  # noqa: E402
 GRAPH = os.path.join(HERE, "..", "examples", "auto_shard", "mlp_graph.py")
 
 
@@ -251,13 +254,7 @@ def explain_ratio(shardc, path, step):
     r = subprocess.run([shardc, "explain", path, "--auto-shard"] + step,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
-    totals = {}
-    for line in r.stdout.splitlines():
-        m = re.match(r"  ([a-zA-Z -]+?):\s+est_time=([0-9.e+-]+)s", line)
-        if m:
-            totals[m.group(1)] = float(m.group(2))
-    auto = totals.pop("auto-shard", None)
-    totals.pop("annotated", None)
+    auto, totals = explain_totals.read_totals(r.stdout.splitlines())
     if auto is None or not totals:
         return "", "", ""
     name, best = min(totals.items(), key=lambda kv: kv[1])
