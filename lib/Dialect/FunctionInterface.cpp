@@ -19,3 +19,13 @@ func::FuncOp shardc::getEntryFunction(ModuleOp module) {
                         : "the model has several functions and none is @main");
   return nullptr;
 }
+
+void shardc::copyInterfaceShardings(func::FuncOp from, func::FuncOp to) {
+  StringRef key = ShardcDialect::getShardingAttrName();
+  for (unsigned i = 0; i < from.getNumArguments(); ++i)
+    if (Attribute s = from.getArgAttr(i, key))
+      to.setArgAttr(i, key, s);
+  for (unsigned i = 0; i < from.getNumResults(); ++i)
+    if (Attribute s = from.getResultAttr(i, key))
+      to.setResultAttr(i, key, s);
+}

@@ -114,13 +114,9 @@ static LogicalResult pinInterfaceShardings(ModuleOp module, func::FuncOp func) {
       })))
     return failure();
   func::FuncOp done = getEntryFunction(*propagated);
-  StringRef key = ShardcDialect::getShardingAttrName();
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (Attribute s = done.getArgAttr(i, key))
-      func.setArgAttr(i, key, s);
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (Attribute s = done.getResultAttr(i, key))
-      func.setResultAttr(i, key, s);
+  if (!done)
+    return failure();
+  copyInterfaceShardings(done, func);
   return success();
 }
 

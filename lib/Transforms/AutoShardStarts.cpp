@@ -9,6 +9,7 @@
 #include "AutoShardStarts.h"
 #include "Propagation.h"
 
+#include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Transforms/StandardLayouts.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,13 +32,8 @@ SmallVector<Operation *> bodyOps(func::FuncOp func) {
 
 /// Puts `from`'s shardings back on `to`, a copy of it laid out otherwise.
 void restoreAnnotations(func::FuncOp from, func::FuncOp to) {
+  copyInterfaceShardings(from, to);
   StringRef key = ShardcDialect::getShardingAttrName();
-  for (unsigned i = 0; i < from.getNumArguments(); ++i)
-    if (Attribute s = from.getArgAttr(i, key))
-      to.setArgAttr(i, key, s);
-  for (unsigned i = 0; i < from.getNumResults(); ++i)
-    if (Attribute s = from.getResultAttr(i, key))
-      to.setResultAttr(i, key, s);
   for (auto [a, b] : llvm::zip(bodyOps(from), bodyOps(to)))
     if (Attribute s = a->getAttr(key))
       b->setAttr(key, s);

@@ -21,6 +21,12 @@ namespace shardc {
 /// null when there is neither.
 mlir::func::FuncOp getEntryFunction(mlir::ModuleOp module);
 
+/// Puts the sharding annotations of `from`'s arguments and results on the
+/// same positions of `to`, a function of the same signature (a copy of it,
+/// laid out or propagated otherwise). Positions `from` leaves unannotated
+/// keep what `to` has.
+void copyInterfaceShardings(mlir::func::FuncOp from, mlir::func::FuncOp to);
+
 } // namespace shardc
 
 #endif // SHARDC_DIALECT_FUNCTIONINTERFACE_H
