@@ -15,7 +15,7 @@ annotations, and data parallel) under the same cost model.
   python3 bench/auto_shard_bench.py --write-gpt 24 > gpt24.json  # the graph only
 
 --whole-plan instead times the whole-plan search (`shardc estimate
---auto-shard`, docs/auto-sharding.md "The whole plan") on GPT-3 175B
+--auto-shard`, docs/whole-plan.md) on GPT-3 175B
 (96 layers, hidden 12288, 96 heads, seq 2048, vocab 51200), bf16-mixed
 Adam, 1,024 DGX A100s, global batch 1536: wall and CPU seconds, maximum
 resident set, the chosen plan, and its estimate against Megatron-LM's

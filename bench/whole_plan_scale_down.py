@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
-"""Scale-down check of the whole-plan search (docs/auto-sharding.md, "The
-whole plan"): on this machine's preset, is the plan it picks the fastest
+"""Scale-down check of the whole-plan search (docs/whole-plan.md): on this machine's preset, is the plan it picks the fastest
 measured one?
 
 The model of bench/transformer_bench.py (examples/gpt/gpt_graph.py at
@@ -20,7 +19,7 @@ cancel), and estimated with `estimate --plan`.
 
 With --unannotated the search reads the model with its annotations
 stripped, so the tensor auto-sharder chooses each mesh's tensor shardings
-(docs/auto-sharding.md, "Tensor shardings per mesh"); the chosen plan
+(docs/whole-plan.md, "Tensor shardings per mesh"); the chosen plan
 (its mesh and solved shardings, at one micro-batch) is timed beside the
 two hand-written layouts.
 

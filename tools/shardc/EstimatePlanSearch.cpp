@@ -22,8 +22,8 @@ namespace cl = llvm::cl;
 static cl::opt<bool> autoShard(
     "auto-shard",
     cl::desc("Choose the whole plan: mesh data x pipe x model, micro-batch, "
-             "ZeRO, recompute and schedule (docs/auto-sharding.md, \"The "
-             "whole plan\"); needs --devices and --global-batch"),
+             "ZeRO, recompute and schedule (docs/whole-plan.md); needs "
+             "--devices and --global-batch"),
     cl::init(false), cl::sub(shardc::estimateCommand));
 static cl::opt<int64_t> devices("devices",
                                 cl::desc("With --auto-shard: the devices the "

@@ -1,7 +1,7 @@
 //===- EstimatePlanSearch.h - `shardc estimate --auto-shard` ----*- C++ -*-===//
 //
-// The whole-plan search's part of `shardc estimate` (docs/auto-sharding.md,
-// "The whole plan"): its options, and the run.
+// The whole-plan search's part of `shardc estimate` (docs/whole-plan.md):
+// its options, and the run.
 //
 //===----------------------------------------------------------------------===//
 

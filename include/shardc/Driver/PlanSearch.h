@@ -5,7 +5,7 @@
 // the micro-batch size (and so the micro-batch count), ZeRO over the data
 // axis, recompute and the pipeline schedule that minimise the estimated
 // step time (shardc/Driver/Estimate.h) within the machine's device memory
-// (docs/auto-sharding.md, "The whole plan").
+// (docs/whole-plan.md).
 //
 // Candidates are pruned analytically before any is priced: sizes that do
 // not divide what they split, pipelines whose stages would not hold whole
