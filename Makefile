@@ -75,18 +75,19 @@ fuzz: deps $(SAN_BUILD_DIR)/build.ninja
 	ninja -C $(SAN_BUILD_DIR) -j$(JOBS) shardc-fuzzers
 	fuzz/run-fuzzers.sh $(SAN_BUILD_DIR) $(FUZZ_SECONDS)
 
-# Compile-time benchmark against upstream MLIR's shard dialect (bench/README.md).
+# Compile-time benchmark against upstream MLIR's shard dialect
+# (bench/compile-time.md).
 bench: build
 	python3 bench/compile_bench.py --shardc $(SHARDC)
 
 # Training-step benchmark: the threads backend against NumPy and PyTorch
-# (bench/README.md).
+# (bench/training-step.md).
 bench-train: build
 	python3 bench/train_bench.py
 
 # Transformer training step (examples/gpt at GPT-2 width): the threads
 # backend on 1 and 2 devices against PyTorch eager at 1 and 2 threads
-# (bench/README.md).
+# (bench/training-step.md).
 bench-transformer: build
 	/usr/bin/python3 bench/transformer_bench.py
 

@@ -14,7 +14,7 @@ at 1 thread, PyTorch at 1 and 2 threads (skipped if torch is missing), and
 shardc (bench/seed_mlp.mlir differentiated by --shardc-autodiff, partitioned
 Megatron-style over a 1-D mesh)
 on the threads backend with 1 device (1 BLAS thread) and 2 devices (1 BLAS
-thread each). See bench/README.md.
+thread each). See bench/training-step.md.
 
     make bench-train                 # builds, then runs this
     python3 bench/train_bench.py     # with an already-built build/

@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
   // A compile allocates a few hundred thousand small IR objects and frees
   // few: growing the heap 64 MiB at a time and never trimming it saves a
   // third of the page faults and brk calls (~10% of a large compile's wall
-  // time, bench/README.md). glibc's defaults suit long-running servers.
+  // time, bench/compile-time.md). glibc's defaults suit long-running servers.
   mallopt(M_TOP_PAD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   shardc::startCapturingJobDiagnostics();
