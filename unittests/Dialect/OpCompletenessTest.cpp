@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OperandTensors.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Interpreter/Interpreter.h"
 #include "shardc/Interpreter/Kernels.h"
@@ -87,35 +88,10 @@ protected:
   std::string diagnostics;
 };
 
-/// Inputs in [0.5, 1.5]: inside every op's domain (log, sqrt, rsqrt, div),
-/// away from the kinks of relu and step.
-Tensor inputTensor(ArrayRef<int64_t> shape, uint64_t seed) {
-  Tensor t = randomTensor(shape, seed, "x");
-  for (float &v : t.values())
-    v = 1.0f + 0.5f * v;
-  return t;
-}
-
 Tensor copyOf(const Tensor &t) { return t.clone(); }
-
-ArrayRef<int64_t> shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
 
 bool isF32(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType().isF32();
-}
-
-/// An input for operand `v`: floats in [0.5, 1.5], integers in [0, 16),
-/// booleans both ways.
-Tensor operandTensor(Value v, uint64_t seed) {
-  if (isF32(v))
-    return inputTensor(shapeOf(v), seed);
-  std::optional<DType> dtype =
-      executableDType(cast<RankedTensorType>(v.getType()).getElementType());
-  return cantFail(tryRandomTensor(shapeOf(v), seed, "x",
-                                  defaultMaxTensorBytes(),
-                                  dtype.value_or(DType::F32)));
 }
 
 TEST_F(OpCompletenessTest, EveryTensorOpHasRuleKernelCostAndGradient) {
@@ -173,10 +149,9 @@ TEST_F(OpCompletenessTest, EveryTensorOpRunsAndDifferentiatesOnItsInstance) {
     EXPECT_TRUE(std::isfinite(flops) && flops >= 0) << flops;
 
     // The kernel runs.
-    std::vector<Tensor> inputs;
+    std::vector<Tensor> inputs = operandTensors(op, seed);
+    // The finite differences below change `inputs` in place and rerun.
     SmallVector<const Tensor *> operands;
-    for (Value v : op->getOperands())
-      inputs.push_back(operandTensor(v, seed++));
     for (const Tensor &t : inputs)
       operands.push_back(&t);
     FailureOr<Tensor> y = evaluateTensorOp(op, operands);
@@ -445,9 +420,7 @@ TEST_F(OpCompletenessTest, EveryCompositeExpandsToPrimitivesThatMatchIt) {
             << " in the expansion is not a primitive tensor op";
     });
 
-    std::vector<Tensor> inputs;
-    for (Value v : op->getOperands())
-      inputs.push_back(operandTensor(v, seed++));
+    std::vector<Tensor> inputs = operandTensors(op, seed);
     // Spread the floats over [-4, 4]: a softmax of [0.5, 1.5] is nearly
     // uniform and would hide a wrong axis.
     for (Tensor &t : inputs)

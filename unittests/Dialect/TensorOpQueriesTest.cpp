@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "shardc/Dialect/TensorOpQueries.h"
+#include "OperandTensors.h"
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/TensorOpBuilders.h"
 #include "shardc/Dialect/TensorOpTraits.h"
@@ -91,19 +92,6 @@ int64_t linearOf(ArrayRef<int64_t> index, ArrayRef<int64_t> shape) {
   return linear;
 }
 
-/// An input for `v`: floats in [0.5, 1.5], integers in [0, 16).
-Tensor operandTensor(Value v, uint64_t seed) {
-  auto type = cast<RankedTensorType>(v.getType());
-  std::optional<DType> dtype = executableDType(type.getElementType());
-  Tensor t = cantFail(tryRandomTensor(type.getShape(), seed, "x",
-                                      defaultMaxTensorBytes(),
-                                      dtype.value_or(DType::F32)));
-  if (t.dtype() == DType::F32)
-    for (float &x : t.values())
-      x = 1.0f + 0.5f * x;
-  return t;
-}
-
 TEST_F(TensorOpQueriesTest, AnswersHoldOfTheKernelsResults) {
   OwningOpRef<ModuleOp> everyOp =
       parseSourceFile<ModuleOp>(SHARDC_EVERY_OP_MLIR, &ctx);
@@ -123,13 +111,8 @@ TEST_F(TensorOpQueriesTest, AnswersHoldOfTheKernelsResults) {
     std::optional<ArrayRef<int64_t>> dims = getBroadcastDims(op);
     if (!converted && !counted && !dims)
       continue;
-    std::vector<Tensor> inputs;
-    SmallVector<const Tensor *> operands;
-    for (Value v : op->getOperands())
-      inputs.push_back(operandTensor(v, seed++));
-    for (const Tensor &t : inputs)
-      operands.push_back(&t);
-    FailureOr<Tensor> y = evaluateTensorOp(op, operands);
+    std::vector<Tensor> inputs = operandTensors(op, seed);
+    FailureOr<Tensor> y = evaluateOnTensors(op, inputs);
     ASSERT_TRUE(succeeded(y)) << diagnostics;
     ArrayRef<int64_t> shape = y->shape();
 
