@@ -636,9 +636,13 @@ LogicalResult Searcher::tryLayout(const GraphVariant::InputShardings &layout,
                                   const std::vector<PlanCandidate> &survivors) {
   using Mesh = std::pair<int64_t, int64_t>;
   // The meshes of `model` the layout splits evenly, but its own.
+  // A mesh that already has the same layout (the solver often finds the
+  // representative's again) would price the same programs to the same
+  // plans, a tie it keeps its own layout on: it is not priced again.
   std::vector<Mesh> meshes;
   for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
     if (mesh.first == model && at != solvedAt &&
+        result.tensorShardings.at(mesh) != layout &&
         (mesh.second == solvedAt ||
          shardingsDivide(graph, layout, request, model, mesh.second,
                          result.tensorShardingBatch * mesh.second)))
