@@ -18,6 +18,7 @@
 #include "mlir/IR/Threading.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -96,6 +97,23 @@ private:
 
   /// Builds and partitions the program of `c`'s key at `keptLayers`.
   FailureOr<Program> partition(const PlanCandidate &c, int64_t keptLayers);
+
+  /// The imported model of `c`'s mesh and micro-batch at `keptLayers`
+  /// layers, before sequence parallelism and partitioning: a copy of the
+  /// one imported for the first program of that (model, data, micro-batch,
+  /// layers) in this round of pricing. ZeRO and sequence parallelism make
+  /// up to four programs of one imported model, and writing the variant's
+  /// JSON and importing it cost more than copying the module.
+  OwningOpRef<ModuleOp>
+  importVariant(const PlanCandidate &c, int64_t keptLayers,
+                const std::vector<std::pair<std::string, int64_t>> &axes,
+                const GraphVariant::InputShardings *shardings);
+  using ImportKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  /// While priceGroups prices (the layouts do not change meanwhile); empty
+  /// otherwise, so a whole model is never kept.
+  std::map<ImportKey, OwningOpRef<ModuleOp>> imported;
+  bool keepImports = false;
+  std::mutex importMutex;
 
   /// The walk of `program` for `member`'s recompute policy (made once per
   /// policy and kept in the program).
@@ -243,6 +261,31 @@ LogicalResult Searcher::splitSequence(
   return success();
 }
 
+OwningOpRef<ModuleOp> Searcher::importVariant(
+    const PlanCandidate &c, int64_t keptLayers,
+    const std::vector<std::pair<std::string, int64_t>> &axes,
+    const GraphVariant::InputShardings *shardings) {
+  ImportKey key{c.model, c.data, c.microBatch, keptLayers};
+  if (keepImports) {
+    std::lock_guard<std::mutex> lock(importMutex);
+    auto it = imported.find(key);
+    // Copied while no thread changes it: the kept modules are only read.
+    if (it != imported.end())
+      return it->second->clone();
+  }
+  std::string text =
+      graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
+  OwningOpRef<ModuleOp> module =
+      importJsonGraph(text, "<whole-plan candidate>", ctx);
+  if (!module || !keepImports)
+    return module;
+  std::lock_guard<std::mutex> lock(importMutex);
+  auto [it, inserted] = imported.try_emplace(key);
+  if (inserted)
+    it->second = module->clone();
+  return module;
+}
+
 FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
                                                  int64_t keptLayers) {
   std::vector<std::pair<std::string, int64_t>> axes;
@@ -255,10 +298,8 @@ FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
     shardings = trialLayout;
   else if (solving)
     shardings = &result.tensorShardings.at({c.model, c.data});
-  std::string text =
-      graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
   Program program;
-  program.module = importJsonGraph(text, "<whole-plan candidate>", ctx);
+  program.module = importVariant(c, keptLayers, axes, shardings);
   if (!program.module)
     return failure();
   if (c.sequenceParallel && failed(splitSequence(*program.module, axes)))
@@ -521,6 +562,13 @@ LogicalResult Searcher::priceBestOnWholeModel(
 // key order, so the result does not depend on which finished first.
 LogicalResult
 Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
+  // The imported models are kept for this round only: the next may price
+  // other layouts on the same meshes (tryLayout).
+  keepImports = true;
+  auto forget = llvm::make_scope_exit([&] {
+    keepImports = false;
+    imported.clear();
+  });
   {
     // Diagnostics of the workers come out in group order.
     ParallelDiagnosticHandler diagnostics(ctx);
