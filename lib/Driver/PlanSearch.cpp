@@ -8,6 +8,8 @@
 
 #include "shardc/Driver/PlanSearch.h"
 
+#include "shardc/Driver/ImportedVariants.h"
+
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -98,22 +100,6 @@ private:
   /// Builds and partitions the program of `c`'s key at `keptLayers`.
   FailureOr<Program> partition(const PlanCandidate &c, int64_t keptLayers);
 
-  /// The imported model of `c`'s mesh and micro-batch at `keptLayers`
-  /// layers, before sequence parallelism and partitioning: a copy of the
-  /// one imported for the first program of that (model, data, micro-batch,
-  /// layers) in this round of pricing. ZeRO and sequence parallelism make
-  /// up to four programs of one imported model, and writing the variant's
-  /// JSON and importing it cost more than copying the module.
-  OwningOpRef<ModuleOp>
-  importVariant(const PlanCandidate &c, int64_t keptLayers,
-                const std::vector<std::pair<std::string, int64_t>> &axes,
-                const GraphVariant::InputShardings *shardings);
-  using ImportKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;
-  /// While priceGroups prices (the layouts do not change meanwhile); empty
-  /// otherwise, so a whole model is never kept.
-  std::map<ImportKey, OwningOpRef<ModuleOp>> imported;
-  bool keepImports = false;
-  std::mutex importMutex;
 
   /// The walk of `program` for `member`'s recompute policy (made once per
   /// policy and kept in the program).
@@ -210,80 +196,28 @@ private:
   bool solving = false;
   /// Guards `result` while groups are priced in parallel.
   std::mutex resultMutex;
+  /// The imported variants of the programs priced in this round
+  /// (priceGroups; the layouts do not change meanwhile): ZeRO and sequence
+  /// parallelism make up to four programs of each. Empty otherwise, so a
+  /// whole model is never kept.
+  /// (After `graph` and `ctx`, which it is made of.)
+  ImportedVariants imports{graph, ctx};
+  bool keepImports = false;
 };
 
 } // namespace
 
-/// Sequence parallelism as plan rules on the residual stream's values in
-/// `module` (their ranks are the imported types'), applied as a plan is;
-/// the rules are kept for the plan file.
 LogicalResult Searcher::splitSequence(
     ModuleOp module, const std::vector<std::pair<std::string, int64_t>> &axes) {
-  func::FuncOp func = getEntryFunction(module);
-  if (!func)
+  FailureOr<std::vector<std::pair<std::string, llvm::json::Value>>> rules =
+      applySequenceParallelism(module, graph, request, axes);
+  if (failed(rules))
     return failure();
-  llvm::StringSet<> residual;
-  for (const std::string &name : graph.residualStream())
-    residual.insert(name);
-  ShardingPlan plan;
-  for (const auto &[name, size] : axes)
-    plan.axes.emplace_back(name, size);
-  std::vector<std::pair<std::string, llvm::json::Value>> rules;
-  func.walk([&](Operation *op) {
-    if (op->getNumResults() != 1)
-      return;
-    Value v = op->getResult(0);
-    StringRef name = getSourceName(v);
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!residual.contains(name) || !type || type.getRank() < 2)
-      return;
-    ShardingPlan::Rule rule{name.str(), {}};
-    llvm::json::Array spec;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      const std::string *axis = d == 0   ? &request.dataAxis
-                                : d == 1 ? &request.modelAxis
-                                         : nullptr;
-      rule.dims.emplace_back();
-      if (axis)
-        rule.dims.back().push_back(*axis);
-      spec.push_back(axis ? llvm::json::Value(*axis) : nullptr);
-    }
-    plan.rules.push_back(std::move(rule));
-    rules.emplace_back(name.str(), std::move(spec));
-  });
-  if (llvm::Error e = applyShardingPlan(module, plan, "<sequence parallel>")) {
-    emitError(module.getLoc()) << llvm::toString(std::move(e));
-    return failure();
-  }
+  // Kept for the plan file: the program with the most residual values.
   std::lock_guard<std::mutex> lock(resultMutex);
-  if (rules.size() > result.sequenceParallelRules.size())
-    result.sequenceParallelRules = std::move(rules);
+  if (rules->size() > result.sequenceParallelRules.size())
+    result.sequenceParallelRules = std::move(*rules);
   return success();
-}
-
-OwningOpRef<ModuleOp> Searcher::importVariant(
-    const PlanCandidate &c, int64_t keptLayers,
-    const std::vector<std::pair<std::string, int64_t>> &axes,
-    const GraphVariant::InputShardings *shardings) {
-  ImportKey key{c.model, c.data, c.microBatch, keptLayers};
-  if (keepImports) {
-    std::lock_guard<std::mutex> lock(importMutex);
-    auto it = imported.find(key);
-    // Copied while no thread changes it: the kept modules are only read.
-    if (it != imported.end())
-      return it->second->clone();
-  }
-  std::string text =
-      graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
-  OwningOpRef<ModuleOp> module =
-      importJsonGraph(text, "<whole-plan candidate>", ctx);
-  if (!module || !keepImports)
-    return module;
-  std::lock_guard<std::mutex> lock(importMutex);
-  auto [it, inserted] = imported.try_emplace(key);
-  if (inserted)
-    it->second = module->clone();
-  return module;
 }
 
 FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
@@ -299,7 +233,12 @@ FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
   else if (solving)
     shardings = &result.tensorShardings.at({c.model, c.data});
   Program program;
-  program.module = importVariant(c, keptLayers, axes, shardings);
+  int64_t batch = c.microBatch * c.data;
+  program.module =
+      keepImports ? imports.get(batch, keptLayers, axes, shardings)
+                  : importJsonGraph(graph.variant(batch, keptLayers, axes,
+                                                  shardings),
+                                    "<whole-plan candidate>", ctx);
   if (!program.module)
     return failure();
   if (c.sequenceParallel && failed(splitSequence(*program.module, axes)))
@@ -567,7 +506,7 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
   keepImports = true;
   auto forget = llvm::make_scope_exit([&] {
     keepImports = false;
-    imported.clear();
+    imports.clear();
   });
   {
     // Diagnostics of the workers come out in group order.
@@ -638,7 +577,7 @@ LogicalResult Searcher::solveTensorShardingsPerMesh(
   // widest prices the data axis's collectives (the weights' gradient
   // reductions, a gathered weight) where they weigh the most, and a layout
   // that splits the inputs evenly there does so on every data size
-  // dividing it. The refinement then solves the best plans' meshes.
+  // dividing it. The refinement then solves the best plan's mesh.
   std::vector<std::pair<int64_t, int64_t>> representatives;
   for (auto &[t, ds] : dataSizes) {
     llvm::sort(ds);

@@ -153,6 +153,16 @@ bool shardingsDivide(const GraphVariant &graph,
                      const PlanSearchRequest &request, int64_t model,
                      int64_t data, int64_t batch);
 
+/// Sequence parallelism on `module` (`graph` imported on the mesh `axes`):
+/// each value of the residual stream split over the data axis along dim 0
+/// and the model axis along dim 1, as plan rules; returns the rules (name,
+/// spec) for the plan file. Fails after a diagnostic.
+mlir::FailureOr<std::vector<std::pair<std::string, llvm::json::Value>>>
+applySequenceParallelism(
+    mlir::ModuleOp module, const GraphVariant &graph,
+    const PlanSearchRequest &request,
+    const std::vector<std::pair<std::string, int64_t>> &axes);
+
 /// Runs the search on the JSON graph `graph`. Fails after a diagnostic
 /// (emitted on `ctx`, or an error message in `error`) when the device count
 /// has no usable factorisation or no plan fits in memory.
