@@ -7,10 +7,10 @@
 using namespace mlir;
 using namespace shardc;
 
-OwningOpRef<ModuleOp> ImportedVariants::get(
-    int64_t batch, int64_t keptLayers,
-    const std::vector<std::pair<std::string, int64_t>> &axes,
-    const GraphVariant::InputShardings *shardings) {
+OwningOpRef<ModuleOp>
+ImportedVariants::get(int64_t batch, int64_t keptLayers,
+                      const std::vector<std::pair<std::string, int64_t>> &axes,
+                      const GraphVariant::InputShardings *shardings) {
   Key key{batch, keptLayers, axes, shardings};
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -21,9 +21,9 @@ OwningOpRef<ModuleOp> ImportedVariants::get(
   }
   // Imported outside the lock: two threads may import the same variant
   // at once, and the first to finish keeps its module (they are equal).
-  OwningOpRef<ModuleOp> module = importJsonGraph(
-      graph.variant(batch, keptLayers, axes, shardings),
-      "<whole-plan candidate>", ctx);
+  OwningOpRef<ModuleOp> module =
+      importJsonGraph(graph.variant(batch, keptLayers, axes, shardings),
+                      "<whole-plan candidate>", ctx);
   if (!module)
     return module;
   std::lock_guard<std::mutex> lock(mutex);

@@ -20,7 +20,6 @@
 #include "mlir/IR/Threading.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -100,7 +99,6 @@ private:
   /// Builds and partitions the program of `c`'s key at `keptLayers`.
   FailureOr<Program> partition(const PlanCandidate &c, int64_t keptLayers);
 
-
   /// The walk of `program` for `member`'s recompute policy (made once per
   /// policy and kept in the program).
   FailureOr<const StepProfile *> profileOf(Program &program,
@@ -146,6 +144,9 @@ private:
   LogicalResult tryLayout(const GraphVariant::InputShardings &layout,
                           int64_t model, int64_t solvedAt,
                           const std::vector<PlanCandidate> &survivors);
+  /// The meshes (model, data) solved on their own (their layout is also
+  /// tried on the others of their model-axis size as it is solved).
+  std::set<std::pair<int64_t, int64_t>> solvedOwn;
   /// While tryLayout prices: the layout of the model-axis size's meshes.
   const GraphVariant::InputShardings *trialLayout = nullptr;
   int64_t trialModel = 0;
@@ -235,10 +236,10 @@ FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
   Program program;
   int64_t batch = c.microBatch * c.data;
   program.module =
-      keepImports ? imports.get(batch, keptLayers, axes, shardings)
-                  : importJsonGraph(graph.variant(batch, keptLayers, axes,
-                                                  shardings),
-                                    "<whole-plan candidate>", ctx);
+      keepImports
+          ? imports.get(batch, keptLayers, axes, shardings)
+          : importJsonGraph(graph.variant(batch, keptLayers, axes, shardings),
+                            "<whole-plan candidate>", ctx);
   if (!program.module)
     return failure();
   if (c.sequenceParallel && failed(splitSequence(*program.module, axes)))
@@ -457,19 +458,22 @@ LogicalResult Searcher::priceBestOnWholeModel(
     PlanCandidate &c = result.candidates[i];
     if (!c.fits)
       break;
-    auto it = programs.find(keyOf(c));
-    if (it == programs.end()) {
-      FailureOr<Program> program = partition(c, graph.layers());
-      if (failed(program))
+    // Priced on the whole model in an earlier call: counted, not priced.
+    if (!c.wholeModel) {
+      auto it = programs.find(keyOf(c));
+      if (it == programs.end()) {
+        FailureOr<Program> program = partition(c, graph.layers());
+        if (failed(program))
+          return failure();
+        it = programs.emplace(keyOf(c), std::move(*program)).first;
+      }
+      FailureOr<StepEstimate> e = estimate(it->second, c);
+      if (failed(e))
         return failure();
-      it = programs.emplace(keyOf(c), std::move(*program)).first;
+      c.estimate = *e;
+      c.wholeModel = true;
+      c.fits = fits(c.estimate);
     }
-    FailureOr<StepEstimate> e = estimate(it->second, c);
-    if (failed(e))
-      return failure();
-    c.estimate = *e;
-    c.wholeModel = true;
-    c.fits = fits(c.estimate);
     ++whole;
     // Enough: `wholeModelPricings` fitting ones.
     if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
@@ -501,13 +505,8 @@ LogicalResult Searcher::priceBestOnWholeModel(
 // key order, so the result does not depend on which finished first.
 LogicalResult
 Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
-  // The imported models are kept for this round only: the next may price
-  // other layouts on the same meshes (tryLayout).
+  // Imports kept for this round only (tryLayout's change the layouts).
   keepImports = true;
-  auto forget = llvm::make_scope_exit([&] {
-    keepImports = false;
-    imports.clear();
-  });
   {
     // Diagnostics of the workers come out in group order.
     ParallelDiagnosticHandler diagnostics(ctx);
@@ -525,6 +524,8 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
     if (failed(priced))
       return failure();
   }
+  keepImports = false;
+  imports.clear();
   for (std::vector<PlanCandidate> &group : groups)
     result.candidates.insert(result.candidates.end(), group.begin(),
                              group.end());
@@ -689,9 +690,6 @@ LogicalResult Searcher::tryLayout(const GraphVariant::InputShardings &layout,
 LogicalResult
 Searcher::refineTensorShardings(const std::vector<PlanCandidate> &survivors) {
   using Mesh = std::pair<int64_t, int64_t>;
-  // Meshes solved on their own (their layout is also tried on the others
-  // of their model-axis size as it is solved).
-  std::set<Mesh> solvedOwn;
   for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
     if (at == mesh.second)
       solvedOwn.insert(mesh);
@@ -772,6 +770,21 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   // fastest of them that still fits.
   if (result.layers > 2 && failed(priceBestOnWholeModel(faster, error)))
     return failure();
+  // The whole model may rank another mesh first: until the chosen plan's
+  // mesh was solved on its own, it is, and the best priced again.
+  while (solving && request.representativeSolves && result.layers > 2) {
+    std::pair<int64_t, int64_t> mesh{result.candidates.front().model,
+                                     result.candidates.front().data};
+    std::vector<GraphVariant::InputShardings> solved;
+    if (solvedOwn.count(mesh))
+      break;
+    if (failed(solveMeshes({mesh}, solved)))
+      return failure();
+    solvedOwn.insert(mesh);
+    if (failed(tryLayout(solved[0], mesh.first, mesh.second, *survivors)) ||
+        failed(priceBestOnWholeModel(faster, error)))
+      return failure();
+  }
   result.chosen = result.candidates.front();
   return result;
 }

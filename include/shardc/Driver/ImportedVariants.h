@@ -45,9 +45,9 @@ public:
   size_t size() const;
 
 private:
-  using Key = std::tuple<int64_t, int64_t,
-                         std::vector<std::pair<std::string, int64_t>>,
-                         const GraphVariant::InputShardings *>;
+  using Key =
+      std::tuple<int64_t, int64_t, std::vector<std::pair<std::string, int64_t>>,
+                 const GraphVariant::InputShardings *>;
   const GraphVariant &graph;
   mlir::MLIRContext *ctx;
   std::map<Key, mlir::OwningOpRef<mlir::ModuleOp>> imported;

@@ -29,9 +29,10 @@
 // divides; the best plan's mesh, so priced, is then solved on its own,
 // the new layout is offered to every mesh of its t, and each mesh keeps
 // the layout that prices its best plan fastest, until the best plan's
-// mesh has been solved on its own — about one solve per model-axis size
-// rather than one per mesh. A mesh whose own layout would have won may be
-// missed: `representativeSolves` off solves every mesh on its own.
+// mesh (after the whole-model pricing, the chosen plan's) has been solved
+// on its own — about one solve per model-axis size rather than one per
+// mesh. A mesh whose own layout would have won may be missed:
+// `representativeSolves` off solves every mesh on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,11 +78,11 @@ struct PlanSearchRequest {
   /// With solved tensor shardings: one solve per model-axis size, given
   /// to its other meshes, then the meshes of the best `refinedMeshes`
   /// plans solved on their own (rounds, until those meshes all were);
-  /// else every mesh is solved on its own. One: the chosen plan's mesh is
-  /// always solved on its own; each more costs a solve of a runner-up's
+  /// else every mesh is solved on its own. The chosen plan's mesh is
+  /// always solved on its own too; each more costs a solve of a runner-up's
   /// mesh (two or three seconds on GPT-3's layer) and the pricing of its
-  /// layout on every mesh of its model-axis size, and on GPT-3 175B the
-  /// runners-up's own layouts (3) chose the same plan as the best's alone.
+  /// layout on every mesh of its model-axis size; on GPT-3 175B, solving
+  /// the three best plans' meshes chose the same plan as the best's alone.
   bool representativeSolves = true;
   int refinedMeshes = 1;
   TensorShardingSource tensorShardings = TensorShardingSource::Auto;
