@@ -96,7 +96,11 @@ LogicalResult shardc::recomputeStep(ModuleOp module,
   recompute.layerInputs = options.layerInputs;
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   pm.addNestedPass<func::FuncOp>(createShardcRecompute(recompute));
-  return pm.run(module);
+  // Verified once, after the pass, as partitionTraining verifies: the pass
+  // manager would verify the function and then the module, and the
+  // whole-plan search recomputes a copy of every program it prices.
+  pm.enableVerifier(false);
+  return failure(failed(pm.run(module)) || failed(verify(module)));
 }
 
 FailureOr<StepEstimate>

@@ -8,6 +8,8 @@
 
 #include "shardc/Driver/PlanSearch.h"
 
+#include "shardc/Driver/ImportedVariants.h"
+
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
 #include "shardc/Dialect/ValueNames.h"
@@ -142,6 +144,9 @@ private:
   LogicalResult tryLayout(const GraphVariant::InputShardings &layout,
                           int64_t model, int64_t solvedAt,
                           const std::vector<PlanCandidate> &survivors);
+  /// The meshes (model, data) solved on their own (their layout is also
+  /// tried on the others of their model-axis size as it is solved).
+  std::set<std::pair<int64_t, int64_t>> solvedOwn;
   /// While tryLayout prices: the layout of the model-axis size's meshes.
   const GraphVariant::InputShardings *trialLayout = nullptr;
   int64_t trialModel = 0;
@@ -192,54 +197,27 @@ private:
   bool solving = false;
   /// Guards `result` while groups are priced in parallel.
   std::mutex resultMutex;
+  /// The imported variants of the programs priced in this round
+  /// (priceGroups; the layouts do not change meanwhile): ZeRO and sequence
+  /// parallelism make up to four programs of each. Empty otherwise, so a
+  /// whole model is never kept.
+  /// (After `graph` and `ctx`, which it is made of.)
+  ImportedVariants imports{graph, ctx};
+  bool keepImports = false;
 };
 
 } // namespace
 
-/// Sequence parallelism as plan rules on the residual stream's values in
-/// `module` (their ranks are the imported types'), applied as a plan is;
-/// the rules are kept for the plan file.
 LogicalResult Searcher::splitSequence(
     ModuleOp module, const std::vector<std::pair<std::string, int64_t>> &axes) {
-  func::FuncOp func = getEntryFunction(module);
-  if (!func)
+  FailureOr<std::vector<std::pair<std::string, llvm::json::Value>>> rules =
+      applySequenceParallelism(module, graph, request, axes);
+  if (failed(rules))
     return failure();
-  llvm::StringSet<> residual;
-  for (const std::string &name : graph.residualStream())
-    residual.insert(name);
-  ShardingPlan plan;
-  for (const auto &[name, size] : axes)
-    plan.axes.emplace_back(name, size);
-  std::vector<std::pair<std::string, llvm::json::Value>> rules;
-  func.walk([&](Operation *op) {
-    if (op->getNumResults() != 1)
-      return;
-    Value v = op->getResult(0);
-    StringRef name = getSourceName(v);
-    auto type = dyn_cast<RankedTensorType>(v.getType());
-    if (!residual.contains(name) || !type || type.getRank() < 2)
-      return;
-    ShardingPlan::Rule rule{name.str(), {}};
-    llvm::json::Array spec;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      const std::string *axis = d == 0   ? &request.dataAxis
-                                : d == 1 ? &request.modelAxis
-                                         : nullptr;
-      rule.dims.emplace_back();
-      if (axis)
-        rule.dims.back().push_back(*axis);
-      spec.push_back(axis ? llvm::json::Value(*axis) : nullptr);
-    }
-    plan.rules.push_back(std::move(rule));
-    rules.emplace_back(name.str(), std::move(spec));
-  });
-  if (llvm::Error e = applyShardingPlan(module, plan, "<sequence parallel>")) {
-    emitError(module.getLoc()) << llvm::toString(std::move(e));
-    return failure();
-  }
+  // Kept for the plan file: the program with the most residual values.
   std::lock_guard<std::mutex> lock(resultMutex);
-  if (rules.size() > result.sequenceParallelRules.size())
-    result.sequenceParallelRules = std::move(rules);
+  if (rules->size() > result.sequenceParallelRules.size())
+    result.sequenceParallelRules = std::move(*rules);
   return success();
 }
 
@@ -255,10 +233,13 @@ FailureOr<Searcher::Program> Searcher::partition(const PlanCandidate &c,
     shardings = trialLayout;
   else if (solving)
     shardings = &result.tensorShardings.at({c.model, c.data});
-  std::string text =
-      graph.variant(c.microBatch * c.data, keptLayers, axes, shardings);
   Program program;
-  program.module = importJsonGraph(text, "<whole-plan candidate>", ctx);
+  int64_t batch = c.microBatch * c.data;
+  program.module =
+      keepImports
+          ? imports.get(batch, keptLayers, axes, shardings)
+          : importJsonGraph(graph.variant(batch, keptLayers, axes, shardings),
+                            "<whole-plan candidate>", ctx);
   if (!program.module)
     return failure();
   if (c.sequenceParallel && failed(splitSequence(*program.module, axes)))
@@ -477,19 +458,22 @@ LogicalResult Searcher::priceBestOnWholeModel(
     PlanCandidate &c = result.candidates[i];
     if (!c.fits)
       break;
-    auto it = programs.find(keyOf(c));
-    if (it == programs.end()) {
-      FailureOr<Program> program = partition(c, graph.layers());
-      if (failed(program))
+    // Priced on the whole model in an earlier call: counted, not priced.
+    if (!c.wholeModel) {
+      auto it = programs.find(keyOf(c));
+      if (it == programs.end()) {
+        FailureOr<Program> program = partition(c, graph.layers());
+        if (failed(program))
+          return failure();
+        it = programs.emplace(keyOf(c), std::move(*program)).first;
+      }
+      FailureOr<StepEstimate> e = estimate(it->second, c);
+      if (failed(e))
         return failure();
-      it = programs.emplace(keyOf(c), std::move(*program)).first;
+      c.estimate = *e;
+      c.wholeModel = true;
+      c.fits = fits(c.estimate);
     }
-    FailureOr<StepEstimate> e = estimate(it->second, c);
-    if (failed(e))
-      return failure();
-    c.estimate = *e;
-    c.wholeModel = true;
-    c.fits = fits(c.estimate);
     ++whole;
     // Enough: `wholeModelPricings` fitting ones.
     if (llvm::count_if(result.candidates, [](const PlanCandidate &x) {
@@ -521,6 +505,8 @@ LogicalResult Searcher::priceBestOnWholeModel(
 // key order, so the result does not depend on which finished first.
 LogicalResult
 Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
+  // Imports kept for this round only (tryLayout's change the layouts).
+  keepImports = true;
   {
     // Diagnostics of the workers come out in group order.
     ParallelDiagnosticHandler diagnostics(ctx);
@@ -538,6 +524,8 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
     if (failed(priced))
       return failure();
   }
+  keepImports = false;
+  imports.clear();
   for (std::vector<PlanCandidate> &group : groups)
     result.candidates.insert(result.candidates.end(), group.begin(),
                              group.end());
@@ -590,7 +578,7 @@ LogicalResult Searcher::solveTensorShardingsPerMesh(
   // widest prices the data axis's collectives (the weights' gradient
   // reductions, a gathered weight) where they weigh the most, and a layout
   // that splits the inputs evenly there does so on every data size
-  // dividing it. The refinement then solves the best plans' meshes.
+  // dividing it. The refinement then solves the best plan's mesh.
   std::vector<std::pair<int64_t, int64_t>> representatives;
   for (auto &[t, ds] : dataSizes) {
     llvm::sort(ds);
@@ -636,9 +624,13 @@ LogicalResult Searcher::tryLayout(const GraphVariant::InputShardings &layout,
                                   const std::vector<PlanCandidate> &survivors) {
   using Mesh = std::pair<int64_t, int64_t>;
   // The meshes of `model` the layout splits evenly, but its own.
+  // A mesh that already has the same layout (the solver often finds the
+  // representative's again) would price the same programs to the same
+  // plans, a tie it keeps its own layout on: it is not priced again.
   std::vector<Mesh> meshes;
   for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
     if (mesh.first == model && at != solvedAt &&
+        result.tensorShardings.at(mesh) != layout &&
         (mesh.second == solvedAt ||
          shardingsDivide(graph, layout, request, model, mesh.second,
                          result.tensorShardingBatch * mesh.second)))
@@ -698,9 +690,6 @@ LogicalResult Searcher::tryLayout(const GraphVariant::InputShardings &layout,
 LogicalResult
 Searcher::refineTensorShardings(const std::vector<PlanCandidate> &survivors) {
   using Mesh = std::pair<int64_t, int64_t>;
-  // Meshes solved on their own (their layout is also tried on the others
-  // of their model-axis size as it is solved).
-  std::set<Mesh> solvedOwn;
   for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
     if (at == mesh.second)
       solvedOwn.insert(mesh);
@@ -781,6 +770,21 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   // fastest of them that still fits.
   if (result.layers > 2 && failed(priceBestOnWholeModel(faster, error)))
     return failure();
+  // The whole model may rank another mesh first: until the chosen plan's
+  // mesh was solved on its own, it is, and the best priced again.
+  while (solving && request.representativeSolves && result.layers > 2) {
+    std::pair<int64_t, int64_t> mesh{result.candidates.front().model,
+                                     result.candidates.front().data};
+    std::vector<GraphVariant::InputShardings> solved;
+    if (solvedOwn.count(mesh))
+      break;
+    if (failed(solveMeshes({mesh}, solved)))
+      return failure();
+    solvedOwn.insert(mesh);
+    if (failed(tryLayout(solved[0], mesh.first, mesh.second, *survivors)) ||
+        failed(priceBestOnWholeModel(faster, error)))
+      return failure();
+  }
   result.chosen = result.candidates.front();
   return result;
 }

@@ -64,7 +64,7 @@ static cl::opt<bool> solveEveryMesh(
     cl::desc("With --auto-shard and solved tensor shardings: solve each "
              "mesh's on its own (by default one mesh per model-axis size "
              "is solved, its layout given to that size's other meshes, and "
-             "the meshes of the best plans are then solved on their own)"),
+             "the best plan's mesh is then solved on its own)"),
     cl::init(false), cl::sub(shardc::estimateCommand));
 
 static int fail(const llvm::Twine &message) {

@@ -26,12 +26,13 @@
 // widest data axis (its layout splits the inputs evenly on every narrower
 // one that divides it, and prices the data axis's collectives where they
 // weigh the most), and given to the other meshes of that t whose sizes it
-// divides; the meshes of the best few plans so priced are then solved on
-// their own, each new layout is offered to every mesh of its t, and each
-// mesh keeps the layout that prices its best plan fastest — about one
-// solve per model-axis size rather than one per mesh. A mesh whose own
-// layout would have won may be missed: `representativeSolves` off solves
-// every mesh on its own.
+// divides; the best plan's mesh, so priced, is then solved on its own,
+// the new layout is offered to every mesh of its t, and each mesh keeps
+// the layout that prices its best plan fastest, until the best plan's
+// mesh (after the whole-model pricing, the chosen plan's) has been solved
+// on its own — about one solve per model-axis size rather than one per
+// mesh. A mesh whose own layout would have won may be missed:
+// `representativeSolves` off solves every mesh on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,9 +78,13 @@ struct PlanSearchRequest {
   /// With solved tensor shardings: one solve per model-axis size, given
   /// to its other meshes, then the meshes of the best `refinedMeshes`
   /// plans solved on their own (rounds, until those meshes all were);
-  /// else every mesh is solved on its own.
+  /// else every mesh is solved on its own. The chosen plan's mesh is
+  /// always solved on its own too; each more costs a solve of a runner-up's
+  /// mesh (two or three seconds on GPT-3's layer) and the pricing of its
+  /// layout on every mesh of its model-axis size; on GPT-3 175B, solving
+  /// the three best plans' meshes chose the same plan as the best's alone.
   bool representativeSolves = true;
-  int refinedMeshes = 3;
+  int refinedMeshes = 1;
   TensorShardingSource tensorShardings = TensorShardingSource::Auto;
 };
 
@@ -148,6 +153,16 @@ bool shardingsDivide(const GraphVariant &graph,
                      const GraphVariant::InputShardings &shardings,
                      const PlanSearchRequest &request, int64_t model,
                      int64_t data, int64_t batch);
+
+/// Sequence parallelism on `module` (`graph` imported on the mesh `axes`):
+/// each value of the residual stream split over the data axis along dim 0
+/// and the model axis along dim 1, as plan rules; returns the rules (name,
+/// spec) for the plan file. Fails after a diagnostic.
+mlir::FailureOr<std::vector<std::pair<std::string, llvm::json::Value>>>
+applySequenceParallelism(
+    mlir::ModuleOp module, const GraphVariant &graph,
+    const PlanSearchRequest &request,
+    const std::vector<std::pair<std::string, int64_t>> &axes);
 
 /// Runs the search on the JSON graph `graph`. Fails after a diagnostic
 /// (emitted on `ctx`, or an error message in `error`) when the device count
