@@ -27,9 +27,14 @@ after a warm-up step, summed over its 2 processes.
 The mpi runs use Cross Memory Attach (one copy per message) when a
 2-rank job runs with it (--mpi-single-copy).
 
-Prints s/step, user and system s/step of every variant and the ratios the
-issue asks for (mpi / threads per layout, PyTorch DP / shardc mpi data=2,
-system time mpi / threads), with the load average and the CPU.
+Every variant runs --rounds times (3 by default), interleaved: in each
+round the two sides of a ratio run back to back, and odd rounds run the
+variants in the reverse order, so a load that drifts weighs on both sides.
+
+Prints s/step, user and system s/step of every variant (medians over the
+rounds) and the ratios the issue asks for (mpi / threads per layout,
+PyTorch DP / shardc mpi data=2, system time mpi / threads), each with the
+median and range of its per-round ratios, and the load average and the CPU.
 """
 import argparse
 import datetime
@@ -277,9 +282,11 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="the Python with torch (Debian's)")
     ap.add_argument("--steps", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=1,
-                    help="run every variant this many times, interleaved; "
-                         "print the medians")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="run every variant this many times, interleaved "
+                         "(odd rounds in the reverse order); print the "
+                         "medians and each ratio's per-round median and "
+                         "range")
     ap.add_argument("--torch-allreduce", action="store_true",
                     help="PyTorch with explicit per-parameter all-reduce "
                          "instead of DistributedDataParallel")
@@ -318,6 +325,7 @@ def main():
     if args.compare_overlap:
         variants.append(("mpi", True))
     samples, whole, torch_how, torch_failures = {}, {}, "", []
+    per_round = []  # per round: the variants' (wall, user, system) per step
     with tempfile.TemporaryDirectory() as tmp:
         models = {}
         for name, axes in LAYOUTS.items():
@@ -328,26 +336,22 @@ def main():
         if single_copy == "auto" and args.only != "torch":
             single_copy = ("cma" if cma_works(args.shardc, models["data=2"])
                            else "none")
-        for _ in range(args.rounds):
-            if args.only != "torch":
-                for name, model in models.items():
-                    for backend, overlap in variants:
-                        step, run = shardc_step(args.shardc, model, backend,
-                                                args.steps, overlap,
-                                                single_copy)
-                        variant = f"shardc {backend} {name}" + (
-                            " overlap" if overlap else "")
-                        samples.setdefault(variant, []).append(step)
-                        whole.setdefault(variant, []).append(run)
-                if args.zero:
-                    step, run = shardc_step(args.shardc, models["data=2"],
-                                            "mpi", args.steps, False,
-                                            single_copy, zero=True)
-                    samples.setdefault("shardc mpi data=2 zero",
-                                       []).append(step)
-                    whole.setdefault("shardc mpi data=2 zero",
-                                     []).append(run)
-            if args.only != "shardc":
+        for round_index in range(args.rounds):
+            figures_of = {}
+            per_round.append(figures_of)
+
+            def run_shardc(name, backend, overlap=False, zero=False):
+                step, run = shardc_step(args.shardc, models[name], backend,
+                                        args.steps, overlap, single_copy,
+                                        zero)
+                variant = f"shardc {backend} {name}" + (
+                    " overlap" if overlap else "") + (" zero" if zero else "")
+                samples.setdefault(variant, []).append(step)
+                whole.setdefault(variant, []).append(run)
+                figures_of[variant] = step
+
+            def run_torch():
+                nonlocal torch_how
                 figures, how = torch_step(args.python, args.steps,
                                           args.torch_allreduce,
                                           args.torch_timeout)
@@ -359,6 +363,30 @@ def main():
                     torch_how = how
                     samples.setdefault("PyTorch DP data=2",
                                        []).append(figures)
+                    figures_of["PyTorch DP data=2"] = figures
+
+            # The pairs a ratio compares run back to back (PyTorch and
+            # shardc mpi data=2; threads and mpi of each layout), and odd
+            # rounds run the even rounds' order backwards, so that a load
+            # that drifts during the run weighs on both sides of a ratio
+            # alike.
+            order = []
+            if args.only != "shardc":
+                order.append(run_torch)
+            if args.only != "torch":
+                for name in models:
+                    order.append(lambda n=name: run_shardc(n, "mpi"))
+                    order.append(lambda n=name: run_shardc(n, "threads"))
+                    if args.compare_overlap:
+                        order.append(
+                            lambda n=name: run_shardc(n, "mpi", overlap=True))
+                if args.zero:
+                    order.append(
+                        lambda: run_shardc("data=2", "mpi", zero=True))
+            if round_index % 2 == 1:
+                order.reverse()
+            for run in order:
+                run()
     rows = {name: tuple(statistics.median(s[i] for s in runs)
                         for i in range(3))
             for name, runs in samples.items()}
@@ -385,9 +413,19 @@ def main():
         print(f"PyTorch DP: a round did not run: {why.splitlines()[0]}")
 
     def ratio(text, a, b, target):
+        """The ratio of the medians, and of each round's pair (the two ran
+        back to back): their median and range, the figure to judge a
+        verdict by when the load moves."""
         if a in rows and b in rows:
             num, den = rows[a], rows[b]
-            print(f"{text}: {target[0](num, den):.2f}x ({target[1]})")
+            line = f"{text}: {target[0](num, den):.2f}x ({target[1]})"
+            paired = [target[0](r[a], r[b]) for r in per_round
+                      if a in r and b in r]
+            if len(paired) > 1:
+                line += (f"; per round: median {statistics.median(paired):.2f}x,"
+                         f" {min(paired):.2f}-{max(paired):.2f}x over "
+                         f"{len(paired)} rounds")
+            print(line)
 
     wall = (lambda n, d: n[0] / d[0])
     for layout in LAYOUTS:
@@ -398,6 +436,12 @@ def main():
               (wall, "> 1: overlap pays"))
     ratio("PyTorch DP / shardc mpi data=2, s/step", "PyTorch DP data=2",
           "shardc mpi data=2", (wall, "target >= 1.20x"))
+    # On a loaded machine the wall times wait for a core; the CPU seconds
+    # of both processes per step still compare the work.
+    ratio("PyTorch DP / shardc mpi data=2, CPU s/step (user + system)",
+          "PyTorch DP data=2", "shardc mpi data=2",
+          (lambda n, d: (n[1] + n[2]) / (d[1] + d[2]),
+           "informative: the work, whatever the load"))
     ratio("PyTorch DP / shardc mpi data=2 zero (--zero-axes=data), s/step",
           "PyTorch DP data=2", "shardc mpi data=2 zero",
           (wall, "informative: ZeRO-1, not plain data parallel"))

@@ -40,16 +40,27 @@ static void iotaElements(IotaOp op, ArrayRef<int64_t> shape, DType dtype,
   withComputedType(dtype, [&](auto *tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T *o = static_cast<T *>(out);
-    // Divisions only for the first element: then `inner` equal values, the
-    // next value, wrapping at `size`.
+    // Divisions only for the first element: then runs of `inner` equal
+    // values (or, along the innermost dim, ramps up to `size`), each run
+    // one vector loop.
     int64_t value = (begin / inner) % size, step = begin % inner;
-    for (int64_t k = 0; k < count; ++k) {
-      o[k] = static_cast<T>(value);
-      if (++step == inner) {
-        step = 0;
-        if (++value == size)
-          value = 0;
+    while (count > 0) {
+      if (inner == 1) {
+        int64_t run = std::min(count, size - value);
+        for (int64_t k = 0; k < run; ++k)
+          o[k] = static_cast<T>(value + k);
+        o += run;
+        count -= run;
+        value = 0;
+        continue;
       }
+      int64_t run = std::min(count, inner - step);
+      std::fill_n(o, run, static_cast<T>(value));
+      o += run;
+      count -= run;
+      step = 0;
+      if (++value == size)
+        value = 0;
     }
   });
 }
@@ -68,32 +79,28 @@ static LogicalResult evalIota(IotaOp op, Tensor &result) {
 // compare
 //===----------------------------------------------------------------------===//
 
+/// One loop per direction (the direction chosen once, not per element), so
+/// that each is a vector loop.
 template <typename T>
 static void compareElements(const T *a, const T *b, uint8_t *out, int64_t n,
                             CompareDirection dir) {
-  for (int64_t i = 0; i < n; ++i) {
-    bool r = false;
-    switch (dir) {
-    case CompareDirection::EQ:
-      r = a[i] == b[i];
-      break;
-    case CompareDirection::NE:
-      r = a[i] != b[i];
-      break;
-    case CompareDirection::LT:
-      r = a[i] < b[i];
-      break;
-    case CompareDirection::LE:
-      r = a[i] <= b[i];
-      break;
-    case CompareDirection::GT:
-      r = a[i] > b[i];
-      break;
-    case CompareDirection::GE:
-      r = a[i] >= b[i];
-      break;
-    }
-    out[i] = r;
+  auto each = [&](auto holds) {
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = holds(a[i], b[i]) ? 1 : 0;
+  };
+  switch (dir) {
+  case CompareDirection::EQ:
+    return each([](T x, T y) { return x == y; });
+  case CompareDirection::NE:
+    return each([](T x, T y) { return x != y; });
+  case CompareDirection::LT:
+    return each([](T x, T y) { return x < y; });
+  case CompareDirection::LE:
+    return each([](T x, T y) { return x <= y; });
+  case CompareDirection::GT:
+    return each([](T x, T y) { return x > y; });
+  case CompareDirection::GE:
+    return each([](T x, T y) { return x >= y; });
   }
 }
 
@@ -135,8 +142,12 @@ static void selectRange(DType dtype, const void *pred, const void *onTrue,
     const T *t = static_cast<const T *>(onTrue);
     const T *f = static_cast<const T *>(onFalse);
     T *o = static_cast<T *>(out);
-    for (int64_t i = 0; i < n; ++i)
-      o[i] = p[i] ? t[i] : f[i];
+    // Both values are read whatever the predicate, so the loop is a vector
+    // blend rather than a branch per element.
+    for (int64_t i = 0; i < n; ++i) {
+      T onT = t[i], onF = f[i];
+      o[i] = p[i] ? onT : onF;
+    }
   });
 }
 

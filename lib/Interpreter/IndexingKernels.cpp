@@ -63,11 +63,13 @@ void gatherKernel(const T *table, TableBlocks b, const I *ids, int64_t n,
 }
 
 /// out = table, then out[o, ids[n], :] += updates[o, n, :] in id order (a
-/// fixed order, so the sums are the same on every run and backend).
+/// fixed order, so the sums are the same on every run and backend). `out`
+/// may be `table` itself (the interpreter hands a dying table over).
 template <typename T, typename I>
 void scatterAddKernel(const T *table, TableBlocks b, const I *ids, int64_t n,
                       const T *updates, T *out) {
-  std::copy_n(table, b.outer * b.rows * b.inner, out);
+  if (out != table)
+    std::copy_n(table, b.outer * b.rows * b.inner, out);
   for (int64_t o = 0; o < b.outer; ++o)
     for (int64_t i = 0; i < n; ++i) {
       int64_t id = static_cast<int64_t>(ids[i]);
@@ -192,6 +194,9 @@ struct ScatterAddKernel : KernelModel<ScatterAddKernel, ScatterAddOp> {
     return evalScatterAdd(cast<ScatterAddOp>(op), *in[0], *in[1], *in[2],
                           result);
   }
+  /// The table: an embedding's gradient starts as zeros of the whole
+  /// table (25 MB for a GPT-2 vocabulary), which then need no copy.
+  int64_t updatesOperandInPlace(Operation *) const { return 0; }
 };
 
 } // namespace

@@ -362,6 +362,22 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
                               << " is not defined before its use";
       operands.push_back(tensor);
     }
+    // An operand the kernel updates in place, dying here, is handed over
+    // as the result's buffer (scatter_add into a table of zeros: no copy).
+    Tensor inPlace;
+    bool updatesInPlace = false;
+    if (KernelOpInterface kernel = getKernel(&op)) {
+      int64_t k = kernel.updatesOperandInPlace();
+      if (k >= 0 && k < static_cast<int64_t>(operands.size())) {
+        Value operand = op.getOperand(k);
+        if (env.isOwned(operand) && env.diesAt(operand, index) &&
+            llvm::count(op.getOperands(), operand) == 1) {
+          inPlace = env.take(operand);
+          operands[k] = &inPlace;
+          updatesInPlace = true;
+        }
+      }
+    }
     FailureOr<Tensor> result = failure();
     if (std::optional<Tensor> forwarded = tryForward(op, index, env))
       result = std::move(*forwarded);
@@ -379,7 +395,8 @@ shardc::interpretFunction(func::FuncOp func, llvm::ArrayRef<Tensor> args,
                          "`shardc exec`"));
     else
       result = evaluateTensorOp(&op, operands, options.maxTensorBytes,
-                                /*verifyOp=*/false); // the plan verified
+                                /*verifyOp=*/false, // the plan verified
+                                updatesInPlace ? &inPlace : nullptr);
     if (failed(result))
       return failure();
     if (options.sumRoundingProbe && sumsOverAFactor(&op))

@@ -83,14 +83,16 @@ void batchedMatmulKernel(const float *lhs, const float *rhs, float *out,
 // Kernel models (KernelOpInterface), one attach function per op family
 //===----------------------------------------------------------------------===//
 
-/// The defaults of a kernel model: the result is allocated uninitialized
-/// and never relabels the operand. `Model` hides what it changes.
+/// The defaults of a kernel model: the result is allocated uninitialized,
+/// never relabels the operand and updates none in place. `Model` hides what it
+/// changes.
 template <typename Model, typename OpT>
 struct KernelModel : KernelOpInterface::ExternalModel<Model, OpT> {
   bool accumulatesIntoZeros(mlir::Operation *) const { return false; }
   bool canRelabelOperand(mlir::Operation *, const Tensor &) const {
     return false;
   }
+  int64_t updatesOperandInPlace(mlir::Operation *) const { return -1; }
 };
 
 /// The dtype a kernel computes `value`'s elements in (a verified, executable

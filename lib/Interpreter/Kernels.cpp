@@ -98,7 +98,7 @@ KernelOpInterface shardc::getKernel(Operation *op, bool reportMissing) {
 FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
                                            ArrayRef<const Tensor *> operands,
                                            uint64_t maxTensorBytes,
-                                           bool verifyOp) {
+                                           bool verifyOp, Tensor *inPlace) {
   if (!op)
     return failure();
   if (isa<CollectiveOpInterface>(op))
@@ -162,6 +162,19 @@ FailureOr<Tensor> shardc::evaluateTensorOp(Operation *op,
   bool accumulates = kernel.accumulatesIntoZeros();
   DType stored = *executableDType(resultType->getElementType());
   DType dtype = computeDType(stored);
+  // The operand the kernel updates in place serves as the result when it
+  // is one of the operands as given (not a widened copy) and has the
+  // result's type.
+  int64_t updated = inPlace ? kernel.updatesOperandInPlace() : -1;
+  if (updated >= 0 && updated < static_cast<int64_t>(computed.size()) &&
+      computed[updated] == inPlace && stored == dtype &&
+      inPlace->dtype() == dtype && inPlace->shape() == resultType->getShape()) {
+    LogicalResult status =
+        kernel.evaluateKernel(computed, *inPlace, maxTensorBytes);
+    if (failed(status))
+      return failure();
+    return std::move(*inPlace);
+  }
   llvm::Expected<Tensor> allocated =
       accumulates
           ? Tensor::allocate(resultType->getShape(), dtype, maxTensorBytes)

@@ -110,6 +110,36 @@ func.func @f(%t: tensor<2x2xf32>, %i: tensor<3xi64>, %u: tensor<3x2xf32>) -> ten
   EXPECT_EQ(valuesOf<float>(*r), (std::vector<float>{101, 201, 12, 23}));
 }
 
+// A table computed in the function and dying at the scatter_add is updated
+// in place (KernelOpInterface::updatesOperandInPlace); a table read again
+// afterwards, or the function's input, keeps its values.
+TEST_F(IndexingTest, ScatterAddUpdatesOnlyADyingTableInPlace) {
+  modules.push_back(parse(R"mlir(
+func.func @f(%t: tensor<2x2xf32>, %i: tensor<3xi64>, %u: tensor<3x2xf32>)
+    -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %zero = shardc.constant dense<0.0> : tensor<2x2xf32>
+  %a = shardc.scatter_add %zero, %i, %u axis = 0 : (tensor<2x2xf32>, tensor<3xi64>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %twice = shardc.add %t, %t : tensor<2x2xf32>
+  %b = shardc.scatter_add %twice, %i, %u axis = 0 : (tensor<2x2xf32>, tensor<3xi64>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %c = shardc.scatter_add %t, %i, %u axis = 0 : (tensor<2x2xf32>, tensor<3xi64>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %again = shardc.mul %twice, %t : tensor<2x2xf32>
+  return %a, %b, %c, %again : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+})mlir"));
+  ASSERT_TRUE(modules.back()) << diagnostics;
+  std::vector<Tensor> args = argsOf(
+      tensorOf<float>({2, 2}, {1, 1, 1, 1}), tensorOf<int64_t>({3}, {1, 1, 0}),
+      tensorOf<float>({3, 2}, {1, 2, 10, 20, 100, 200}));
+  FailureOr<SmallVector<Tensor>> out =
+      interpretFunction(getFunc(*modules.back()), args);
+  ASSERT_TRUE(succeeded(out)) << diagnostics;
+  EXPECT_EQ(valuesOf<float>((*out)[0]), (std::vector<float>{100, 200, 11, 22}));
+  EXPECT_EQ(valuesOf<float>((*out)[1]), (std::vector<float>{102, 202, 13, 24}));
+  EXPECT_EQ(valuesOf<float>((*out)[2]), (std::vector<float>{101, 201, 12, 23}));
+  // %twice is read after its scatter_add: it was copied, not updated.
+  EXPECT_EQ(valuesOf<float>((*out)[3]), (std::vector<float>{2, 2, 2, 2}));
+  EXPECT_EQ(valuesOf<float>(args[0]), (std::vector<float>{1, 1, 1, 1}));
+}
+
 TEST_F(IndexingTest, ScatterAddSkipsOrRejectsOutOfRangeIds) {
   const char *text = R"mlir(
 func.func @f(%t: tensor<2xf32>, %i: tensor<2xi32>, %u: tensor<2xf32>) -> tensor<2xf32> {

@@ -294,6 +294,38 @@ TEST_F(KernelsTest, ExpSigmoidLogBeyondNormalRange) {
   }
 }
 
+// exp below the normal range over runs longer than the chunks the fix-up
+// compares at once (64 elements): a chunk of one masked value (a causal
+// mask's -1e9 shifted by a row's max), a run of it that starts and ends
+// inside chunks, a chunk of several values below the range, and -inf, NaN
+// and -0 among ordinary elements; every element below the range gets
+// std::exp's result (the others, the vector path's, within an ulp or two).
+TEST_F(KernelsTest, ExpBelowNormalRangeInRuns) {
+  constexpr int64_t n = 300;
+  Tensor x = randomIn({n}, "x", -4.0f, 3.0f);
+  for (int64_t i = 0; i < 64; ++i)
+    x.data()[i] = -1e9f;
+  for (int64_t i = 100; i < 190; ++i)
+    x.data()[i] = -1e9f - 3.0f * 64;
+  for (int64_t i = 192; i < 256; ++i)
+    x.data()[i] = -88.0f - float(i % 7);
+  x.data()[260] = -INFINITY;
+  x.data()[261] = NAN;
+  x.data()[262] = -0.0f;
+  x.data()[298] = -100.0f;
+  Tensor e = mustEval({&x}, "shardc.exp %a : tensor<300xf32>", {n});
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x.data()[i];
+    if (std::isnan(v))
+      EXPECT_TRUE(std::isnan(e.data()[i])) << "exp(NaN) at " << i;
+    else if (v < -87.33654f)
+      EXPECT_EQ(e.data()[i], std::exp(v)) << "exp(" << v << ") at " << i;
+    else
+      EXPECT_NEAR(e.data()[i], std::exp(v), std::exp(v) * 1e-6f)
+          << "exp(" << v << ") at " << i;
+  }
+}
+
 // The documented edges of step: 0 at 0 (either sign) and for NaN, so that
 // relu'(0) = 0.
 TEST_F(KernelsTest, StepEdges) {

@@ -16,6 +16,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -31,24 +32,60 @@ namespace shardc::elementwise {
 /// An element equal to the previous one recomputed reuses its result: a
 /// causal mask's -1e9 shifted by a row's max fills half of every attention
 /// row with one value, and glibc's expf takes a slow underflow path there.
+///
+/// The compares run a chunk at a time as vector code: a chunk with no
+/// element below the threshold (most of them) is skipped, and a chunk whose
+/// elements are all one value below it (a masked run) is filled with that
+/// value's result; only the other chunks go element by element. Every
+/// element gets what the element-by-element loop gives it.
 inline void fixBelow(const float *x, float *y, int64_t n, float threshold,
                      float (*exact)(float)) {
   // Compared as bits: -0 and 0 differ, a NaN equals its own bits.
   uint32_t lastBits = 0;
   float lastY = 0;
   bool haveLast = false;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!(x[i] < threshold))
-      continue;
-    uint32_t bits;
-    std::memcpy(&bits, &x[i], sizeof bits);
+  auto resultOf = [&](uint32_t bits, float value) {
     if (!haveLast || bits != lastBits) {
       lastBits = bits;
-      lastY = exact(x[i]);
+      lastY = exact(value);
       haveLast = true;
     }
-    y[i] = lastY;
+    return lastY;
+  };
+  auto fixOne = [&](int64_t i) {
+    if (!(x[i] < threshold))
+      return;
+    uint32_t bits;
+    std::memcpy(&bits, &x[i], sizeof bits);
+    y[i] = resultOf(bits, x[i]);
+  };
+  constexpr int64_t kChunk = 64;
+  int64_t i = 0;
+  for (; i + kChunk <= n; i += kChunk) {
+    const float *xs = x + i;
+    int32_t below = 0;
+    for (int64_t j = 0; j < kChunk; ++j)
+      below += xs[j] < threshold ? 1 : 0;
+    if (below == 0)
+      continue;
+    uint32_t first;
+    std::memcpy(&first, xs, sizeof first);
+    uint32_t differ = 0;
+    for (int64_t j = 0; j < kChunk; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, &xs[j], sizeof bits);
+      differ |= bits ^ first;
+    }
+    if (below == kChunk && differ == 0) {
+      float value = resultOf(first, xs[0]);
+      std::fill_n(y + i, kChunk, value);
+      continue;
+    }
+    for (int64_t j = 0; j < kChunk; ++j)
+      fixOne(i + j);
   }
+  for (; i < n; ++i)
+    fixOne(i);
 }
 
 /// Unary op `OpT` on `n` contiguous f32 elements.

@@ -53,7 +53,16 @@ def Shardc_KernelOpInterface : OpInterface<"KernelOpInterface"> {
         buffer over when the operand dies at this op, instead of running the
         kernel (which copies).
       }],
-      "bool", "canRelabelOperand", (ins "const ::shardc::Tensor &":$input)>
+      "bool", "canRelabelOperand", (ins "const ::shardc::Tensor &":$input)>,
+    InterfaceMethod<[{
+        The operand whose values the result starts from and the kernel
+        updates (scatter_add's table), or -1. When that operand dies at
+        this op, the interpreter may hand its buffer over as the result
+        (`evaluateKernel` then gets the same tensor as that operand and as
+        its result) instead of a fresh one the kernel copies the operand
+        into.
+      }],
+      "int64_t", "updatesOperandInPlace", (ins)>
   ];
 }
 

@@ -42,10 +42,16 @@ KernelOpInterface getKernel(mlir::Operation *op, bool reportMissing = false);
 /// invariants (operand counts, attributes present). Pass `verifyOp = false`
 /// when the enclosing function was verified already (as interpretFunction
 /// does), e.g. to avoid re-verifying the same op once per simulated device.
+///
+/// `inPlace`, when given, is the operand the op updates in place
+/// (KernelOpInterface::updatesOperandInPlace), owned by the caller, which
+/// no longer needs its values: if it has the result's type, the kernel
+/// computes into it and it is moved into the result; otherwise a result is
+/// allocated as usual.
 mlir::FailureOr<Tensor>
 evaluateTensorOp(mlir::Operation *op, llvm::ArrayRef<const Tensor *> operands,
                  uint64_t maxTensorBytes = defaultMaxTensorBytes(),
-                 bool verifyOp = true);
+                 bool verifyOp = true, Tensor *inPlace = nullptr);
 
 } // namespace shardc
 
