@@ -79,6 +79,13 @@ struct AutoShardProblem {
   std::vector<std::pair<unsigned, unsigned>> ties;
   int64_t numPoints = 0;
   std::optional<int64_t> memoryBudget;
+  /// Its relaxation starts from Clp's all-slack basis, not a crashed one
+  /// (AutoShardRelaxation.cpp): the byte-priced probes under a budget
+  /// (AutoShardBudget.cpp), whose plans are their relaxations rounded. At
+  /// the dearest price the crash's optimum rounded to a plan of 168.9 GB
+  /// on the 96-layer GPT-3-shaped step, which then found none within
+  /// 150G; from the slack basis one fits.
+  bool slackBasis = false;
   /// Per node, the uses it produces or consumes (indexUses fills it), so
   /// that a node's local seconds need not scan every use.
   std::vector<std::vector<unsigned>> usesOfNode;
@@ -273,6 +280,8 @@ struct LinearProgram {
   /// A second objective, minimized among the first's optima (none: any
   /// optimum).
   const double *tieBreak = nullptr;
+  /// Clp's dual simplex starts from a crashed basis (else all-slack).
+  bool crash = true;
 };
 /// The solver's work, bounded by counts rather than seconds, so that the
 /// plan and every message are the same on a machine twice as slow

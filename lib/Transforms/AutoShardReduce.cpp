@@ -213,6 +213,7 @@ shardc::detail::reduceFollowers(const AutoShardProblem &p) {
   out.nodeOf.assign(p.nodes.size(), -1);
   AutoShardProblem &r = out.reduced;
   r.numPoints = p.numPoints;
+  r.slackBasis = p.slackBasis;
   for (unsigned n = 0; n < p.nodes.size(); ++n)
     if (work.nodeAlive[n]) {
       out.nodeOf[n] = int(r.nodes.size());

@@ -104,10 +104,12 @@ Relaxation shardc::detail::solveRelaxation(const LinearProgram &program,
   // Llama step's compile (its clustered program's relaxation most of it)
   // took 2.3 CPU seconds rather than 5.0. The optimum it ends on may be
   // another of equally fast ones; the tie-break (minimizeTieBreak) chooses
-  // among them, so the plan does not depend on which.
+  // among them, so the plan does not depend on which. Not for the
+  // byte-priced probes (AutoShardProblem::slackBasis).
   ClpSolve options;
   options.setSolveType(ClpSolve::useDual);
-  options.setSpecialOption(0, 1);
+  if (program.crash)
+    options.setSpecialOption(0, 1);
   lp.setPerturbation(50);
   lp.initialSolve(options);
   if (lp.isProvenOptimal()) {

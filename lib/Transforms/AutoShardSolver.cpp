@@ -105,7 +105,8 @@ public:
   /// equally good.
   Relaxation solveRelaxation(Clock::time_point deadline, int maxIterations,
                              std::vector<double> &solution,
-                             const std::vector<double> *tieBreak = nullptr) {
+                             const std::vector<double> *tieBreak = nullptr,
+                             bool crash = true) {
     Matrix m = columnMatrix();
     static_assert(sizeof(CoinBigIndex) == sizeof(int));
     LinearProgram lp;
@@ -120,6 +121,7 @@ public:
     lp.rowLower = rowLower.data();
     lp.rowUpper = rowUpper.data();
     lp.tieBreak = tieBreak ? tieBreak->data() : nullptr;
+    lp.crash = crash;
     return detail::solveRelaxation(lp, deadline, maxIterations, solution);
   }
 
@@ -577,8 +579,9 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
 
   std::vector<double> relaxed;
   std::vector<double> tieBreak = tieBreakObjective(ip, f);
-  Relaxation relaxation = ip.solveRelaxation(
-      backstop.deadline, kRelaxationIterations, relaxed, &tieBreak);
+  Relaxation relaxation =
+      ip.solveRelaxation(backstop.deadline, kRelaxationIterations, relaxed,
+                         &tieBreak, /*crash=*/!p.slackBasis);
   if (relaxation == Relaxation::Infeasible)
     return noneFits();
   bool solved = relaxation == Relaxation::Solved;
