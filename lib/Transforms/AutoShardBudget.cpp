@@ -60,6 +60,7 @@ static AutoShardProblem priceBytes(const AutoShardProblem &p, double lambda,
                                    double divisor = 1) {
   AutoShardProblem q = p;
   q.memoryBudget.reset();
+  q.slackBasis = true;
   for (AutoShardProblem::Value &v : q.values) {
     if (!v.hoisted)
       for (auto [s, l] : llvm::enumerate(v.layoutOf))

@@ -149,6 +149,7 @@ shardc::detail::clusterRepeatedLayers(const AutoShardProblem &p) {
 
   AutoShardProblem &r = out.reduced;
   r.numPoints = p.numPoints;
+  r.slackBasis = p.slackBasis;
   // A group's node: its first member's strategies, their costs times the
   // group's size (the members' costs are equal: the colour says so).
   std::vector<unsigned> first(numGroups, unsigned(numNodes));

@@ -12,7 +12,9 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -77,6 +79,13 @@ struct AutoShardProblem {
   std::vector<std::pair<unsigned, unsigned>> ties;
   int64_t numPoints = 0;
   std::optional<int64_t> memoryBudget;
+  /// Its relaxation starts from Clp's all-slack basis, not a crashed one
+  /// (AutoShardRelaxation.cpp): the byte-priced probes under a budget
+  /// (AutoShardBudget.cpp), whose plans are their relaxations rounded. At
+  /// the dearest price the crash's optimum rounded to a plan of 168.9 GB
+  /// on the 96-layer GPT-3-shaped step, which then found none within
+  /// 150G; from the slack basis one fits.
+  bool slackBasis = false;
   /// Per node, the uses it produces or consumes (indexUses fills it), so
   /// that a node's local seconds need not scan every use.
   std::vector<std::vector<unsigned>> usesOfNode;
@@ -132,6 +141,26 @@ double evaluateSeconds(const AutoShardProblem &p,
 /// The peak live bytes per device of `strategy`, as the program runs.
 int64_t evaluatePeakBytes(const AutoShardProblem &p,
                           const std::vector<unsigned> &strategy);
+/// The bytes per device `strategy` holds, summed over the values rather
+/// than at its peak: each value's layout and each copy moved out of it.
+/// What a node's move changes of it is local, so the rounds lower it among
+/// equally fast plans.
+int64_t evaluateHeldBytes(const AutoShardProblem &p,
+                          const std::vector<unsigned> &strategy);
+/// Plans whose seconds differ by at most this fraction of them are equally
+/// fast: the one holding fewer bytes is the plan (docs/auto-sharding.md,
+/// "Equally fast plans"), so that which of them the relaxation ends on
+/// does not decide the plan.
+/// (A femtosecond at least: the rounds' own threshold before.)
+constexpr double kEqualSeconds = 1e-12;
+inline double equalSecondsTolerance(double seconds) {
+  return std::max(kEqualSeconds * std::abs(seconds), 1e-15);
+}
+/// Whether `a` is a better plan than `b`: faster by more than
+/// kEqualSeconds, or equally fast and holding fewer bytes at its peak,
+/// then in all (evaluateHeldBytes).
+bool isBetterPlan(const AutoShardProblem &p, const std::vector<unsigned> &a,
+                  const std::vector<unsigned> &b);
 /// Node `n`'s own seconds with strategy `s` and its neighbours as in
 /// `strategy`: its cost and the moves into and out of it.
 double localSeconds(const AutoShardProblem &p,
@@ -146,7 +175,9 @@ std::vector<unsigned> localSearch(const AutoShardProblem &p, bool smallest,
 
 /// Moves one node at a time (with the nodes tied to it) to its cheapest
 /// strategy given its neighbours until no move helps (the local search's
-/// rounds), from `strategy`. Without a budget only.
+/// rounds), from `strategy`; among strategies equally fast (kEqualSeconds),
+/// to the one holding fewer bytes (evaluateHeldBytes). Without a budget
+/// only.
 void improvePlan(const AutoShardProblem &p, std::vector<unsigned> &strategy);
 
 /// The plan of a layout that fixes what each node makes: each node with a
@@ -201,6 +232,9 @@ struct ReducedProblem {
   struct Elimination {
     unsigned node;
     std::vector<double> cost;
+    /// Per strategy, the bytes of the layout it makes (0: none): the
+    /// tie-break among equally fast strategies.
+    std::vector<int64_t> bytes;
     std::vector<Term> terms;
   };
   /// In the order they went.
@@ -243,6 +277,11 @@ struct LinearProgram {
   const double *values = nullptr;
   const double *columnLower = nullptr, *columnUpper = nullptr,
                *objective = nullptr, *rowLower = nullptr, *rowUpper = nullptr;
+  /// A second objective, minimized among the first's optima (none: any
+  /// optimum).
+  const double *tieBreak = nullptr;
+  /// Clp's dual simplex starts from a crashed basis (else all-slack).
+  bool crash = true;
 };
 /// The solver's work, bounded by counts rather than seconds, so that the
 /// plan and every message are the same on a machine twice as slow
@@ -264,7 +303,9 @@ constexpr int kMaxBranchAndBoundColumns = 50000;
 enum class Relaxation { Solved, Infeasible, WorkLimit, TimedOut };
 /// Solves `program` as an LP by Clp's dual simplex within `maxIterations`
 /// (WorkLimit past them), stopped at `deadline` (TimedOut); `solution`
-/// gets the column values when solved (AutoShardRelaxation.cpp).
+/// gets the column values when solved (AutoShardRelaxation.cpp): with a
+/// tie-break, the optimum least by it, when its primal simplex on the
+/// optimal face ends within the same limits (else the first optimum).
 Relaxation solveRelaxation(const LinearProgram &program,
                            SolveClock::time_point deadline, int maxIterations,
                            std::vector<double> &solution);

@@ -123,6 +123,10 @@ bool Work::tryEliminate(unsigned n) {
   ReducedProblem::Elimination record;
   record.node = n;
   record.cost = cost;
+  record.bytes.assign(cost.size(), 0);
+  if (vi >= 0)
+    for (unsigned c = 0; c < cost.size(); ++c)
+      record.bytes[c] = p.values[vi].layoutBytes[p.values[vi].layoutOf[c]];
 
   // Absorbs `n` into the neighbour across the single use `ui`.
   auto absorbLeaf = [&](unsigned ui, bool nIsProducer) {
@@ -209,6 +213,7 @@ shardc::detail::reduceFollowers(const AutoShardProblem &p) {
   out.nodeOf.assign(p.nodes.size(), -1);
   AutoShardProblem &r = out.reduced;
   r.numPoints = p.numPoints;
+  r.slackBasis = p.slackBasis;
   for (unsigned n = 0; n < p.nodes.size(); ++n)
     if (work.nodeAlive[n]) {
       out.nodeOf[n] = int(r.nodes.size());
@@ -246,13 +251,15 @@ shardc::detail::expandReduced(const ReducedProblem &r,
     if (m >= 0)
       strategy[n] = reducedStrategy[m];
   // Last eliminated first: its neighbours then were still in the program,
-  // or eliminated after it, so chosen by now. On a tie in seconds, the
-  // strategy with fewer moves (a free slice of a replicated argument still
-  // holds the whole of it), then the first.
+  // or eliminated after it, so chosen by now. On a tie in seconds
+  // (kEqualSeconds), the strategy with fewer moves (a free slice of a
+  // replicated argument still holds the whole of it), then the one making
+  // fewer bytes, then the first.
   for (const ReducedProblem::Elimination &e : llvm::reverse(r.eliminated)) {
     unsigned best = 0;
     double bestSeconds = kNoPlan;
     int bestMoves = INT32_MAX;
+    int64_t bestBytes = INT64_MAX;
     for (unsigned c = 0; c < e.cost.size(); ++c) {
       double seconds = e.cost[c];
       int moves = 0;
@@ -262,10 +269,13 @@ shardc::detail::expandReduced(const ReducedProblem &r,
       }
       bool tie = std::abs(seconds - bestSeconds) <=
                  1e-9 * std::max(std::abs(seconds), 1e-12);
-      if ((!tie && seconds < bestSeconds) || (tie && moves < bestMoves)) {
+      if ((!tie && seconds < bestSeconds) ||
+          (tie && (moves < bestMoves ||
+                   (moves == bestMoves && e.bytes[c] < bestBytes)))) {
         best = c;
         bestSeconds = seconds;
         bestMoves = moves;
+        bestBytes = e.bytes[c];
       }
     }
     strategy[e.node] = best;

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 using namespace mlir;
 using namespace shardc::detail;
@@ -103,6 +104,47 @@ shardc::detail::evaluatePeakBytes(const AutoShardProblem &p,
   return peak;
 }
 
+int64_t
+shardc::detail::evaluateHeldBytes(const AutoShardProblem &p,
+                                  const std::vector<unsigned> &strategy) {
+  int64_t total = 0;
+  for (const AutoShardProblem::Value &v : p.values)
+    total += v.layoutBytes[v.layoutOf[strategy[v.producer]]];
+  std::vector<std::vector<bool>> moved(p.values.size());
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    unsigned t = u.targetOf[strategy[u.consumer]];
+    std::vector<bool> &done = moved[u.value];
+    done.resize(v.targetBytes.size());
+    if (v.isSame[l][t] || done[t])
+      continue;
+    done[t] = true;
+    total += v.targetBytes[t];
+  }
+  return total;
+}
+
+bool shardc::detail::isBetterPlan(const AutoShardProblem &p,
+                                  const std::vector<unsigned> &a,
+                                  const std::vector<unsigned> &b) {
+  double sa = evaluateSeconds(p, a), sb = evaluateSeconds(p, b);
+  if (!std::isfinite(sa) || !std::isfinite(sb)) {
+    if (sa != sb)
+      return sa < sb;
+  } else {
+    double tolerance = equalSecondsTolerance(std::max(sa, sb));
+    if (sa < sb - tolerance)
+      return true;
+    if (sa > sb + tolerance)
+      return false;
+  }
+  int64_t peakA = evaluatePeakBytes(p, a), peakB = evaluatePeakBytes(p, b);
+  if (peakA != peakB)
+    return peakA < peakB;
+  return evaluateHeldBytes(p, a) < evaluateHeldBytes(p, b);
+}
+
 void shardc::detail::indexUses(AutoShardProblem &p) {
   p.usesOfNode.assign(p.nodes.size(), {});
   for (auto [ui, u] : llvm::enumerate(p.uses)) {
@@ -138,7 +180,9 @@ double shardc::detail::localSeconds(const AutoShardProblem &p,
 /// Greedy in program order (each node the strategy cheapest given what its
 /// producers chose), then rounds of moving one node (with the nodes tied to
 /// it) to its cheapest strategy given all its neighbours, until no move
-/// helps. Deterministic: nodes in order, the first strategy on ties.
+/// helps. Deterministic: nodes in order; on ties in the rounds, the
+/// strategy holding fewer bytes, else the current one (the first in the
+/// greedy pass).
 /// With `smallest`, the search starts instead from every node making its
 /// smallest layout (the most split plan), which fits a budget if any does
 /// and the search then makes faster.
@@ -191,6 +235,9 @@ search(const AutoShardProblem &p, bool smallest,
   for (auto [vi, v] : llvm::enumerate(p.values))
     valueOfNode[v.producer] = int(vi);
   bool inRounds = false;
+  // Seconds closer than this are equal: a femtosecond until the rounds,
+  // then kEqualSeconds of the plan's.
+  double tie = 1e-15;
   std::vector<std::vector<int>> needed;
   auto countNeeds = [&](unsigned n, int delta) {
     for (unsigned ui : p.usesOfNode[n]) {
@@ -204,12 +251,17 @@ search(const AutoShardProblem &p, bool smallest,
     usesOfValue[u.value].push_back(unsigned(ui));
   SmallVector<unsigned, 8> touched, group, paid;
   SmallVector<std::pair<unsigned, unsigned>, 8> changedUses; // use, target
+  // What roundCost last priced holds (the touched values' layouts and
+  // copies, as evaluateHeldBytes counts them): the tie-break among equally
+  // fast strategies.
+  int64_t roundBytes = 0;
   auto roundCost = [&](unsigned n, unsigned s) {
     group.assign(1, n);
     group.append(tiedWith[n].begin(), tiedWith[n].end());
     touched.clear();
     changedUses.clear();
     double c = 0;
+    roundBytes = 0;
     for (unsigned m : group) {
       c += p.nodes[m].cost[s];
       if (valueOfNode[m] >= 0 && !llvm::is_contained(touched, valueOfNode[m]))
@@ -228,6 +280,7 @@ search(const AutoShardProblem &p, bool smallest,
       unsigned l = v.layoutOf[llvm::is_contained(group, v.producer)
                                   ? s
                                   : strategy[v.producer]];
+      roundBytes += v.layoutBytes[l];
       // A value read a few times: its uses' targets, each paid once.
       if (usesOfValue[vi].size() < v.targetBytes.size()) {
         paid.clear();
@@ -241,6 +294,7 @@ search(const AutoShardProblem &p, bool smallest,
             continue;
           paid.push_back(t);
           c += v.moveSeconds[l][t] * v.weight;
+          roundBytes += v.targetBytes[t];
         }
         continue;
       }
@@ -256,8 +310,10 @@ search(const AutoShardProblem &p, bool smallest,
           count -= u.targetOf[strategy[u.consumer]] == t;
           count += target == t;
         }
-        if (count > 0)
+        if (count > 0) {
           c += v.moveSeconds[l][t] * v.weight;
+          roundBytes += v.targetBytes[t];
+        }
       }
     }
     return c;
@@ -353,11 +409,34 @@ search(const AutoShardProblem &p, bool smallest,
     };
     unsigned best = strategy[n];
     double bestCost = costOf(best);
+    // In the rounds, among equally fast strategies the one holding fewer
+    // bytes (else the current one): the plan is then the
+    // same whichever of equally fast plans it started from, where one
+    // node's moves join them.
+    int64_t bestBytes = -1; // not yet priced
+    auto bytesOf = [&](unsigned s) {
+      roundCost(n, s);
+      return roundBytes;
+    };
     auto consider = [&](unsigned s) {
+      if (s == best)
+        return;
       double c = costOf(s);
-      if (c < bestCost - 1e-15) {
+      if (c < bestCost - tie) {
         best = s;
         bestCost = c;
+        bestBytes = -1;
+        return;
+      }
+      if (!inRounds || c > bestCost + tie)
+        return;
+      if (bestBytes < 0)
+        bestBytes = bytesOf(best);
+      int64_t bytes = bytesOf(s);
+      if (bytes < bestBytes) {
+        best = s;
+        bestCost = c;
+        bestBytes = bytes;
       }
     };
     if (allowed && !(*allowed)[n].empty()) {
@@ -443,6 +522,7 @@ search(const AutoShardProblem &p, bool smallest,
     return strategy;
   inRounds = !p.memoryBudget && p.usesOfNode.size() == p.nodes.size();
   if (inRounds) {
+    tie = equalSecondsTolerance(evaluateSeconds(p, strategy));
     needed.resize(p.values.size());
     for (auto [vi, v] : llvm::enumerate(p.values))
       needed[vi].assign(v.targetBytes.size(), 0);

@@ -64,10 +64,14 @@ public:
   }
   ~IntegerProgram() { Cbc_deleteModel(model); }
 
-  int addColumn(double lower, double upper, double objective, bool integer) {
+  /// `heldBytes`: what a plan choosing the column holds per device (its
+  /// layout or copy), the tie-break among equally fast plans.
+  int addColumn(double lower, double upper, double objective, bool integer,
+                double heldBytes = 0) {
     columnLower.push_back(lower);
     columnUpper.push_back(upper);
     objectives.push_back(objective);
+    bytes.push_back(heldBytes);
     if (integer)
       integers.push_back(int(objectives.size() - 1));
     return int(objectives.size() - 1);
@@ -96,9 +100,13 @@ public:
       Cbc_setInteger(model, c);
   }
 
-  /// The program with its integers relaxed (AutoShardRelaxation.cpp).
+  /// The program with its integers relaxed (AutoShardRelaxation.cpp);
+  /// with `tieBreak`, its optimum minimizing that objective among the
+  /// equally good.
   Relaxation solveRelaxation(Clock::time_point deadline, int maxIterations,
-                             std::vector<double> &solution) {
+                             std::vector<double> &solution,
+                             const std::vector<double> *tieBreak = nullptr,
+                             bool crash = true) {
     Matrix m = columnMatrix();
     static_assert(sizeof(CoinBigIndex) == sizeof(int));
     LinearProgram lp;
@@ -112,10 +120,13 @@ public:
     lp.objective = objectives.data();
     lp.rowLower = rowLower.data();
     lp.rowUpper = rowUpper.data();
+    lp.tieBreak = tieBreak ? tieBreak->data() : nullptr;
+    lp.crash = crash;
     return detail::solveRelaxation(lp, deadline, maxIterations, solution);
   }
 
   Cbc_Model *get() { return model; }
+  const std::vector<double> &heldBytes() const { return bytes; }
   int numColumns() const { return int(objectives.size()); }
 
 private:
@@ -148,7 +159,8 @@ private:
     return m;
   }
   Cbc_Model *model;
-  std::vector<double> columnLower, columnUpper, objectives, rowLower, rowUpper;
+  std::vector<double> columnLower, columnUpper, objectives, bytes, rowLower,
+      rowUpper;
   std::vector<int> integers;
   std::vector<Entry> entries;
 };
@@ -193,16 +205,20 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
                       double timeWeight, bool withMemory) {
   Formulation f;
   const double scale = 1e6 * timeWeight; // seconds -> microseconds
-  for (const AutoShardProblem::Node &node : p.nodes) {
+  std::vector<const AutoShardProblem::Value *> made(p.nodes.size(), nullptr);
+  for (const AutoShardProblem::Value &v : p.values)
+    made[v.producer] = &v;
+  for (auto [n, node] : llvm::enumerate(p.nodes)) {
     std::vector<int> &cols = f.x.emplace_back();
     std::vector<std::pair<int, double>> oneHot;
-    for (double c : node.cost) {
+    for (auto [s, c] : llvm::enumerate(node.cost)) {
       // A strategy no plan reaches (an eliminated neighbour cannot follow
       // it: AutoShardReduce.cpp) is fixed at 0.
       bool impossible = c == kNoPlan;
-      cols.push_back(ip.addColumn(0, impossible ? 0 : 1,
-                                  impossible ? 0 : c * scale,
-                                  /*integer=*/true));
+      const AutoShardProblem::Value *v = made[n];
+      cols.push_back(ip.addColumn(
+          0, impossible ? 0 : 1, impossible ? 0 : c * scale,
+          /*integer=*/true, v ? double(v->layoutBytes[v->layoutOf[s]]) : 0));
       oneHot.push_back({cols.back(), 1.0});
     }
     ip.addRow(oneHot, 'E', 1);
@@ -232,15 +248,16 @@ Formulation formulate(const AutoShardProblem &p, IntegerProgram &ip,
         double seconds = v.isSame[l][t] ? 0.0 : v.moveSeconds[l][t];
         bool impossible = seconds == kNoPlan;
         bool shared = shareMoves && numUses[u.value] > 1 && !v.isSame[l][t];
+        double copyBytes = v.isSame[l][t] ? 0 : double(v.targetBytes[t]);
         cols[l][t] =
             ip.addColumn(0, impossible ? 0 : 1,
                          shared || impossible ? 0 : seconds * scale * u.weight,
-                         /*integer=*/false);
+                         /*integer=*/false, shared ? 0 : copyBytes);
         if (shared && !impossible) {
           auto [it, inserted] = moves.try_emplace({u.value, l, t}, -1);
           if (inserted)
             it->second = ip.addColumn(0, 1, seconds * scale * v.weight,
-                                      /*integer=*/false);
+                                      /*integer=*/false, copyBytes);
           ip.addRow({{it->second, 1.0}, {cols[l][t], -1.0}}, 'G', 0);
         }
       }
@@ -497,6 +514,25 @@ shardc::detail::solveExact(const AutoShardProblem &p, const Backstop &backstop,
   return solution;
 }
 
+/// What the relaxation minimizes among its optima (docs/auto-sharding.md,
+/// "Equally fast plans"): the bytes the plan holds (each layout and copy,
+/// as evaluateHeldBytes counts them), then a preference for each node's
+/// first strategies, half a byte in all at most and each node's weight an
+/// irrational step apart, so that one vertex is the least. Which of
+/// equally fast vertices Clp's pivots reach first then does not decide
+/// the plan.
+static std::vector<double> tieBreakObjective(const IntegerProgram &ip,
+                                             const Formulation &f) {
+  std::vector<double> objective = ip.heldBytes();
+  double step = 0.25 / double(std::max(ip.numColumns(), 1));
+  for (auto [n, cols] : llvm::enumerate(f.x)) {
+    double weight = 1 + std::fmod(double(n + 1) * 0.6180339887498949, 1.0);
+    for (auto [s, c] : llvm::enumerate(cols))
+      objective[c] += step * double(s) * weight;
+  }
+  return objective;
+}
+
 /// `p` itself: its relaxation by Clp, which is often integral and then the
 /// plan; else CBC, the local search (or the fastest of `starts` that fits)
 /// starting it off and standing in when CBC finds nothing, or when the
@@ -523,15 +559,13 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
   if (p.memoryBudget) {
     std::vector<unsigned> split = localSearch(p, /*smallest=*/true);
     smallestPeak = evaluatePeakBytes(p, split);
-    if (fits(split) && (!heuristicFits || evaluateSeconds(p, split) <
-                                              evaluateSeconds(p, heuristic))) {
+    if (fits(split) && (!heuristicFits || isBetterPlan(p, split, heuristic))) {
       heuristic = std::move(split);
       heuristicFits = true;
     }
   }
   for (const std::vector<unsigned> &start : starts)
-    if (fits(start) && (!heuristicFits || evaluateSeconds(p, start) <
-                                              evaluateSeconds(p, heuristic))) {
+    if (fits(start) && (!heuristicFits || isBetterPlan(p, start, heuristic))) {
       heuristic = start;
       heuristicFits = true;
     }
@@ -544,8 +578,10 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
   };
 
   std::vector<double> relaxed;
+  std::vector<double> tieBreak = tieBreakObjective(ip, f);
   Relaxation relaxation =
-      ip.solveRelaxation(backstop.deadline, kRelaxationIterations, relaxed);
+      ip.solveRelaxation(backstop.deadline, kRelaxationIterations, relaxed,
+                         &tieBreak, /*crash=*/!p.slackBasis);
   if (relaxation == Relaxation::Infeasible)
     return noneFits();
   bool solved = relaxation == Relaxation::Solved;
@@ -562,8 +598,7 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
     if (!p.memoryBudget)
       improvePlan(p, rounded);
     if (fits(rounded) &&
-        (!heuristicFits ||
-         evaluateSeconds(p, rounded) < evaluateSeconds(p, heuristic))) {
+        (!heuristicFits || isBetterPlan(p, rounded, heuristic))) {
       heuristic = std::move(rounded);
       heuristicFits = true;
     }
@@ -612,7 +647,7 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
     solution.optimal = Cbc_isProvenOptimal(ip.get()) && f.sharedMoves;
     // Stopped by a limit, the local search may have done better.
     if (!Cbc_isProvenOptimal(ip.get()) && heuristicFits &&
-        evaluateSeconds(p, heuristic) < evaluateSeconds(p, solution.strategy)) {
+        isBetterPlan(p, heuristic, solution.strategy)) {
       solution.strategy = heuristic;
       solution.heuristic = true;
     }
@@ -680,14 +715,16 @@ AutoShardSolution shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
   }
   if (reduced)
     solution.strategy = expandReduced(*reduced, solution.strategy);
-  if (solution.optimal)
-    return solution; // the reduction is exact
   // The clusters' plan, expanded, is improved node by node on the whole
   // program (where a layer near an end differs from the rest); the greedy
-  // plan replaces it if better.
+  // plan replaces it if better. An optimal plan is only moved among equally
+  // fast ones, to fewer bytes: which optimal vertex the relaxation ended on
+  // does not decide the plan (docs/auto-sharding.md, "Equally fast plans").
   improvePlan(p, solution.strategy);
+  if (solution.optimal)
+    return solution; // the reduction is exact
   std::vector<unsigned> greedy = localSearch(p, /*smallest=*/false);
-  if (evaluateSeconds(p, greedy) < evaluateSeconds(p, solution.strategy)) {
+  if (isBetterPlan(p, greedy, solution.strategy)) {
     solution.strategy = std::move(greedy);
     solution.heuristic = true;
   }
@@ -698,13 +735,12 @@ AutoShardSolution shardc::detail::solveUnbudgeted(const AutoShardProblem &p,
   // whole problem take seconds each.
   int fastest = -1;
   for (auto [i, start] : llvm::enumerate(starts))
-    if (fastest < 0 ||
-        evaluateSeconds(p, start) < evaluateSeconds(p, starts[fastest]))
+    if (fastest < 0 || isBetterPlan(p, start, starts[fastest]))
       fastest = int(i);
   if (fastest >= 0) {
     std::vector<unsigned> plan = starts[fastest];
     improvePlan(p, plan);
-    if (evaluateSeconds(p, plan) < evaluateSeconds(p, solution.strategy)) {
+    if (isBetterPlan(p, plan, solution.strategy)) {
       solution.strategy = std::move(plan);
       solution.start = fastest;
     }
