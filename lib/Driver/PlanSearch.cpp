@@ -8,7 +8,7 @@
 
 #include "shardc/Driver/PlanSearch.h"
 
-#include "shardc/Driver/ImportedVariants.h"
+#include "PlanSearcher.h"
 
 #include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Dialect/MeshLookup.h"
@@ -30,18 +30,9 @@
 
 using namespace mlir;
 using namespace shardc;
+using namespace shardc::detail;
 
 namespace {
-
-/// What makes two candidates the same partitioned program: the pipeline
-/// size follows from the other two sizes, and recompute and the schedule
-/// are options of the estimate.
-using ProgramKey = std::tuple<int64_t, int64_t, int64_t, bool, bool>;
-
-ProgramKey keyOf(const PlanCandidate &c) {
-  return {c.model, c.data, c.microBatch, c.zero, c.sequenceParallel};
-}
-
 std::vector<int64_t> divisors(int64_t n) {
   std::vector<int64_t> out;
   for (int64_t i = 1; i <= n; ++i)
@@ -65,146 +56,6 @@ std::vector<int64_t> interleavings(int64_t stageLayers, int64_t microbatches,
       out.push_back(v);
   return out;
 }
-
-class Searcher {
-public:
-  Searcher(const GraphVariant &graph, MLIRContext *ctx,
-           const PlanSearchRequest &request)
-      : graph(graph), ctx(ctx), request(request) {}
-
-  FailureOr<PlanSearchResult> run(std::string &error);
-
-private:
-  /// The estimate options of `c` (its pipeline, micro-batches, recompute,
-  /// schedule and ZeRO accounting).
-  EstimateOptions optionsOf(const PlanCandidate &c) const {
-    EstimateOptions o = request.base.options;
-    o.pipelineAxis = c.pipe > 1 ? request.pipeAxis : "";
-    o.microbatches = c.microbatches;
-    o.recompute = c.recompute;
-    o.schedule = c.schedule;
-    o.virtualStages = c.virtualStages;
-    o.zeroStage = c.zero ? 2 : 0;
-    return o;
-  }
-
-  /// A candidate's program, partitioned without recompute, and the walk of
-  /// each recompute policy's copy of it, made as candidates ask.
-  struct Program {
-    OwningOpRef<ModuleOp> module;
-    double parameters = 0;
-    std::map<Recompute, StepProfile> profiles;
-  };
-
-  /// Builds and partitions the program of `c`'s key at `keptLayers`.
-  FailureOr<Program> partition(const PlanCandidate &c, int64_t keptLayers);
-
-  /// The walk of `program` for `member`'s recompute policy (made once per
-  /// policy and kept in the program).
-  FailureOr<const StepProfile *> profileOf(Program &program,
-                                           const PlanCandidate &member);
-
-  /// The estimate of `member` (of the program's key) on `program`.
-  FailureOr<StepEstimate> estimate(Program &program,
-                                   const PlanCandidate &member);
-
-  /// Builds the program of `group`'s key at `keptLayers` layers and walks
-  /// it for each candidate of the group.
-  FailureOr<std::vector<StepProfile>>
-  profile(const std::vector<PlanCandidate> &group, int64_t keptLayers);
-
-  /// Prices the group on the representative problem (or the whole model,
-  /// when it has at most two layers).
-  LogicalResult priceGroup(std::vector<PlanCandidate> &group);
-
-  /// Prices every group (the candidates of one program each) on the
-  /// context's threads and collects them in `result`.
-  LogicalResult priceGroups(std::vector<std::vector<PlanCandidate>> groups);
-
-  /// The tensor auto-sharder's shardings for every mesh (model, data) of
-  /// `survivors`, solved on the context's threads into `result`.
-  LogicalResult
-  solveTensorShardingsPerMesh(const std::vector<PlanCandidate> &survivors);
-
-  /// The tensor auto-sharder's shardings for each of `meshes` (model,
-  /// data), solved on the context's threads.
-  LogicalResult
-  solveMeshes(const std::vector<std::pair<int64_t, int64_t>> &meshes,
-              std::vector<GraphVariant::InputShardings> &solved);
-  /// Solves the meshes of the best `refinedMeshes` plans that borrowed
-  /// their layout, prices their candidates again on it, and keeps, per
-  /// mesh, the layout whose best plan is faster.
-  LogicalResult
-  refineTensorShardings(const std::vector<PlanCandidate> &survivors);
-
-  /// Prices `survivors`' candidates on each other mesh of model-axis size
-  /// `model` (with data size `solvedAt`, the layout's own) with `layout`,
-  /// solved at data `solvedAt`, where it splits evenly, and gives it to
-  /// the meshes whose best plan it makes faster.
-  LogicalResult tryLayout(const GraphVariant::InputShardings &layout,
-                          int64_t model, int64_t solvedAt,
-                          const std::vector<PlanCandidate> &survivors);
-  /// The meshes (model, data) solved on their own (their layout is also
-  /// tried on the others of their model-axis size as it is solved).
-  std::set<std::pair<int64_t, int64_t>> solvedOwn;
-  /// While tryLayout prices: the layout of the model-axis size's meshes.
-  const GraphVariant::InputShardings *trialLayout = nullptr;
-  int64_t trialModel = 0;
-
-  /// Fitting plans first, each group by step time (unfitting by peak).
-  static bool faster(const PlanCandidate &a, const PlanCandidate &b) {
-    if (a.fits != b.fits)
-      return a.fits;
-    if (!a.fits)
-      return a.estimate.peakBytes() < b.estimate.peakBytes();
-    return a.estimate.stepSeconds() < b.estimate.stepSeconds();
-  }
-
-  LogicalResult
-  splitSequence(ModuleOp module,
-                const std::vector<std::pair<std::string, int64_t>> &axes);
-
-  /// Every plan the devices, the batch and the model allow whose model
-  /// states fit, counting what is pruned; `error` says why there is none.
-  FailureOr<std::vector<PlanCandidate>> enumerate(std::string &error);
-
-  /// The candidates of model axis `t`, data axis `d`, `p` stages and
-  /// micro-batch size `b`: with and without ZeRO (when their model states
-  /// fit), each recompute policy, each schedule.
-  void addCandidates(int64_t t, int64_t d, int64_t p, int64_t b,
-                     std::vector<PlanCandidate> &survivors);
-  /// `c` with recompute `r` under each schedule its pipeline allows.
-  void addSchedules(PlanCandidate c, Recompute r,
-                    std::vector<PlanCandidate> &survivors);
-
-  /// Prices the fastest fitting candidates on the whole model and sorts
-  /// them first; `error` says so when none of them fits.
-  LogicalResult priceBestOnWholeModel(
-      llvm::function_ref<bool(const PlanCandidate &, const PlanCandidate &)>
-          faster,
-      std::string &error);
-
-  bool fits(const StepEstimate &e) const {
-    return request.base.machine.memoryBytes <= 0 ||
-           e.peakBytes() <= double(request.base.machine.memoryBytes);
-  }
-
-  const GraphVariant &graph;
-  MLIRContext *ctx;
-  const PlanSearchRequest &request;
-  PlanSearchResult result;
-  /// The inputs' shardings are the auto-sharder's, per mesh.
-  bool solving = false;
-  /// Guards `result` while groups are priced in parallel.
-  std::mutex resultMutex;
-  /// The imported variants of the programs priced in this round
-  /// (priceGroups; the layouts do not change meanwhile): ZeRO and sequence
-  /// parallelism make up to four programs of each. Empty otherwise, so a
-  /// whole model is never kept.
-  /// (After `graph` and `ctx`, which it is made of.)
-  ImportedVariants imports{graph, ctx};
-  bool keepImports = false;
-};
 
 } // namespace
 
@@ -532,195 +383,6 @@ Searcher::priceGroups(std::vector<std::vector<PlanCandidate>> groups) {
   return success();
 }
 
-LogicalResult
-Searcher::solveMeshes(const std::vector<std::pair<int64_t, int64_t>> &meshes,
-                      std::vector<GraphVariant::InputShardings> &solved) {
-  solved.assign(meshes.size(), {});
-  int64_t micro = result.tensorShardingBatch;
-  ParallelDiagnosticHandler diagnostics(ctx);
-  auto solve = [&](size_t i) -> LogicalResult {
-    auto [t, d] = meshes[i];
-    FailureOr<GraphVariant::InputShardings> s =
-        solveTensorShardings(graph, ctx, request, d, t, micro * d);
-    if (failed(s))
-      return failure();
-    solved[i] = std::move(*s);
-    return success();
-  };
-  // The first alone: it loads the dialects the passes need.
-  if (!meshes.empty() && failed(solve(0)))
-    return failure();
-  if (failed(failableParallelForEachN(ctx, std::min<size_t>(1, meshes.size()),
-                                      meshes.size(), [&](size_t i) {
-                                        diagnostics.setOrderIDForThread(i);
-                                        LogicalResult r = solve(i);
-                                        diagnostics.eraseOrderIDForThread();
-                                        return r;
-                                      })))
-    return failure();
-  result.tensorShardingSolves += int64_t(meshes.size());
-  return success();
-}
-
-LogicalResult Searcher::solveTensorShardingsPerMesh(
-    const std::vector<PlanCandidate> &survivors) {
-  std::map<int64_t, std::vector<int64_t>> dataSizes; // by model-axis size
-  for (const PlanCandidate &c : survivors)
-    dataSizes[c.model].push_back(c.data);
-  // Solved at the smallest micro-batch tried: a layout's compute and its
-  // activations' collectives grow alike with the batch, so the smallest
-  // problem stands for each (the weights' gradient reductions, which do
-  // not grow, then weigh the most).
-  int64_t micro = *llvm::min_element(request.microBatchSizes);
-  result.tensorShardingBatch = micro;
-  // One representative mesh per model-axis size: the widest data axis.
-  // The meshes of one t differ only in how wide the data axis is; the
-  // widest prices the data axis's collectives (the weights' gradient
-  // reductions, a gathered weight) where they weigh the most, and a layout
-  // that splits the inputs evenly there does so on every data size
-  // dividing it. The refinement then solves the best plan's mesh.
-  std::vector<std::pair<int64_t, int64_t>> representatives;
-  for (auto &[t, ds] : dataSizes) {
-    llvm::sort(ds);
-    ds.erase(std::unique(ds.begin(), ds.end()), ds.end());
-    if (request.representativeSolves)
-      representatives.emplace_back(t, ds.back());
-    else
-      for (int64_t d : ds)
-        representatives.emplace_back(t, d);
-  }
-  std::vector<GraphVariant::InputShardings> solved;
-  if (failed(solveMeshes(representatives, solved)))
-    return failure();
-  // Every other mesh borrows its representative's layout when the layout
-  // splits its inputs evenly there; the rest are solved on their own.
-  std::vector<std::pair<int64_t, int64_t>> own;
-  for (auto [i, rep] : llvm::enumerate(representatives)) {
-    auto [t, repData] = rep;
-    result.tensorShardings[rep] = solved[i];
-    result.tensorShardingsSolvedAt[rep] = repData;
-    for (int64_t d : dataSizes[t]) {
-      if (d == repData || !request.representativeSolves)
-        continue;
-      if (!shardingsDivide(graph, solved[i], request, t, d, micro * d)) {
-        own.emplace_back(t, d);
-        continue;
-      }
-      result.tensorShardings[{t, d}] = solved[i];
-      result.tensorShardingsSolvedAt[{t, d}] = repData;
-    }
-  }
-  if (failed(solveMeshes(own, solved)))
-    return failure();
-  for (auto [i, mesh] : llvm::enumerate(own)) {
-    result.tensorShardings[mesh] = std::move(solved[i]);
-    result.tensorShardingsSolvedAt[mesh] = mesh.second;
-  }
-  return success();
-}
-
-LogicalResult Searcher::tryLayout(const GraphVariant::InputShardings &layout,
-                                  int64_t model, int64_t solvedAt,
-                                  const std::vector<PlanCandidate> &survivors) {
-  using Mesh = std::pair<int64_t, int64_t>;
-  // The meshes of `model` the layout splits evenly, but its own.
-  // A mesh that already has the same layout (the solver often finds the
-  // representative's again) would price the same programs to the same
-  // plans, a tie it keeps its own layout on: it is not priced again.
-  std::vector<Mesh> meshes;
-  for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
-    if (mesh.first == model && at != solvedAt &&
-        result.tensorShardings.at(mesh) != layout &&
-        (mesh.second == solvedAt ||
-         shardingsDivide(graph, layout, request, model, mesh.second,
-                         result.tensorShardingBatch * mesh.second)))
-      meshes.push_back(mesh);
-  if (meshes.empty())
-    return success();
-  std::map<ProgramKey, std::vector<PlanCandidate>> byKey;
-  for (const PlanCandidate &c : survivors)
-    if (llvm::is_contained(meshes, Mesh{c.model, c.data}))
-      byKey[keyOf(c)].push_back(c);
-  std::vector<std::vector<PlanCandidate>> groups;
-  for (auto &[key, group] : byKey)
-    groups.push_back(std::move(group));
-  std::vector<PlanCandidate> current = std::move(result.candidates);
-  result.candidates.clear();
-  trialLayout = &layout;
-  trialModel = model;
-  LogicalResult priced = priceGroups(std::move(groups));
-  trialLayout = nullptr;
-  std::vector<PlanCandidate> trial = std::move(result.candidates);
-  result.candidates = std::move(current);
-  if (failed(priced))
-    return failure();
-  // Each mesh keeps the layout whose best plan is faster (the one it had
-  // on a tie).
-  auto bestOf = [&](const std::vector<PlanCandidate> &from, const Mesh &mesh) {
-    const PlanCandidate *best = nullptr;
-    for (const PlanCandidate &c : from)
-      if (Mesh{c.model, c.data} == mesh && (!best || faster(c, *best)))
-        best = &c;
-    return best;
-  };
-  std::vector<Mesh> improved;
-  for (const Mesh &mesh : meshes) {
-    const PlanCandidate *now = bestOf(result.candidates, mesh);
-    const PlanCandidate *then = bestOf(trial, mesh);
-    if (then && (!now || faster(*then, *now)))
-      improved.push_back(mesh);
-  }
-  if (improved.empty())
-    return success();
-  auto isImproved = [&](const PlanCandidate &c) {
-    return llvm::is_contained(improved, Mesh{c.model, c.data});
-  };
-  llvm::erase_if(result.candidates, isImproved);
-  for (PlanCandidate &c : trial)
-    if (isImproved(c))
-      result.candidates.push_back(std::move(c));
-  for (const Mesh &mesh : improved) {
-    result.tensorShardings[mesh] = layout;
-    result.tensorShardingsSolvedAt[mesh] = solvedAt;
-  }
-  std::stable_sort(result.candidates.begin(), result.candidates.end(), faster);
-  return success();
-}
-
-LogicalResult
-Searcher::refineTensorShardings(const std::vector<PlanCandidate> &survivors) {
-  using Mesh = std::pair<int64_t, int64_t>;
-  for (const auto &[mesh, at] : result.tensorShardingsSolvedAt)
-    if (at == mesh.second)
-      solvedOwn.insert(mesh);
-  // Until the meshes of the best `refinedMeshes` plans have each been
-  // solved on their own: each round solves those that have not, and
-  // offers each new layout to every mesh of its model-axis size.
-  while (true) {
-    std::vector<Mesh> best, refined;
-    for (const PlanCandidate &c : result.candidates) {
-      Mesh mesh{c.model, c.data};
-      if (!c.fits || llvm::is_contained(best, mesh))
-        continue;
-      best.push_back(mesh);
-      if (!solvedOwn.count(mesh))
-        refined.push_back(mesh);
-      if (int64_t(best.size()) >= request.refinedMeshes)
-        break;
-    }
-    if (refined.empty())
-      return success();
-    std::vector<GraphVariant::InputShardings> solved;
-    if (failed(solveMeshes(refined, solved)))
-      return failure();
-    for (auto [i, mesh] : llvm::enumerate(refined)) {
-      solvedOwn.insert(mesh);
-      if (failed(tryLayout(solved[i], mesh.first, mesh.second, survivors)))
-        return failure();
-    }
-  }
-}
-
 FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
   result.layers = graph.layers();
   solving = request.tensorShardings == TensorShardingSource::Solve ||
@@ -782,6 +444,7 @@ FailureOr<PlanSearchResult> Searcher::run(std::string &error) {
       return failure();
     solvedOwn.insert(mesh);
     if (failed(tryLayout(solved[0], mesh.first, mesh.second, *survivors)) ||
+        failed(tryWholeWeights(solved[0], mesh, *survivors)) ||
         failed(priceBestOnWholeModel(faster, error)))
       return failure();
   }

@@ -62,4 +62,27 @@ TEST(PlanSearchTensorShardingsTest, LayoutDividesOnlyWhereBlocksAreEqual) {
   EXPECT_FALSE(shardingsDivide(*g, other, request, 2, 2, 2));
 }
 
+TEST(PlanSearchTensorShardingsTest, WeightsWholeOverDataKeepTheBatchSplit) {
+  llvm::Expected<GraphVariant> g =
+      GraphVariant::parse(kTwoLayers, "data", "^x0$|_res2$");
+  ASSERT_TRUE(bool(g)) << llvm::toString(g.takeError());
+  GraphVariant::InputShardings layout;
+  layout.insert_or_assign("x", json::Array{"data", nullptr});
+  layout.insert_or_assign("h0_w",
+                          json::Array{nullptr, json::Array{"data", "model"}});
+  layout.insert_or_assign(
+      "h1_w", json::Array{"data", json::Array{"model", "data", "pipe"}});
+  GraphVariant::InputShardings whole =
+      withWeightsWholeOverData(*g, layout, "data");
+  ASSERT_EQ(whole.size(), 3u);
+  auto at = [&](llvm::StringRef name) { return whole.find(name)->second; };
+  // The batch stays split over data; the weights keep their other axes.
+  EXPECT_EQ(at("x"), json::Value(json::Array{"data", nullptr}));
+  EXPECT_EQ(at("h0_w"), json::Value(json::Array{nullptr, "model"}));
+  EXPECT_EQ(at("h1_w"),
+            json::Value(json::Array{nullptr, json::Array{"model", "pipe"}}));
+  // A layout without data-split weights is its own.
+  EXPECT_EQ(withWeightsWholeOverData(*g, whole, "data"), whole);
+}
+
 } // namespace

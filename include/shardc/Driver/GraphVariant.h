@@ -67,6 +67,10 @@ public:
   std::vector<int64_t> splitByModelAxis(llvm::StringRef modelAxis) const;
   /// The inputs' names, in order.
   std::vector<std::string> inputNames() const;
+  /// Whether `input` carries the batch along dim 0 (batch() is its size).
+  bool carriesBatch(llvm::StringRef input) const {
+    return llvm::is_contained(batchInputs, input);
+  }
   /// The input of the first layer an input of a later layer stands for: the
   /// one the first layer reads in the same turn (the k-th input a layer's
   /// ops read first) with the same shape; the input itself otherwise (one

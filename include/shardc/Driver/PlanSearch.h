@@ -145,6 +145,18 @@ solveTensorShardings(const GraphVariant &graph, mlir::MLIRContext *ctx,
                      const PlanSearchRequest &request, int64_t data,
                      int64_t model, int64_t batch);
 
+/// `layout` with the data axis taken out of the sharding of every input
+/// but those carrying the batch: the same tensor parallelism with the
+/// weights whole over `data`. A solve prices one step of one
+/// micro-batch, where weights split over `data` (gathered for their use,
+/// their gradients reduce-scattered) cost what replicated ones do and hold
+/// fewer bytes; a plan of several micro-batches gathers them again for
+/// each, so the search prices both.
+GraphVariant::InputShardings
+withWeightsWholeOverData(const GraphVariant &graph,
+                         const GraphVariant::InputShardings &layout,
+                         llvm::StringRef dataAxis);
+
 /// Whether every input's sharding in `shardings` splits its dims (in
 /// `graph`'s first layer at batch `batch`, on the mesh [data=`data`,
 /// model=`model`]) into equal blocks: a layout solved on one mesh may then
