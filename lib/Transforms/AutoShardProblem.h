@@ -108,6 +108,26 @@ void forEachUseNear(const AutoShardProblem &p, unsigned n, Fn &&fn) {
     fn(u);
 }
 
+/// Calls `fn(value, layout, target)` on each move `strategy` makes: a value
+/// moved out of its producer's layout into a target its consumers need,
+/// once per value and target however many consumers need it.
+template <typename Fn>
+void forEachMove(const AutoShardProblem &p,
+                 const std::vector<unsigned> &strategy, Fn &&fn) {
+  std::vector<std::vector<bool>> moved(p.values.size());
+  for (const AutoShardProblem::Use &u : p.uses) {
+    const AutoShardProblem::Value &v = p.values[u.value];
+    unsigned l = v.layoutOf[strategy[v.producer]];
+    unsigned t = u.targetOf[strategy[u.consumer]];
+    std::vector<bool> &done = moved[u.value];
+    done.resize(v.targetBytes.size());
+    if (v.isSame[l][t] || done[t])
+      continue;
+    done[t] = true;
+    fn(v, l, t);
+  }
+}
+
 struct AutoShardSolution {
   std::vector<unsigned> strategy;
   bool optimal = false;

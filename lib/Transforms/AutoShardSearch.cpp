@@ -28,18 +28,10 @@ double shardc::detail::evaluateSeconds(const AutoShardProblem &p,
   double total = 0;
   for (auto [n, node] : llvm::enumerate(p.nodes))
     total += node.cost[strategy[n]];
-  std::vector<std::vector<bool>> moved(p.values.size());
-  for (const AutoShardProblem::Use &u : p.uses) {
-    const AutoShardProblem::Value &v = p.values[u.value];
-    unsigned l = v.layoutOf[strategy[v.producer]];
-    unsigned t = u.targetOf[strategy[u.consumer]];
-    std::vector<bool> &done = moved[u.value];
-    done.resize(v.targetBytes.size());
-    if (v.isSame[l][t] || done[t])
-      continue;
-    done[t] = true;
-    total += v.moveSeconds[l][t] * v.weight;
-  }
+  forEachMove(p, strategy,
+              [&](const AutoShardProblem::Value &v, unsigned l, unsigned t) {
+                total += v.moveSeconds[l][t] * v.weight;
+              });
   return total;
 }
 
@@ -110,18 +102,10 @@ shardc::detail::evaluateHeldBytes(const AutoShardProblem &p,
   int64_t total = 0;
   for (const AutoShardProblem::Value &v : p.values)
     total += v.layoutBytes[v.layoutOf[strategy[v.producer]]];
-  std::vector<std::vector<bool>> moved(p.values.size());
-  for (const AutoShardProblem::Use &u : p.uses) {
-    const AutoShardProblem::Value &v = p.values[u.value];
-    unsigned l = v.layoutOf[strategy[v.producer]];
-    unsigned t = u.targetOf[strategy[u.consumer]];
-    std::vector<bool> &done = moved[u.value];
-    done.resize(v.targetBytes.size());
-    if (v.isSame[l][t] || done[t])
-      continue;
-    done[t] = true;
-    total += v.targetBytes[t];
-  }
+  forEachMove(p, strategy,
+              [&](const AutoShardProblem::Value &v, unsigned, unsigned t) {
+                total += v.targetBytes[t];
+              });
   return total;
 }
 
