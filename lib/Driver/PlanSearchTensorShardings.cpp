@@ -37,19 +37,22 @@ using namespace shardc;
 using namespace shardc::detail;
 namespace json = llvm::json;
 
+/// A PartitionSpec's entry for a dim split over `axes`, major first: null
+/// for none, the axis for one, the list for several.
+static json::Value specDim(json::Array axes) {
+  if (axes.empty())
+    return nullptr;
+  if (axes.size() == 1)
+    return std::move(axes.front());
+  return std::move(axes);
+}
+
 /// `sharding` as a JSON PartitionSpec: per dim null, an axis, or a list of
 /// axes, major first.
 static json::Value specOf(ShardingAttr sharding) {
   json::Array spec;
-  for (size_t d = 0; d < sharding.getRank(); ++d) {
-    llvm::SmallVector<llvm::StringRef> axes = sharding.getDimAxes(d);
-    if (axes.empty())
-      spec.push_back(nullptr);
-    else if (axes.size() == 1)
-      spec.push_back(axes.front());
-    else
-      spec.push_back(json::Array(axes));
-  }
+  for (size_t d = 0; d < sharding.getRank(); ++d)
+    spec.push_back(specDim(json::Array(sharding.getDimAxes(d))));
   return spec;
 }
 
@@ -110,12 +113,7 @@ shardc::withWeightsWholeOverData(const GraphVariant &graph,
         for (const json::Value &axis : *axes)
           if (!isData(axis))
             kept.push_back(axis);
-        if (kept.empty())
-          whole.push_back(nullptr);
-        else if (kept.size() == 1)
-          whole.push_back(kept.front());
-        else
-          whole.push_back(std::move(kept));
+        whole.push_back(specDim(std::move(kept)));
       } else {
         whole.push_back(isData(dim) ? json::Value(nullptr) : dim);
       }
