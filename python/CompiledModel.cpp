@@ -15,7 +15,6 @@
 #include "shardc/Import/JsonImporter.h"
 #include "shardc/Import/ModelLoader.h"
 #include "shardc/Import/ShardingPlan.h"
-#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -57,9 +56,10 @@ ShardcAutoShardOptions
 autoShardOptions(const std::pair<std::string, std::optional<double>> &asked) {
   ShardcAutoShardOptions options;
   const auto &[budget, timeLimit] = asked;
-  if (!budget.empty() && !parseByteSize(budget))
+  if (!isMemoryBudgetSpelling(budget))
     throw py::value_error("compile: memory_budget: expected a byte count "
-                          "with an optional K, M or G suffix, got '" +
+                          "with an optional K, M or G suffix, or 'none', "
+                          "got '" +
                           budget + "'");
   options.memoryBudget = budget;
   if (timeLimit) {

@@ -77,6 +77,11 @@ shardc::solveTensorShardings(const GraphVariant &graph, MLIRContext *ctx,
   step.layerInputs = request.base.options.layerInputs;
   ShardcAutoShardOptions autoShard;
   autoShard.machine = request.base.machinePath;
+  // Unbudgeted: this step is one layer at one micro-batch, without the
+  // pipeline's in-flight activations, ZeRO or recompute, so the device's
+  // memory would bound the wrong quantity; the search prices each whole
+  // plan's memory against it instead.
+  autoShard.memoryBudget = kNoMemoryBudget.str();
   if (failed(pinAutoShardPlan(*module, &step, autoShard)))
     return failure();
   func::FuncOp func = getEntryFunction(*module);

@@ -653,10 +653,15 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
       solveAutoShard(problem, options.timeLimitSeconds, leastPeak, starts);
   if (failed(solution)) {
     // At the function's location, without the function printed after it.
-    InFlightDiagnostic diag =
-        emitError(func.getLoc())
-        << "found no sharding plan within --memory-budget="
-        << *options.memoryBudgetBytes << " bytes per device";
+    InFlightDiagnostic diag = emitError(func.getLoc());
+    if (options.memoryBudgetFromMachine)
+      diag << "found no sharding plan within the device memory of machine '"
+           << options.machine.name << "', " << *options.memoryBudgetBytes
+           << " bytes per device (without --memory-budget, the machine's "
+              "memory_bytes is the budget)";
+    else
+      diag << "found no sharding plan within --memory-budget="
+           << *options.memoryBudgetBytes << " bytes per device";
     // Only a search that bounded the least from below may call it the
     // least; the time limit is named only when it, not the solver's work
     // limits, ended the search.

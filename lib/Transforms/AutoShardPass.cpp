@@ -51,6 +51,11 @@ void shardc::applyAutoShardPlan(func::FuncOp func, const AutoShardPlan &plan) {
   }
 }
 
+bool shardc::isMemoryBudgetSpelling(StringRef text) {
+  return text.empty() || text == kNoMemoryBudget ||
+         parseByteSize(text).has_value();
+}
+
 FailureOr<AutoShardOptions>
 shardc::resolveAutoShardOptions(const ShardcAutoShardOptions &flags,
                                 Operation *diagnosticsAt) {
@@ -63,16 +68,25 @@ shardc::resolveAutoShardOptions(const ShardcAutoShardOptions &flags,
     return failure();
   }
   options.machine = std::move(*machineModel);
-  if (!flags.memoryBudget.empty()) {
-    std::optional<int64_t> bytes = parseByteSize(flags.memoryBudget);
-    if (!bytes) {
-      diagnosticsAt->emitError()
-          << "bad memory budget '" << flags.memoryBudget
-          << "': expected bytes, with an optional K, M or G";
-      return failure();
+  if (flags.memoryBudget == kNoMemoryBudget)
+    return options;
+  if (flags.memoryBudget.empty()) {
+    // A device holds what its memory holds: a plan the machine cannot run
+    // is no plan (docs/auto-sharding.md, "Memory").
+    if (options.machine.memoryBytes > 0) {
+      options.memoryBudgetBytes = options.machine.memoryBytes;
+      options.memoryBudgetFromMachine = true;
     }
-    options.memoryBudgetBytes = *bytes;
+    return options;
   }
+  std::optional<int64_t> bytes = parseByteSize(flags.memoryBudget);
+  if (!bytes) {
+    diagnosticsAt->emitError()
+        << "bad memory budget '" << flags.memoryBudget
+        << "': expected bytes, with an optional K, M or G, or 'none'";
+    return failure();
+  }
+  options.memoryBudgetBytes = *bytes;
   return options;
 }
 

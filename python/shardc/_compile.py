@@ -354,7 +354,8 @@ def compile(model, plan=None, mesh=None, backend="sim", auto_shard=False,
     is planned when training, the forward program otherwise
     (docs/auto-sharding.md); shardings() shows the choice. memory_budget:
     the peak live bytes per device the plan may reach (an int, or a string
-    with a K, M or G suffix); auto_shard_time_limit: a wall-clock backstop
+    with a K, M or G suffix; none by default, "none" says so);
+    auto_shard_time_limit: a wall-clock backstop
     on the solve, in seconds (none by default: the solver's work limits
     bound it). Failures raise shardc.ShardcError with the diagnostics.
 

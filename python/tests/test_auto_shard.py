@@ -145,6 +145,10 @@ def test_a_budget_no_plan_fits_names_the_smallest_plan_found():
     # A budget every plan fits, with a suffix, leaves the choice as it was.
     assert shardc.compile(graph, auto_shard=True,
                           memory_budget="8M").shardings() == MEGATRON
+    # "none" is no budget: the default machine gives no device memory, so
+    # it is the plan of no memory_budget= at all.
+    assert shardc.compile(graph, auto_shard=True,
+                          memory_budget="none").shardings() == MEGATRON
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -153,7 +157,7 @@ def test_a_budget_no_plan_fits_names_the_smallest_plan_found():
     ({"auto_shard_time_limit": 5}, ValueError, "need auto_shard=True"),
     ({"auto_shard": True, "memory_budget": "8Q"}, ValueError,
      "memory_budget: expected a byte count with an optional K, M or G "
-     "suffix, got '8Q'"),
+     "suffix, or 'none', got '8Q'"),
     ({"auto_shard": True, "memory_budget": 0}, ValueError,
      "memory_budget must be a positive number of bytes"),
     ({"auto_shard": True, "memory_budget": 1.5}, TypeError,

@@ -5,7 +5,6 @@
 
 #include "shardc/Dialect/ShardcDialect.h"
 #include "shardc/Dialect/ValueNames.h"
-#include "shardc/Support/ByteSize.h"
 #include "shardc/Transforms/AutoShard.h"
 #include "shardc/Transforms/Passes.h"
 
@@ -116,11 +115,11 @@ static cl::opt<bool> autoShard(
 static cl::opt<std::string> memoryBudget(
     "memory-budget",
     cl::desc("With --auto-shard: the peak live bytes per device the plan may "
-             "reach (K, M, G suffixes: 512K, 64M, 2G)"),
+             "reach (K, M, G suffixes: 512K, 64M, 2G); default: the "
+             "machine file's device memory; 'none': no budget"),
     cl::value_desc("bytes"), cl::init(""), cl::sub(shardc::compileCommand),
     cl::sub(shardc::simulateCommand), cl::sub(shardc::explainCommand),
-    cl::sub(shardc::execCommand),
-    cl::sub(shardc::trainCommand));
+    cl::sub(shardc::execCommand), cl::sub(shardc::trainCommand));
 
 static cl::opt<double> autoShardTimeLimit(
     "auto-shard-time-limit",
@@ -225,9 +224,9 @@ shardc::getAutoShardOptions() {
     }
     return std::optional<ShardcAutoShardOptions>();
   }
-  if (!memoryBudget.empty() && !parseByteSize(memoryBudget)) {
+  if (!isMemoryBudgetSpelling(memoryBudget)) {
     llvm::errs() << "shardc: error: --memory-budget: expected a byte count "
-                    "with an optional K, M or G suffix, got '"
+                    "with an optional K, M or G suffix, or 'none', got '"
                  << memoryBudget << "'\n";
     return failure();
   }

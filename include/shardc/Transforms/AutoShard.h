@@ -37,6 +37,9 @@ namespace shardc {
 struct AutoShardOptions {
   /// Peak live bytes per device the plan may reach; none when unset.
   std::optional<int64_t> memoryBudgetBytes;
+  /// The budget is the machine file's device memory (no --memory-budget
+  /// was given): the diagnostics say so.
+  bool memoryBudgetFromMachine = false;
   /// The wall-clock backstop, none when 0 (the default): past it, the best
   /// plan found so far (or the local search's, if CBC found none). The
   /// solver's deterministic work limits (docs/auto-sharding.md, "Limits")
@@ -115,10 +118,20 @@ mlir::FailureOr<AutoShardPlan>
 planAutoSharding(mlir::func::FuncOp func, MeshOp mesh,
                  const AutoShardOptions &options);
 
+/// What `memory-budget` (--memory-budget, memory_budget=) may say: bytes
+/// with an optional K, M or G ("80G"); "none", no budget at all; or
+/// nothing, the machine file's device memory (`memory_bytes`), or no
+/// budget where the file gives none.
+bool isMemoryBudgetSpelling(llvm::StringRef text);
+
+/// The `memory-budget` of no budget, whatever the machine's memory.
+inline constexpr llvm::StringLiteral kNoMemoryBudget = "none";
+
 /// The planner's options from the pass's (and the command line's): the
 /// machine model resolved from its file and link/FLOP overrides, the
-/// budget parsed. Fails after a diagnostic at `diagnosticsAt` (an unreadable
-/// machine file, a malformed budget).
+/// budget parsed, or taken from the machine's device memory. Fails after a
+/// diagnostic at `diagnosticsAt` (an unreadable machine file, a malformed
+/// budget).
 mlir::FailureOr<AutoShardOptions>
 resolveAutoShardOptions(const ShardcAutoShardOptions &flags,
                         mlir::Operation *diagnosticsAt);

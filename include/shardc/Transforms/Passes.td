@@ -352,10 +352,12 @@ def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
     time under the cost model the partitioner and `shardc simulate` use:
     each op's FLOPs at its local sizes, plus the alpha-beta time of every
     reshard from what a producer makes to what its consumer needs (a value
-    moved into a layout once serves every consumer needing it). With
-    `memory-budget`, the live bytes per device at every point of the
-    program (arguments, values until their last use, moved copies) stay
-    within it. User annotations (argument, result and op-result shardings,
+    moved into a layout once serves every consumer needing it). The live
+    bytes per device at every point of the program (arguments, values
+    until their last use, moved copies) stay within `memory-budget`, or,
+    without one, within the device memory of `machine` (its
+    `memory_bytes`; no budget where the file gives none, or with
+    `memory-budget=none`). User annotations (argument, result and op-result shardings,
     `sharding_constraint`s) are hard constraints; a training step's next
     parameter (`shardc.next`) is laid out like its parameter.
 
@@ -391,12 +393,14 @@ def ShardcAutoShard : Pass<"shardc-auto-shard", "::mlir::ModuleOp"> {
     Constraints: every op has one tensor result and a sharding rule (or is
     a constant or a sharding constraint); the function has a mesh; a plan
     fits `memory-budget` (else the error gives the smallest peak a plan was
-    found to reach, and a bound no plan goes below); `memory-budget` is a byte count with an optional K, M or G.
+    found to reach, and a bound no plan goes below); `memory-budget` is a
+    byte count with an optional K, M or G, or `none`.
   }];
   let options = [
     Option<"memoryBudget", "memory-budget", "std::string", /*default=*/"\"\"",
            "Peak live bytes per device the plan may reach (K, M, G "
-           "suffixes); none by default">,
+           "suffixes); by default the machine file's device memory (none "
+           "where it gives none); 'none': no budget">,
     Option<"timeLimit", "time-limit", "double", /*default=*/"0",
            "Wall-clock backstop on the solve, in seconds (0: none, the "
            "solver's work limits bound it): past it the best plan found "
