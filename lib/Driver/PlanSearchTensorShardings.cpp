@@ -66,8 +66,11 @@ shardc::solveTensorShardings(const GraphVariant &graph, MLIRContext *ctx,
   GraphVariant::InputShardings none;
   std::string text =
       graph.variant(batch, std::min<int64_t>(graph.layers(), 1), axes, &none);
-  OwningOpRef<ModuleOp> module =
-      importJsonGraph(text, "<whole-plan tensor shardings>", ctx);
+  // The solve's diagnostics (a work limit reached, say) name its mesh.
+  std::string source = "<the first layer's step on " + request.dataAxis + "=" +
+                       std::to_string(data) + " " + request.modelAxis + "=" +
+                       std::to_string(model) + ">";
+  OwningOpRef<ModuleOp> module = importJsonGraph(text, source, ctx);
   if (!module)
     return failure();
   // The step the estimate prices (its optimizer; recompute and ZeRO, which
