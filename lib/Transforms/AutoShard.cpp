@@ -690,6 +690,7 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
   plan.heuristic = solution->heuristic;
   plan.timedOut = solution->timedOut;
   plan.workLimited = solution->workLimited;
+  plan.unbranchedColumns = solution->unbranchedColumns;
   plan.memoryPriced = solution->memoryPriced;
   plan.clustered = solution->clustered;
   plan.solvedNodes = solution->solvedNodes;
@@ -723,6 +724,17 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
                        "best found (%s, est_time=%.3g s)",
                        kRelaxationIterations, (long long)kBranchAndBoundWork,
                        finder.c_str(), plan.estimatedSeconds);
+    emitWarning(func.getLoc()) << text;
+  } else if (plan.unbranchedColumns) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::format("the program's relaxation is fractional and, at %lld "
+                       "columns, the program is too large for "
+                       "branch-and-bound (at most %d): the plan is the best "
+                       "found, not proven optimal (%s, est_time=%.3g s)",
+                       (long long)plan.unbranchedColumns,
+                       kMaxBranchAndBoundColumns, finder.c_str(),
+                       plan.estimatedSeconds);
     emitWarning(func.getLoc()) << text;
   }
 

@@ -141,6 +141,10 @@ struct AutoShardSolution {
   /// stopped it before a plan was proven optimal: deterministic, whatever
   /// the machine's speed.
   bool workLimited = false;
+  /// The program's columns when its relaxation was solved, fractional, but
+  /// the program had more than kMaxBranchAndBoundColumns, so CBC did not
+  /// branch: the plan is unproven. 0 otherwise.
+  int64_t unbranchedColumns = 0;
   /// Solved on the clustered problem (repeated layers choosing alike),
   /// then improved node by node on the whole one.
   bool clustered = false;

@@ -607,9 +607,10 @@ static FailureOr<AutoShardSolution> solveWhole(const AutoShardProblem &p,
   // time left for it: the best plan found.
   bool tooLarge = ip.numColumns() > kMaxBranchAndBoundColumns;
   if (!solved || tooLarge || backstop.passed()) {
-    solution.workLimited =
-        relaxation == Relaxation::WorkLimit || (solved && tooLarge);
-    solution.timedOut = !solution.workLimited;
+    solution.workLimited = relaxation == Relaxation::WorkLimit;
+    if (solved && tooLarge)
+      solution.unbranchedColumns = ip.numColumns();
+    solution.timedOut = !solution.workLimited && !solution.unbranchedColumns;
     solution.heuristic = true;
     if (!heuristicFits) {
       leastPeak =
@@ -690,6 +691,7 @@ solveMaybeClustered(const AutoShardProblem &p, const Backstop &backstop,
   solution.movesPerConsumer = reduced->movesPerConsumer;
   solution.timedOut = reduced->timedOut;
   solution.workLimited = reduced->workLimited;
+  solution.unbranchedColumns = reduced->unbranchedColumns;
   for (unsigned group : clustered->groupOf)
     solution.strategy.push_back(reduced->strategy[group]);
   return solution;

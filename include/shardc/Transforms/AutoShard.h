@@ -84,6 +84,10 @@ struct AutoShardPlan {
   /// branch-and-bound nodes) stopped it before proving the plan optimal
   /// (planAutoSharding warns); the same on any machine.
   bool workLimited = false;
+  /// The program had this many columns, more than branch-and-bound takes,
+  /// and its relaxation was fractional: the plan is the best found, not
+  /// proven optimal (planAutoSharding warns). 0 otherwise.
+  int64_t unbranchedColumns = 0;
   /// The budget was met by pricing bytes (a program too large for its
   /// memory rows; docs/auto-sharding.md, "Memory at scale"): the plan fits,
   /// unproven optimal.
