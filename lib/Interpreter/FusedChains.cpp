@@ -8,6 +8,9 @@
 // elements at a time, each op through its own ODS `computeElements` on an
 // Eigen array of that vector's width.
 //
+// The chains are the largest passes of a GPT training step outside its
+// GEMMs: the Adam update of every parameter and gelu's gradient.
+//
 // Why the bits are the op-by-op run's: a chain takes only ops that are
 // correctly rounded (add, sub, mul, div, sqrt), so each element's result
 // is the one IEEE result of its operands' elements, whatever the vector
@@ -357,9 +360,26 @@ using AdamUpdate = Stored<
     Apply<SubOp, Whole<3>,
           Apply<MulOp, Uniform<6>, Apply<DivOp, NewMoment, AdamDenominator>>>>;
 
+/// The gradient of gelu as its ODS gradient rule builds it
+/// (ElementwiseOps.td), operand for operand, with t = tanh(c (x + a x^3)),
+/// x and x^2 from the forward pass: g * (0.5 (1 + t) + (0.5 x) ((1 - t t)
+/// (c + 3ac x^2))). Whole: g, t, x, x^2; uniform: 0.5 and 1 (each read
+/// twice), c, 3ac.
+using GeluGradientLeft =
+    Apply<MulOp, Uniform<0>, Apply<AddOp, Uniform<1>, Whole<1>>>;
+using GeluGradientRight = Apply<
+    MulOp, Apply<MulOp, Uniform<2>, Whole<2>>,
+    Apply<MulOp, Apply<SubOp, Uniform<3>, Apply<MulOp, Whole<1>, Whole<1>>>,
+          Apply<AddOp, Uniform<4>, Apply<MulOp, Uniform<5>, Whole<3>>>>>;
+using GeluGradient =
+    Stored<0, Apply<MulOp, Whole<0>,
+                    Apply<AddOp, GeluGradientLeft, GeluGradientRight>>>;
+
 } // namespace
 
 std::unique_ptr<FusedChain>
 shardc::detail::matchFusedChain(const FusedGroup &group) {
-  return ChainLoop<AdamUpdate>::match(group);
+  if (auto loop = ChainLoop<AdamUpdate>::match(group))
+    return loop;
+  return ChainLoop<GeluGradient>::match(group);
 }

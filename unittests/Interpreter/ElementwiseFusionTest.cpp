@@ -329,20 +329,62 @@ TEST_F(ElementwiseFusionTest, ChainLoopsTakeOnlyTheirExactChain) {
   }
 }
 
-/// The chain loop is written for the update lib/Transforms/TrainingStep.cpp
-/// builds: a step built by the pass runs every parameter's Adam update as
-/// one (were the two to drift apart, the update would fall back to the
-/// node-by-node pass, twice as slow, with no test failing otherwise).
-TEST_F(ElementwiseFusionTest, TheTrainingStepsAdamUpdatesRunAsChainLoops) {
+/// Gelu's gradient as its ODS rule builds it (the other chain loop), on
+/// 3003 elements (a 3-element tail), with an infinite and a NaN cotangent.
+TEST_F(ElementwiseFusionTest, GeluGradientRunsAsOneLoopWithTheSameBits) {
+  const char *text = R"mlir(
+func.func @main(%g: tensor<3003xf32>, %t: tensor<3003xf32>,
+                %x: tensor<3003xf32>, %x2: tensor<3003xf32>)
+    -> tensor<3003xf32> {
+  %half = shardc.constant dense<0.5> : tensor<3003xf32>
+  %one = shardc.constant dense<1.0> : tensor<3003xf32>
+  %onet = shardc.add %one, %t : tensor<3003xf32>
+  %left = shardc.mul %half, %onet : tensor<3003xf32>
+  %hx = shardc.mul %half, %x : tensor<3003xf32>
+  %tt = shardc.mul %t, %t : tensor<3003xf32>
+  %sech2 = shardc.sub %one, %tt : tensor<3003xf32>
+  %c = shardc.constant dense<0.797884583> : tensor<3003xf32>
+  %ac3 = shardc.constant dense<0.107032225> : tensor<3003xf32>
+  %ax2 = shardc.mul %ac3, %x2 : tensor<3003xf32>
+  %poly = shardc.add %c, %ax2 : tensor<3003xf32>
+  %sp = shardc.mul %sech2, %poly : tensor<3003xf32>
+  %right = shardc.mul %hx, %sp : tensor<3003xf32>
+  %sum = shardc.add %left, %right : tensor<3003xf32>
+  %dx = shardc.mul %g, %sum : tensor<3003xf32>
+  return %dx : tensor<3003xf32>
+}
+)mlir";
+  SmallVector<Tensor> args;
+  args.push_back(randomIn({3003}, "g"));
+  args.push_back(randomIn({3003}, "t"));
+  args.push_back(randomIn({3003}, "x", -3.0f, 3.0f));
+  args.push_back(randomIn({3003}, "x2", 0.0f, 9.0f));
+  args[0].values()[17] = std::numeric_limits<float>::infinity();
+  args[0].values()[3001] = std::numeric_limits<float>::quiet_NaN();
+  // Every op but the root.
+  EXPECT_EQ(expectSameBits(text, args), 14u);
+  EXPECT_TRUE(runsAsChainLoop(text));
+}
+
+/// The chain loops are written for the ops the compiler builds: the Adam
+/// update of lib/Transforms/TrainingStep.cpp and gelu's gradient rule. A
+/// step built by the pass runs every parameter's update and the gradient
+/// of gelu as chain loops (were the two to drift apart, the groups would
+/// run node by node, twice as slow, with no test failing otherwise).
+TEST_F(ElementwiseFusionTest,
+       TheTrainingStepsAdamAndGeluGroupsRunAsChainLoops) {
   auto module = parse(R"mlir(
 func.func @main(%x: tensor<16x8xf32> {shardc.name = "x"},
                 %w: tensor<8x4xf32> {shardc.name = "w", shardc.param},
-                %b: tensor<4xf32> {shardc.name = "b", shardc.param})
+                %b: tensor<4xf32> {shardc.name = "b", shardc.param},
+                %w2: tensor<4x2xf32> {shardc.name = "w2", shardc.param})
     -> tensor<f32> {
   %y = shardc.matmul %x, %w : (tensor<16x8xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
   %bb = shardc.broadcast_in_dim %b dims = [1] : (tensor<4xf32>) -> tensor<16x4xf32>
   %z = shardc.add %y, %bb : tensor<16x4xf32>
-  %l = shardc.reduce_sum %z dims = [0, 1] : (tensor<16x4xf32>) -> tensor<f32>
+  %a = shardc.gelu %z : tensor<16x4xf32>
+  %o = shardc.matmul %a, %w2 : (tensor<16x4xf32>, tensor<4x2xf32>) -> tensor<16x2xf32>
+  %l = shardc.reduce_sum %o dims = [0, 1] : (tensor<16x2xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
 )mlir");
@@ -358,7 +400,8 @@ func.func @main(%x: tensor<16x8xf32> {shardc.name = "x"},
   for (Operation &op : body)
     if (const shardc::detail::FusedGroup *group = plan.groupRootedAt(&op))
       chainLoops += group->chain != nullptr;
-  EXPECT_EQ(chainLoops, 2);
+  // The updates of w, b and w2, and gelu's gradient.
+  EXPECT_EQ(chainLoops, 4);
 }
 
 } // namespace
