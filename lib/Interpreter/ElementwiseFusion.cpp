@@ -15,6 +15,8 @@
 
 #include "ElementwiseFusion.h"
 
+#include "FusedChains.h"
+
 #include "KernelImpl.h"
 
 #include "shardc/Dialect/CollectiveOpInterface.h"
@@ -274,6 +276,7 @@ FusionPlan::FusionPlan(Block &body) {
     };
     addNode(&op);
     markUniform(*group);
+    group->chain = matchFusedChain(*group);
     groupOfRoot[&op] = groups.size();
     groups.push_back(std::move(group));
   }
@@ -402,13 +405,6 @@ void gatherViewBytes(const FusedGroup::Leaf &leaf, const Tensor &tensor,
 }
 } // namespace
 
-/// Results at least this large are computed into a scratch block and
-/// copied out with streaming stores: an ordinary store into memory that is
-/// not cached first reads the line (so an Adam step over a large parameter
-/// read its three fresh outputs as well as its four inputs), and a result
-/// this size does not stay in the cache for its readers anyway.
-static constexpr int64_t kStreamedResultBytes = 4 << 20;
-
 /// Copies `bytes` from `src` to `dst`, both 64-byte aligned, with
 /// non-temporal stores where the target has them; streamOutFence() orders
 /// them before the pass returns.
@@ -506,7 +502,7 @@ private:
 };
 } // namespace
 
-static void streamOutFence() {
+void shardc::detail::streamOutFence() {
 #if defined(__SSE2__)
   _mm_sfence();
 #endif
@@ -515,6 +511,8 @@ static void streamOutFence() {
 void shardc::detail::runFusedGroup(const FusedGroup &group,
                                    ArrayRef<const Tensor *> leaves,
                                    ArrayRef<Tensor *> outputs) {
+  if (group.chain)
+    return group.chain->run(leaves, outputs);
   size_t numNodes = group.nodes.size();
   // Where each node writes: its output tensor's elements (root, stored
   // nodes) or a scratch block.

@@ -34,6 +34,8 @@
 
 namespace shardc::detail {
 
+class FusedChain;
+
 /// How an op's kernel takes part in fused passes. The kernel file of an op
 /// registers them (registerElementwiseHooks, registerViewHooks) in the same
 /// attach function as its KernelOpInterface model; an op without hooks runs
@@ -121,6 +123,9 @@ struct FusedGroup {
   llvm::SmallVector<Leaf> leaves;
   /// Elements of the root's result (and of every node's).
   int64_t numElements = 0;
+  /// The loop written for the group's chain of ops, which computes it
+  /// instead of the node-by-node pass, if one matches (FusedChains.h).
+  std::shared_ptr<const FusedChain> chain;
 };
 
 /// The fused groups of a function body, decided once from the IR: which
@@ -156,11 +161,21 @@ private:
   llvm::DenseMap<mlir::Operation *, size_t> positions;
 };
 
+/// Results at least this large are written with streaming stores: an
+/// ordinary store into memory that is not cached first reads the line (so
+/// an Adam step over a large parameter read its three fresh outputs as well
+/// as its four inputs), and a result this size does not stay in the cache
+/// for its readers anyway.
+inline constexpr int64_t kStreamedResultBytes = 4 << 20;
+
+/// Orders a pass's streaming stores before it returns.
+void streamOutFence();
+
 /// Computes `group` into `outputs` (allocated with the result types of the
-/// stored nodes, in node order, then of the root); `leaves[i]` is the
-/// tensor of `group.leaves[i]`. Every element comes out
-/// with the bits the ops' own kernels give, op by op: blocks are multiples
-/// of 64 bytes from the tensor's start and scratch blocks are 64-byte
+/// stored nodes, in node order, then of the root), with its chain loop if
+/// it has one; `leaves[i]` is the tensor of `group.leaves[i]`. Every element
+/// comes out with the bits the ops' own kernels give, op by op: blocks are
+/// multiples of 64 bytes from the tensor's start and scratch blocks are 64-byte
 /// aligned, as every tensor's storage is (kStorageAlignment), so the
 /// vectorized kernels split each block as they split the whole tensor.
 void runFusedGroup(const FusedGroup &group,

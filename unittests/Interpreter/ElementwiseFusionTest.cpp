@@ -13,9 +13,15 @@
 // The plan is private to lib/Interpreter; the test reads its counts.
 #include "ElementwiseFusion.h"
 
+#include "shardc/Dialect/FunctionInterface.h"
 #include "shardc/Interpreter/Interpreter.h"
+#include "shardc/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include <cstring>
+#include <limits>
+#include <string>
 
 using namespace mlir;
 using namespace shardc;
@@ -76,6 +82,19 @@ protected:
           << maxAbsDifference(x, y);
     }
     return shardc::detail::FusionPlan(main.getBody().front()).numFusedOps();
+  }
+
+  /// Whether the group rooted at @main's last op runs as a chain loop
+  /// (FusedChains.h).
+  bool runsAsChainLoop(llvm::StringRef text) {
+    auto module = parse(text);
+    if (!module)
+      return false;
+    Block &body = getFunc(*module, "main").getBody().front();
+    shardc::detail::FusionPlan plan(body);
+    const shardc::detail::FusedGroup *group =
+        plan.groupRootedAt(body.getTerminator()->getPrevNode());
+    return group && group->chain != nullptr;
   }
 };
 
@@ -197,6 +216,192 @@ func.func @main(%p: tensor<3000xf32>, %g: tensor<3000xf32>,
   // Every op but the root %pn: the constants, %m0, %m1, %v0, %gg, %v1, %s,
   // %d, %u, %lu fused, %mn and %vn stored.
   EXPECT_EQ(expectSameBits(text, args), 17u);
+}
+
+/// The Adam update as lib/Transforms/TrainingStep.cpp builds it, on `n`
+/// elements; `variant` changes it so no chain loop is written for it:
+/// "swapped" subtracts the parameter from the step, "unstored" returns
+/// the new moment m' no more (so it is fused, not stored).
+std::string adamUpdateText(int64_t n, llvm::StringRef variant = "") {
+  std::string text = R"mlir(
+func.func @main(%p: tensor<Nxf32>, %g: tensor<Nxf32>, %m: tensor<Nxf32>,
+                %v: tensor<Nxf32>, %step_size: tensor<f32>,
+                %root_correction: tensor<f32>)
+    -> (tensor<Nxf32>, tensor<Nxf32>, tensor<Nxf32>) {
+  %b1 = shardc.constant dense<0.9> : tensor<Nxf32>
+  %c1 = shardc.constant dense<0.1> : tensor<Nxf32>
+  %b2 = shardc.constant dense<0.999> : tensor<Nxf32>
+  %c2 = shardc.constant dense<0.001> : tensor<Nxf32>
+  %eps = shardc.constant dense<1.0e-8> : tensor<Nxf32>
+  %m0 = shardc.mul %b1, %m : tensor<Nxf32>
+  %m1 = shardc.mul %c1, %g : tensor<Nxf32>
+  %mn = shardc.add %m0, %m1 : tensor<Nxf32>
+  %v0 = shardc.mul %b2, %v : tensor<Nxf32>
+  %gg = shardc.mul %g, %g : tensor<Nxf32>
+  %v1 = shardc.mul %c2, %gg : tensor<Nxf32>
+  %vn = shardc.add %v0, %v1 : tensor<Nxf32>
+  %s = shardc.sqrt %vn : tensor<Nxf32>
+  %rc = shardc.broadcast_in_dim %root_correction dims = [] : (tensor<f32>) -> tensor<Nxf32>
+  %sc = shardc.div %s, %rc : tensor<Nxf32>
+  %d = shardc.add %sc, %eps : tensor<Nxf32>
+  %u = shardc.div %mn, %d : tensor<Nxf32>
+  %lr = shardc.broadcast_in_dim %step_size dims = [] : (tensor<f32>) -> tensor<Nxf32>
+  %lu = shardc.mul %lr, %u : tensor<Nxf32>
+  %pn = shardc.sub %p, %lu : tensor<Nxf32>
+  return %pn, %mn, %vn : tensor<Nxf32>, tensor<Nxf32>, tensor<Nxf32>
+}
+)mlir";
+  auto replace = [&](llvm::StringRef from, llvm::StringRef to) {
+    size_t at = text.find(from.str());
+    ASSERT_NE(at, std::string::npos) << from.str();
+    text.replace(at, from.size(), to.str());
+  };
+  if (variant == "swapped")
+    replace("shardc.sub %p, %lu", "shardc.sub %lu, %p");
+  if (variant == "unstored")
+    replace("return %pn, %mn, %vn", "return %pn, %vn, %vn");
+  for (size_t at; (at = text.find("Nx")) != std::string::npos;)
+    text.replace(at, 2, std::to_string(n) + "x");
+  return text;
+}
+
+/// The Adam update's arguments on `n` elements, with values that take
+/// every rule of IEEE arithmetic into the chain: a negative second moment
+/// (sqrt gives NaN), an infinite gradient (inf / inf), zeros of both
+/// signs, subnormal moments, a NaN parameter (only one NaN meets each op,
+/// since which of two NaNs an op returns is the compiler's choice of
+/// operand order, op by op as fused).
+SmallVector<Tensor> adamUpdateArgs(int64_t n) {
+  SmallVector<Tensor> args;
+  args.push_back(randomIn({n}, "p"));
+  args.push_back(randomIn({n}, "g"));
+  args.push_back(randomIn({n}, "m"));
+  args.push_back(randomIn({n}, "v", 0.0f, 1.0f));
+  llvm::MutableArrayRef<float> p = args[0].values(), g = args[1].values(),
+                               m = args[2].values(), v = args[3].values();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i + 16 <= n; i += 997) {
+    v[i] = -0.25f;
+    g[i + 1] = inf;
+    g[i + 2] = -inf;
+    m[i + 2] = inf;
+    m[i + 3] = 0.0f;
+    g[i + 3] = -0.0f;
+    v[i + 3] = 0.0f;
+    m[i + 4] = 1e-40f;
+    g[i + 4] = 0.0f;
+    v[i + 5] = 1e-42f;
+    p[i + 6] = std::numeric_limits<float>::quiet_NaN();
+    g[i + 7] = 3e38f;
+  }
+  SmallVector<float> stepSize{0.0123f}, rootCorrection{0.0316f};
+  args.push_back(
+      llvm::cantFail(Tensor::fromValues({}, llvm::ArrayRef(stepSize))));
+  args.push_back(
+      llvm::cantFail(Tensor::fromValues({}, llvm::ArrayRef(rootCorrection))));
+  return args;
+}
+
+/// The Adam update is one loop with every intermediate in registers
+/// (FusedChains.h), a vector of 8 at a time and the rest one by one, with
+/// ordinary stores (3001 elements: a 1-element tail) and streamed ones
+/// (1100003 elements, 4.4 MB results: a 3-element tail). The bits are the
+/// ops' own, run one by one.
+TEST_F(ElementwiseFusionTest, AdamUpdateRunsAsOneLoopWithTheSameBits) {
+  for (int64_t n : {3001, 1100003}) {
+    SCOPED_TRACE(n);
+    std::string text = adamUpdateText(n);
+    // Every op but the root: 5 constants, 2 broadcasts, 10 computed ops
+    // fused, %mn and %vn stored.
+    EXPECT_EQ(expectSameBits(text, adamUpdateArgs(n)), 19u);
+    EXPECT_TRUE(runsAsChainLoop(text));
+  }
+}
+
+/// A group that differs from a chain in an operand's order or in which
+/// values it writes out runs node by node, with the same bits.
+TEST_F(ElementwiseFusionTest, ChainLoopsTakeOnlyTheirExactChain) {
+  for (llvm::StringRef variant : {"swapped", "unstored"}) {
+    SCOPED_TRACE(variant.str());
+    std::string text = adamUpdateText(3001, variant);
+    expectSameBits(text, adamUpdateArgs(3001));
+    EXPECT_FALSE(runsAsChainLoop(text));
+  }
+}
+
+/// Gelu's gradient as its ODS rule builds it (the other chain loop), on
+/// 3003 elements (a 3-element tail), with an infinite and a NaN cotangent.
+TEST_F(ElementwiseFusionTest, GeluGradientRunsAsOneLoopWithTheSameBits) {
+  const char *text = R"mlir(
+func.func @main(%g: tensor<3003xf32>, %t: tensor<3003xf32>,
+                %x: tensor<3003xf32>, %x2: tensor<3003xf32>)
+    -> tensor<3003xf32> {
+  %half = shardc.constant dense<0.5> : tensor<3003xf32>
+  %one = shardc.constant dense<1.0> : tensor<3003xf32>
+  %onet = shardc.add %one, %t : tensor<3003xf32>
+  %left = shardc.mul %half, %onet : tensor<3003xf32>
+  %hx = shardc.mul %half, %x : tensor<3003xf32>
+  %tt = shardc.mul %t, %t : tensor<3003xf32>
+  %sech2 = shardc.sub %one, %tt : tensor<3003xf32>
+  %c = shardc.constant dense<0.797884583> : tensor<3003xf32>
+  %ac3 = shardc.constant dense<0.107032225> : tensor<3003xf32>
+  %ax2 = shardc.mul %ac3, %x2 : tensor<3003xf32>
+  %poly = shardc.add %c, %ax2 : tensor<3003xf32>
+  %sp = shardc.mul %sech2, %poly : tensor<3003xf32>
+  %right = shardc.mul %hx, %sp : tensor<3003xf32>
+  %sum = shardc.add %left, %right : tensor<3003xf32>
+  %dx = shardc.mul %g, %sum : tensor<3003xf32>
+  return %dx : tensor<3003xf32>
+}
+)mlir";
+  SmallVector<Tensor> args;
+  args.push_back(randomIn({3003}, "g"));
+  args.push_back(randomIn({3003}, "t"));
+  args.push_back(randomIn({3003}, "x", -3.0f, 3.0f));
+  args.push_back(randomIn({3003}, "x2", 0.0f, 9.0f));
+  args[0].values()[17] = std::numeric_limits<float>::infinity();
+  args[0].values()[3001] = std::numeric_limits<float>::quiet_NaN();
+  // Every op but the root.
+  EXPECT_EQ(expectSameBits(text, args), 14u);
+  EXPECT_TRUE(runsAsChainLoop(text));
+}
+
+/// The chain loops are written for the ops the compiler builds: the Adam
+/// update of lib/Transforms/TrainingStep.cpp and gelu's gradient rule. A
+/// step built by the pass runs every parameter's update and the gradient
+/// of gelu as chain loops (were the two to drift apart, the groups would
+/// run node by node, twice as slow, with no test failing otherwise).
+TEST_F(ElementwiseFusionTest,
+       TheTrainingStepsAdamAndGeluGroupsRunAsChainLoops) {
+  auto module = parse(R"mlir(
+func.func @main(%x: tensor<16x8xf32> {shardc.name = "x"},
+                %w: tensor<8x4xf32> {shardc.name = "w", shardc.param},
+                %b: tensor<4xf32> {shardc.name = "b", shardc.param},
+                %w2: tensor<4x2xf32> {shardc.name = "w2", shardc.param})
+    -> tensor<f32> {
+  %y = shardc.matmul %x, %w : (tensor<16x8xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+  %bb = shardc.broadcast_in_dim %b dims = [1] : (tensor<4xf32>) -> tensor<16x4xf32>
+  %z = shardc.add %y, %bb : tensor<16x4xf32>
+  %a = shardc.gelu %z : tensor<16x4xf32>
+  %o = shardc.matmul %a, %w2 : (tensor<16x4xf32>, tensor<4x2xf32>) -> tensor<16x2xf32>
+  %l = shardc.reduce_sum %o dims = [0, 1] : (tensor<16x2xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+)mlir");
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  ShardcTrainingStepOptions options;
+  options.optimizer = "adam";
+  pm.addPass(createShardcTrainingStep(options));
+  ASSERT_TRUE(succeeded(pm.run(*module))) << diagnostics;
+  Block &body = getEntryFunction(*module).getBody().front();
+  shardc::detail::FusionPlan plan(body);
+  int chainLoops = 0;
+  for (Operation &op : body)
+    if (const shardc::detail::FusedGroup *group = plan.groupRootedAt(&op))
+      chainLoops += group->chain != nullptr;
+  // The updates of w, b and w2, and gelu's gradient.
+  EXPECT_EQ(chainLoops, 4);
 }
 
 } // namespace

@@ -89,15 +89,65 @@ inline void fixBelow(const float *x, float *y, int64_t n, float threshold,
 }
 
 /// Unary op `OpT` on `n` contiguous f32 elements.
+///
+/// Where the op recomputes elements below a threshold, a chunk of 64
+/// elements that are all one value below it (a causal mask's run) is
+/// filled with that value's exact result without running the vector path
+/// on it: Eigen's vector exp clamps such an element to -88.4 and makes a
+/// subnormal of it, which costs the core a microcode assist per vector
+/// (half of the attention's exp time), only for fixBelow to overwrite it.
+/// The other chunks run the vector path in runs that start at multiples of
+/// 64 elements, so every vector covers the elements it covers over the
+/// whole array, and give the same bits.
 template <typename OpT>
 void computeUnary(const float *in, float *out, int64_t n) {
   if (n == 0)
     return;
-  Eigen::Map<const Eigen::ArrayXf> x(in, n);
-  Eigen::Map<Eigen::ArrayXf> y(out, n);
-  y = OpT::computeElements(x);
-  if constexpr (OpT::kHasExactBelow)
-    fixBelow(in, out, n, OpT::kExactBelow, &OpT::computeExactElement);
+  auto vectorPath = [&](int64_t begin, int64_t end) {
+    if (end <= begin)
+      return;
+    Eigen::Map<const Eigen::ArrayXf> x(in + begin, end - begin);
+    Eigen::Map<Eigen::ArrayXf> y(out + begin, end - begin);
+    y = OpT::computeElements(x);
+    if constexpr (OpT::kHasExactBelow)
+      fixBelow(in + begin, out + begin, end - begin, OpT::kExactBelow,
+               &OpT::computeExactElement);
+  };
+  if constexpr (!OpT::kHasExactBelow) {
+    vectorPath(0, n);
+  } else {
+    constexpr int64_t kChunk = 64;
+    int64_t runStart = 0;
+    // The last filled value and its result: a mask fills many chunks with
+    // one value, and glibc's expf takes a slow underflow path for it.
+    uint32_t lastBits = 0;
+    float lastY = 0;
+    bool haveLast = false;
+    for (int64_t i = 0; i + kChunk <= n; i += kChunk) {
+      const float *xs = in + i;
+      uint32_t first;
+      std::memcpy(&first, xs, sizeof first);
+      int32_t below = 0;
+      uint32_t differ = 0;
+      for (int64_t j = 0; j < kChunk; ++j) {
+        uint32_t bits;
+        std::memcpy(&bits, &xs[j], sizeof bits);
+        below += xs[j] < OpT::kExactBelow ? 1 : 0;
+        differ |= bits ^ first;
+      }
+      if (below != kChunk || differ != 0)
+        continue;
+      vectorPath(runStart, i);
+      if (!haveLast || first != lastBits) {
+        lastBits = first;
+        lastY = OpT::computeExactElement(xs[0]);
+        haveLast = true;
+      }
+      std::fill_n(out + i, kChunk, lastY);
+      runStart = i + kChunk;
+    }
+    vectorPath(runStart, n);
+  }
 }
 
 /// Whether binary op `OpT` computes on elements of type `T`: f32, and i32
