@@ -705,37 +705,31 @@ shardc::planAutoSharding(func::FuncOp func, MeshOp mesh,
                            ? "the " + plan.startLayout + " layout, improved"
                        : plan.heuristic ? "local search"
                                         : "CBC, unproven";
-  if (plan.timedOut) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::format("--auto-shard-time-limit=%g s leaves no time to "
-                       "prove a plan optimal: the plan is the best found "
-                       "(%s, est_time=%.3g s); a longer limit may find a "
-                       "faster one",
-                       options.timeLimitSeconds, finder.c_str(),
-                       plan.estimatedSeconds);
-    emitWarning(func.getLoc()) << text;
-  } else if (plan.workLimited) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::format("the solver's work limit (%d simplex iterations, "
-                       "%lld branch-and-bound nodes times columns) stopped "
-                       "it before proving a plan optimal: the plan is the "
-                       "best found (%s, est_time=%.3g s)",
-                       kRelaxationIterations, (long long)kBranchAndBoundWork,
-                       finder.c_str(), plan.estimatedSeconds);
-    emitWarning(func.getLoc()) << text;
-  } else if (plan.unbranchedColumns) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << llvm::format("the program's relaxation is fractional and, at %lld "
-                       "columns, the program is too large for "
-                       "branch-and-bound (at most %d): the plan is the best "
-                       "found, not proven optimal (%s, est_time=%.3g s)",
-                       (long long)plan.unbranchedColumns,
-                       kMaxBranchAndBoundColumns, finder.c_str(),
-                       plan.estimatedSeconds);
-    emitWarning(func.getLoc()) << text;
+  // Why the plan is not proven optimal, when it is not.
+  std::string unproven;
+  llvm::raw_string_ostream why(unproven);
+  if (plan.timedOut)
+    why << llvm::format("--auto-shard-time-limit=%g s leaves no time to "
+                        "prove a plan optimal",
+                        options.timeLimitSeconds);
+  else if (plan.workLimited)
+    why << llvm::format("the solver's work limit (%d simplex iterations, "
+                        "%lld branch-and-bound nodes times columns) stopped "
+                        "it before proving a plan optimal",
+                        kRelaxationIterations, (long long)kBranchAndBoundWork);
+  else if (plan.unbranchedColumns)
+    why << llvm::format("the program's relaxation is fractional and, at %lld "
+                        "columns, the program is too large for "
+                        "branch-and-bound (at most %d)",
+                        (long long)plan.unbranchedColumns,
+                        kMaxBranchAndBoundColumns);
+  if (!unproven.empty()) {
+    why << ": the plan is the best found"
+        << (plan.unbranchedColumns ? ", not proven optimal" : "") << " ("
+        << finder
+        << ", est_time=" << llvm::format("%.3g", plan.estimatedSeconds) << " s)"
+        << (plan.timedOut ? "; a longer limit may find a faster one" : "");
+    emitWarning(func.getLoc()) << unproven;
   }
 
   AutoShardPlan::Assignment &a = plan.assignment;
