@@ -276,6 +276,52 @@ def cpu_name():
     return "unknown CPU"
 
 
+def openblas_core(shardc):
+    """The GEMM kernel OpenBLAS picked for this CPU, as it says at load."""
+    env = dict(os.environ, OPENBLAS_VERBOSE="2")
+    run = subprocess.run([shardc, "--version"], env=env, capture_output=True,
+                         text=True)
+    out = run.stdout + run.stderr
+    for line in out.splitlines():
+        if line.startswith("Core: "):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def kernel_for_cpu_flags():
+    """The OpenBLAS core type the CPU's vector units run: what a CPU newer
+    than the library's table should get instead of its generic fallback."""
+    try:
+        flags = open("/proc/cpuinfo").read().split()
+    except OSError:
+        return None
+    if "avx512f" in flags:
+        return "SkylakeX"
+    if "avx2" in flags:
+        return "Haswell"
+    return None
+
+
+def choose_openblas_core(shardc, keep):
+    """Both sides call the same OpenBLAS, so they run the same kernel; but
+    OpenBLAS 0.3.21 falls back to its generic Prescott (SSE3) kernel on a
+    CPU its table does not know (an Intel Xeon of model 207 here), and its
+    GEMMs then run at about a quarter of the core's rate, which compresses
+    every ratio towards 1. Unless `keep` or the caller set
+    OPENBLAS_CORETYPE, that fallback is replaced, for both sides, by the
+    kernel of the CPU's vector units. Returns the line to print."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return f"OpenBLAS core: {os.environ['OPENBLAS_CORETYPE']} (OPENBLAS_CORETYPE, as given)"
+    core = openblas_core(shardc)
+    better = kernel_for_cpu_flags()
+    if keep or core != "Prescott" or not better:
+        return f"OpenBLAS core: {core or 'not reported'} (the library's choice)"
+    os.environ["OPENBLAS_CORETYPE"] = better
+    return (f"OpenBLAS core: {better} for both sides (OPENBLAS_CORETYPE): the "
+            f"library's choice on this CPU was its generic Prescott kernel; "
+            f"--openblas-core as-is keeps it")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shardc", default=os.path.join(ROOT, "build/bin/shardc"))
@@ -307,6 +353,13 @@ def main():
                          "each other's memory), none (through shared "
                          "memory, two copies; what the tests use), or auto: "
                          "cma if a 2-rank job runs with it")
+    ap.add_argument("--openblas-core", choices=["auto", "as-is"],
+                    default="auto",
+                    help="auto: where OpenBLAS falls back to its generic "
+                         "Prescott kernel on a CPU with AVX2 or AVX-512 (a "
+                         "CPU newer than its table), both sides run the "
+                         "CPU's kernel instead (OPENBLAS_CORETYPE); as-is: "
+                         "the library's choice")
     ap.add_argument("--torch-timeout", type=float, default=600,
                     help="seconds PyTorch's two workers may take in all "
                          "(and any one collective of theirs) before the "
@@ -320,6 +373,7 @@ def main():
         return torch_worker(args.worker_torch, args.port, args.steps,
                             args.torch_allreduce, args.torch_timeout)
 
+    core_line = choose_openblas_core(args.shardc, args.openblas_core == "as-is")
     load = os.getloadavg()[0]
     variants = [("threads", False), ("mpi", False)]
     if args.compare_overlap:
@@ -453,6 +507,7 @@ def main():
         if a in runs and b in runs:
             print(f"mpi / threads, {layout}, system time of the whole runs: "
                   f"{runs[a][2] / max(runs[b][2], 1e-9):.2f}x (target <= 2x)")
+    print(core_line)
     print(f"{cpu_name()}, {os.cpu_count()} cores; load average "
           f"{load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end; "
           f"{args.steps} steps, median of {args.rounds} round(s)")
