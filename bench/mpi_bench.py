@@ -51,6 +51,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples", "gpt"))
 import gpt_graph  # noqa: E402
+from openblas_core import choose_openblas_core  # noqa: E402
 
 LAYOUTS = {"data=2": dict(data=2, model=1), "model=2": dict(data=1, model=2)}
 
@@ -274,52 +275,6 @@ def cpu_name():
     except OSError:
         pass
     return "unknown CPU"
-
-
-def openblas_core(shardc):
-    """The GEMM kernel OpenBLAS picked for this CPU, as it says at load."""
-    env = dict(os.environ, OPENBLAS_VERBOSE="2")
-    run = subprocess.run([shardc, "--version"], env=env, capture_output=True,
-                         text=True)
-    out = run.stdout + run.stderr
-    for line in out.splitlines():
-        if line.startswith("Core: "):
-            return line.split(":", 1)[1].strip()
-    return None
-
-
-def kernel_for_cpu_flags():
-    """The OpenBLAS core type the CPU's vector units run: what a CPU newer
-    than the library's table should get instead of its generic fallback."""
-    try:
-        flags = open("/proc/cpuinfo").read().split()
-    except OSError:
-        return None
-    if "avx512f" in flags:
-        return "SkylakeX"
-    if "avx2" in flags:
-        return "Haswell"
-    return None
-
-
-def choose_openblas_core(shardc, keep):
-    """Both sides call the same OpenBLAS, so they run the same kernel; but
-    OpenBLAS 0.3.21 falls back to its generic Prescott (SSE3) kernel on a
-    CPU its table does not know (an Intel Xeon of model 207 here), and its
-    GEMMs then run at about a quarter of the core's rate, which compresses
-    every ratio towards 1. Unless `keep` or the caller set
-    OPENBLAS_CORETYPE, that fallback is replaced, for both sides, by the
-    kernel of the CPU's vector units. Returns the line to print."""
-    if "OPENBLAS_CORETYPE" in os.environ:
-        return f"OpenBLAS core: {os.environ['OPENBLAS_CORETYPE']} (OPENBLAS_CORETYPE, as given)"
-    core = openblas_core(shardc)
-    better = kernel_for_cpu_flags()
-    if keep or core != "Prescott" or not better:
-        return f"OpenBLAS core: {core or 'not reported'} (the library's choice)"
-    os.environ["OPENBLAS_CORETYPE"] = better
-    return (f"OpenBLAS core: {better} for both sides (OPENBLAS_CORETYPE): the "
-            f"library's choice on this CPU was its generic Prescott kernel; "
-            f"--openblas-core as-is keeps it")
 
 
 def main():
