@@ -51,7 +51,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples", "gpt"))
 import gpt_graph  # noqa: E402
-from openblas_core import choose_openblas_core  # noqa: E402
+from openblas_core import add_openblas_core_option, choose_openblas_core  # noqa: E402,E501
 
 LAYOUTS = {"data=2": dict(data=2, model=1), "model=2": dict(data=1, model=2)}
 
@@ -308,13 +308,7 @@ def main():
                          "each other's memory), none (through shared "
                          "memory, two copies; what the tests use), or auto: "
                          "cma if a 2-rank job runs with it")
-    ap.add_argument("--openblas-core", choices=["auto", "as-is"],
-                    default="auto",
-                    help="auto: where OpenBLAS falls back to its generic "
-                         "Prescott kernel on a CPU with AVX2 or AVX-512 (a "
-                         "CPU newer than its table), both sides run the "
-                         "CPU's kernel instead (OPENBLAS_CORETYPE); as-is: "
-                         "the library's choice")
+    add_openblas_core_option(ap)
     ap.add_argument("--torch-timeout", type=float, default=600,
                     help="seconds PyTorch's two workers may take in all "
                          "(and any one collective of theirs) before the "

@@ -53,3 +53,14 @@ def choose_openblas_core(shardc, keep):
     return (f"OpenBLAS core: {better} for every run (OPENBLAS_CORETYPE): the "
             f"library's choice on this CPU was its generic Prescott kernel; "
             f"--openblas-core as-is keeps it")
+
+
+def add_openblas_core_option(parser):
+    """The benchmarks' --openblas-core: auto (the default) or as-is."""
+    parser.add_argument("--openblas-core", choices=["auto", "as-is"],
+                        default="auto",
+                        help="auto: where OpenBLAS falls back to its generic "
+                             "Prescott kernel on a CPU with AVX2 or AVX-512 "
+                             "(a CPU newer than its table), every run uses "
+                             "the CPU's kernel instead (OPENBLAS_CORETYPE); "
+                             "as-is: the library's choice")

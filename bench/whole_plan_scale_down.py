@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples", "gpt"))
 import gpt_graph  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from openblas_core import choose_openblas_core  # noqa: E402
+from openblas_core import add_openblas_core_option, choose_openblas_core  # noqa: E402,E501
 
 MACHINE = os.path.join(ROOT, "machines", "this-cpu.json")
 BATCH = 4
@@ -56,13 +56,7 @@ def main():
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--unannotated", action="store_true",
                    help="search the model without its annotations")
-    p.add_argument("--openblas-core", choices=["auto", "as-is"],
-                   default="auto",
-                   help="auto: where OpenBLAS falls back to its generic "
-                        "Prescott kernel on a CPU with AVX2 or AVX-512, the "
-                        "runs use the CPU's kernel (OPENBLAS_CORETYPE), as "
-                        "this-cpu.json's GEMM rates were measured with; "
-                        "as-is: the library's choice")
+    add_openblas_core_option(p)
     args = p.parse_args()
     shardc = os.path.join(args.build, "bin", "shardc")
     print(choose_openblas_core(shardc, args.openblas_core == "as-is"))
